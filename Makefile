@@ -1,0 +1,47 @@
+# memlens developer commands.  Each target creates .venv when it is missing.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test check lint types fmt bench snapshots clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+## Open the app on a fresh temporary copy of the bundled demo vaults.
+demo: $(STAMP)
+	$(BIN)/memlens demo
+
+## Run the whole suite: lint, types, import contract and tests.
+test: $(STAMP)
+	$(BIN)/ruff check core tui tests bench
+	$(BIN)/ruff format --check core tui tests bench
+	$(BIN)/mypy
+	$(BIN)/python -m pytest -n 2 -q
+
+check: test
+
+lint: $(STAMP)
+	$(BIN)/ruff check core tui tests bench
+
+types: $(STAMP)
+	$(BIN)/mypy
+
+fmt: $(STAMP)
+	$(BIN)/ruff format core tui tests bench
+	$(BIN)/ruff check --fix core tui tests bench
+
+## Regenerate SVG snapshots after an intended change of the screens.
+snapshots: $(STAMP)
+	$(BIN)/python -m pytest tests/tui -q --snapshot-update
+
+## Benchmarks at 1k/10k/100k memories (see README "Performance").
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

@@ -1,0 +1,77 @@
+"""Decay across formats: dispatch to each adapter's own arithmetic.
+
+Every computation takes an explicit `as_of`; nothing here reads the clock.
+The per-format rules live in `core/formats/<format>.py`; this module holds
+what they share (the health mapping, the dream-cycle importance bands) and the
+cross-format helpers the app and CLI use (forecasts, triage order).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from datetime import date, timedelta
+
+from .model import DecayInfo, Health, Memory
+
+#: Native status -> unified health (DESIGN.md "Native status per format").
+STATUS_HEALTH: dict[str, Health] = {
+    "permanent": Health.STABLE,
+    "pinned": Health.STABLE,
+    "undated": Health.STABLE,
+    "retained": Health.STABLE,
+    "live": Health.STABLE,
+    "active": Health.ACTIVE,
+    "near_expiry": Health.FADING,
+    "fading": Health.FADING,
+    "dormant": Health.FADING,
+    "ttl_expired": Health.EXPIRED,
+    "expired": Health.EXPIRED,
+    "archived": Health.ARCHIVED,
+    "tombstoned": Health.TOMBSTONED,
+}
+
+
+def importance_band(importance: float) -> str:
+    """The dream-cycle spec's importance category for a 0-10 score."""
+    if importance >= 9.0:
+        return "Critical"
+    if importance >= 7.0:
+        return "High"
+    if importance >= 5.0:
+        return "Medium"
+    if importance >= 3.0:
+        return "Low"
+    return "Minimal"
+
+
+def clamp01(x: float) -> float:
+    return 0.0 if x < 0 else 1.0 if x > 1 else x
+
+
+def decay_of(memory: Memory, as_of: date) -> DecayInfo:
+    """Decay of one memory, by its format's adapter."""
+    from .formats import adapter_for  # local: formats import this module
+
+    return adapter_for(memory.format).decay(memory, as_of)
+
+
+def health_counts(infos: Iterable[DecayInfo]) -> Counter[Health]:
+    return Counter(i.health for i in infos)
+
+
+def fades_within(memory: Memory, as_of: date, days: int) -> bool:
+    """True if the memory is not expired/fading at `as_of` but is `days` later."""
+    now = decay_of(memory, as_of).health
+    if now not in (Health.ACTIVE, Health.STABLE):
+        return False
+    later = decay_of(memory, as_of + timedelta(days=days)).health
+    return later in (Health.FADING, Health.EXPIRED)
+
+
+def forecast(
+    memories: Iterable[Memory], as_of: date, horizons: tuple[int, ...] = (7, 30, 90)
+) -> dict[int, int]:
+    """How many currently healthy memories fade or expire within each horizon."""
+    mems = list(memories)
+    return {h: sum(1 for m in mems if fades_within(m, as_of, h)) for h in horizons}

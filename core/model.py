@@ -1,0 +1,195 @@
+"""The one model every format adapter produces and every front end consumes.
+
+A `Memory` is format-neutral: adapters fill the common fields and keep the
+native metadata in `fields` (every key, in file order, unknown ones included)
+so nothing a format stores is lost or hidden.  Decay is not stored on the
+memory: it depends on `as_of`, so it is computed on demand as a `DecayInfo`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+
+class Health(StrEnum):
+    """Unified health used to triage memories across formats (DESIGN.md)."""
+
+    STABLE = "stable"
+    ACTIVE = "active"
+    FADING = "fading"
+    EXPIRED = "expired"
+    ARCHIVED = "archived"
+    TOMBSTONED = "tombstoned"
+
+
+#: Display order for triage: most urgent first after the stable ones.
+HEALTH_ORDER: tuple[Health, ...] = (
+    Health.EXPIRED,
+    Health.FADING,
+    Health.ACTIVE,
+    Health.STABLE,
+    Health.ARCHIVED,
+    Health.TOMBSTONED,
+)
+
+
+class Reason(StrEnum):
+    """Reason categories for invalid input (fixtures/expected.json `rules`)."""
+
+    EMPTY_FILE = "empty_file"
+    ENCODING = "encoding"
+    NO_FRONTMATTER = "no_frontmatter"
+    MALFORMED_FRONTMATTER = "malformed_frontmatter"
+    MALFORMED_METADATA = "malformed_metadata"
+    MALFORMED_JSON = "malformed_json"
+    MISSING_REQUIRED_FIELD = "missing_required_field"
+    WRONG_TYPE = "wrong_type"
+    OUT_OF_RANGE = "out_of_range"
+    DUPLICATE_ID = "duplicate_id"
+    LATTICE_VIOLATION = "lattice_violation"
+
+
+class RefIssue(StrEnum):
+    """Why a reference is flagged (it never makes its owner invalid)."""
+
+    DANGLING = "dangling_reference"
+    UNSAFE = "unsafe_reference"
+    TOMBSTONED = "references_tombstoned"
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    """One outgoing link as the format wrote it.
+
+    `field` names where the link came from (`relations`, `backlinks`,
+    `parents`, `observations`, `posterior.observations_used`, ...), `target`
+    is the raw reference exactly as written; `resolved` is the id of the
+    memory it points at once the adapter resolved it, or None.
+    """
+
+    target: str
+    type: str
+    field: str
+    resolved: str | None = None
+    direction: str | None = None
+    strength: float | None = None
+    context: str | None = None
+
+
+@dataclass(slots=True)
+class Memory:
+    """One memory of any format.
+
+    `path` is relative to the vault root (POSIX separators); `line` is the
+    1-based JSON Lines line, `index` the 1-based dream-cycle `## ` section.
+    `fields` holds the native metadata mapping in its original key order,
+    `extra` the subset of keys the format does not define.
+    """
+
+    format: str
+    vault_root: Path
+    id: str
+    kind: str
+    title: str
+    body: str
+    path: str
+    tags: tuple[str, ...] = ()
+    importance: float | None = None
+    confidence: float | str | None = None
+    created: date | datetime | None = None
+    updated: date | datetime | None = None
+    source: str | None = None
+    relations: tuple[Relation, ...] = ()
+    line: int | None = None
+    index: int | None = None
+    fields: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    pinned: bool = False
+    archived: bool = False
+    tombstoned: bool = False
+    #: Format-specific inputs for decay and display (e.g. access counts,
+    #: dream-cycle ttl, ocean decay spec).  Plain JSON-able values only.
+    native: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def abs_path(self) -> Path:
+        return self.vault_root / self.path
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """Identity across vaults: (vault root, id)."""
+        return (str(self.vault_root), self.id)
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """An invalid file, section or line.  Shown, never loaded, never rewritten."""
+
+    format: str
+    vault_root: Path
+    path: str
+    reason: Reason
+    detail: str
+    id: str | None = None
+    line: int | None = None
+    index: int | None = None
+    title: str | None = None
+    #: 1-based line in the file where the fault is (for jumping to raw text).
+    at_line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceProblem:
+    """A link that points nowhere, at an erased record, or uses path syntax."""
+
+    format: str
+    vault_root: Path
+    path: str
+    id: str
+    field: str
+    ref: str
+    reason: RefIssue
+    line: int | None = None
+
+
+@dataclass(slots=True)
+class DecayInfo:
+    """Decay of one memory at one `as_of`, in the format's own numbers.
+
+    Only the numbers a format defines are set; the rest stay None.
+    `strength` (0..1) and `weight` (search multiplier) are the unified
+    figures the app and search use across formats.
+    """
+
+    status: str
+    health: Health
+    strength: float
+    weight: float
+    score: float | None = None
+    current_importance: float | None = None
+    importance_band: str | None = None
+    linear_weight: float | None = None
+    days_elapsed: int | None = None
+    age_days: int | None = None
+    expires_on: date | None = None
+    ttl_days: int | None = None
+    lifespan_days: int | None = None
+    #: Human-readable arithmetic, like expected.json's `why`.
+    why: str = ""
+    #: Labelled reasons this memory would be archived by the format's run.
+    archive_reasons: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class ScanResult:
+    """What one adapter found in one vault root."""
+
+    memories: list[Memory] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    ref_problems: list[ReferenceProblem] = field(default_factory=list)
+    #: Non-memory records a format keeps (views, stances, WAL entries, ...).
+    records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)

@@ -1,0 +1,1 @@
+"""memlens terminal front ends: the Textual app and the command line."""
