@@ -54,7 +54,7 @@ def split_frontmatter(text: str, path: str) -> SplitDocument:
 def safe_load_yaml(source: str, path: str, first_line: int = 2) -> Any:
     """Load YAML with the safe loader; raise ParseError(malformed_frontmatter)."""
     try:
-        return yaml.load(source, Loader=_SafeLoader)  # noqa: S506 - safe loader
+        return yaml.load(source, Loader=_SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = first_line + mark.line if mark is not None else first_line

@@ -11,7 +11,7 @@ from ..model import DecayInfo, Memory, ScanResult
 
 class CognitiveMemoryAdapter:
     format_id: ClassVar[str] = "cognitive-memory"
-    label: ClassVar[str] = "Cognitive\ memory"
+    label: ClassVar[str] = r"Cognitive\ memory"
 
     def detect(self, root: Path) -> bool:
         return False

@@ -11,7 +11,7 @@ from ..model import DecayInfo, Memory, ScanResult
 
 class DreamCycleAdapter:
     format_id: ClassVar[str] = "dream-cycle"
-    label: ClassVar[str] = "Dream\ Cycle"
+    label: ClassVar[str] = r"Dream\ Cycle"
 
     def detect(self, root: Path) -> bool:
         return False

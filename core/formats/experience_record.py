@@ -11,7 +11,7 @@ from ..model import DecayInfo, Memory, ScanResult
 
 class ExperienceRecordAdapter:
     format_id: ClassVar[str] = "experience-records"
-    label: ClassVar[str] = "Experience\ records"
+    label: ClassVar[str] = r"Experience\ records"
 
     def detect(self, root: Path) -> bool:
         return False

@@ -11,7 +11,7 @@ from ..model import DecayInfo, Memory, ScanResult
 
 class ProjectOceanAdapter:
     format_id: ClassVar[str] = "project-ocean"
-    label: ClassVar[str] = "Project\ Ocean"
+    label: ClassVar[str] = r"Project\ Ocean"
 
     def detect(self, root: Path) -> bool:
         return False
