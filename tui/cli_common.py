@@ -1,0 +1,77 @@
+"""What every CLI command shares: options, catalog loading, output, exit codes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memlens.core import Catalog, MemlensError, open_catalog
+
+EXIT_OK = 0
+EXIT_PROBLEMS = 1  # problems found / operation refused
+EXIT_USAGE = 2
+
+
+def parse_as_of(value: str | None) -> date:
+    """`--as-of YYYY-MM-DD`, defaulting to today (the only place the clock is read)."""
+    if value is None:
+        return date.today()
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a date (YYYY-MM-DD)", param_hint="--as-of") from None
+
+
+class AsOfType(click.ParamType):
+    name = "YYYY-MM-DD"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> date:
+        if isinstance(value, date):
+            return value
+        try:
+            return date.fromisoformat(str(value))
+        except ValueError:
+            self.fail(f"{value!r} is not a date (YYYY-MM-DD)", param, ctx)
+
+
+AS_OF = AsOfType()
+
+as_of_option = click.option(
+    "--as-of",
+    "as_of",
+    type=AS_OF,
+    default=None,
+    help="Judge decay as of this date (YYYY-MM-DD). Default: today.",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON to stdout.")
+
+
+def resolve_as_of(as_of: date | None) -> date:
+    return as_of if as_of is not None else date.today()
+
+
+def load_catalog(*paths: str | Path) -> Catalog:
+    """Open every vault below the paths, or exit 2 with a clear message."""
+    try:
+        catalog = open_catalog(*paths)
+    except MemlensError as exc:
+        raise click.UsageError(str(exc)) from None
+    if not catalog.vaults:
+        where = ", ".join(str(p) for p in paths)
+        raise click.UsageError(f"no memory vault found at or below {where}")
+    return catalog
+
+
+def emit_json(data: Any) -> None:
+    """JSON to stdout, UTF-8, stable key order."""
+    json.dump(data, sys.stdout, ensure_ascii=False, indent=2, default=str)
+    sys.stdout.write("\n")
+
+
+def is_terminal() -> bool:
+    return sys.stdout.isatty()

@@ -1,0 +1,1 @@
+"""PLACEHOLDER: `memlens graph` is being written."""

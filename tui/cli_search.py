@@ -1,0 +1,1 @@
+"""PLACEHOLDER: `memlens search` is being written."""
