@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-
 from memlens.core import Catalog, MemlensError, open_catalog
 
 EXIT_OK = 0
@@ -17,41 +16,28 @@ EXIT_PROBLEMS = 1  # problems found / operation refused
 EXIT_USAGE = 2
 
 
-def parse_as_of(value: str | None) -> date:
-    """`--as-of YYYY-MM-DD`, defaulting to today (the only place the clock is read)."""
+def _as_of_callback(ctx: click.Context, param: click.Parameter, value: str | None) -> date | None:
     if value is None:
-        return date.today()
+        return None
     try:
         return date.fromisoformat(value)
     except ValueError:
-        raise click.BadParameter(f"{value!r} is not a date (YYYY-MM-DD)", param_hint="--as-of") from None
+        raise click.BadParameter(f"{value!r} is not a date (YYYY-MM-DD)") from None
 
-
-class AsOfType(click.ParamType):
-    name = "YYYY-MM-DD"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> date:
-        if isinstance(value, date):
-            return value
-        try:
-            return date.fromisoformat(str(value))
-        except ValueError:
-            self.fail(f"{value!r} is not a date (YYYY-MM-DD)", param, ctx)
-
-
-AS_OF = AsOfType()
 
 as_of_option = click.option(
     "--as-of",
     "as_of",
-    type=AS_OF,
+    metavar="YYYY-MM-DD",
     default=None,
+    callback=_as_of_callback,
     help="Judge decay as of this date (YYYY-MM-DD). Default: today.",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON to stdout.")
 
 
 def resolve_as_of(as_of: date | None) -> date:
+    """The explicit date, or today: the only place the CLI reads the clock."""
     return as_of if as_of is not None else date.today()
 
 
