@@ -1,0 +1,588 @@
+"""A UI-free list model of memories: precomputed rows, filter as you type, sort, window.
+
+The app shows up to 100k memories.  Holding a widget per memory, or a
+DataTable row per memory, is far too slow, so the list is modelled here, in
+core, and the app draws only the visible window (`rows[start:stop]`).
+
+Each `MemoryRow` is computed once per `as_of`: the decay numbers, the text of
+the "age or expiry" column and a lowercase haystack for filtering.  A
+`MemoryList` keeps three integer index lists over those rows (natural order,
+current sort, current matches) so sorting and narrowing never copy rows.
+Invalid items (`Problem`s) are rows too, with health `invalid`, so the main
+list shows everything a vault holds.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, overload
+
+from .decay import decay_of
+from .model import HEALTH_ORDER, DecayInfo, Health, Memory, Problem, ReferenceProblem
+from .vault import Vault
+
+#: Health shown for invalid items; not a `Health` because they have no decay.
+INVALID = "invalid"
+
+#: Urgency rank of each health for sorting (invalid first, tombstoned last).
+HEALTH_RANK: dict[str, int] = {INVALID: 0, **{h.value: i + 1 for i, h in enumerate(HEALTH_ORDER)}}
+
+#: Confidence words some formats use, mapped onto 0..1 for sorting only.
+CONFIDENCE_WORDS: dict[str, float] = {
+    "certain": 1.0,
+    "high": 0.9,
+    "medium": 0.6,
+    "low": 0.3,
+    "unknown": 0.0,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One sortable column of the memory list."""
+
+    key: str
+    label: str
+
+
+#: Columns in display order; `natural` is the order the vaults hold them in.
+COLUMNS: tuple[Column, ...] = (
+    Column("natural", "vault order"),
+    Column("title", "title"),
+    Column("kind", "kind"),
+    Column("health", "health"),
+    Column("strength", "strength"),
+    Column("importance", "importance"),
+    Column("confidence", "confidence"),
+    Column("when", "age / expiry"),
+    Column("tags", "tags"),
+    Column("vault", "vault"),
+)
+SORT_KEYS: tuple[str, ...] = tuple(c.key for c in COLUMNS)
+
+
+@dataclass(slots=True)
+class MemoryRow:
+    """One line of the memory list: a memory (or an invalid item) at one `as_of`."""
+
+    #: Display name of the vault (its path relative to what the user opened).
+    vault: str
+    vault_root: Path
+    format: str
+    id: str
+    title: str
+    kind: str
+    tags: tuple[str, ...]
+    #: Unified health value, or `invalid` for a Problem.
+    health: str
+    #: Native status (or the problem's reason category).
+    status: str
+    strength: float | None
+    importance: float | None
+    confidence: float | str | None
+    #: Column text for "age or expiry", relative to `as_of`.
+    when: str
+    #: Sort key for `when`: expiring ones first by days left, then by age.
+    when_key: tuple[int, float]
+    expires_on: date | None
+    memory: Memory | None = None
+    problem: Problem | None = None
+    info: DecayInfo | None = None
+    #: Position in the natural (vault, file) order; the tie-breaker of every sort.
+    order: int = 0
+    #: Lowercased title, tags and id, searched by the filter.
+    haystack: str = ""
+    #: Set when the format's decay raised: the row still shows, with this text.
+    decay_error: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """Identity across vaults and across rebuilds at another `as_of`."""
+        if self.problem is not None:
+            p = self.problem
+            where = p.line if p.line is not None else p.index
+            return (str(self.vault_root), f"!{p.path}#{where}")
+        return (str(self.vault_root), self.id)
+
+    @property
+    def is_invalid(self) -> bool:
+        return self.problem is not None
+
+
+def _day(value: date | datetime | None) -> date | None:
+    if value is None:
+        return None
+    return value.date() if isinstance(value, datetime) else value
+
+
+def _when(
+    info: DecayInfo | None, created: date | None, as_of: date
+) -> tuple[str, tuple[int, float]]:
+    """Text and sort key for the "age or expiry" column."""
+    if info is not None and info.expires_on is not None:
+        left = (info.expires_on - as_of).days
+        if left >= 0:
+            return f"exp in {left}d", (0, float(left))
+        return f"exp {-left}d ago", (0, float(left))
+    age: int | None = None
+    if info is not None:
+        age = info.age_days if info.age_days is not None else info.days_elapsed
+    if age is None and created is not None:
+        age = (as_of - created).days
+    if age is None:
+        return "", (2, 0.0)
+    if age < 0:
+        return f"in {-age}d", (1, float(age))
+    return f"{age}d old", (1, float(-age))
+
+
+def _haystack(title: str, tags: Iterable[str], ident: str) -> str:
+    return "\n".join((title, " ".join(tags), ident)).lower()
+
+
+def memory_row(vault: str, memory: Memory, as_of: date, order: int = 0) -> MemoryRow:
+    """The row of one valid memory at `as_of`."""
+    info: DecayInfo | None
+    error: str | None = None
+    try:
+        info = decay_of(memory, as_of)
+    except Exception as exc:
+        # Why: one adapter bug in one memory's decay must not hide the whole
+        # vault from the app; the row shows the error instead of numbers.
+        info = None
+        error = f"{type(exc).__name__}: {exc}"
+    when, when_key = _when(info, _day(memory.created), as_of)
+    return MemoryRow(
+        vault=vault,
+        vault_root=memory.vault_root,
+        format=memory.format,
+        id=memory.id,
+        title=memory.title,
+        kind=memory.kind,
+        tags=tuple(memory.tags),
+        health=info.health.value if info else Health.ACTIVE.value,
+        status=info.status if info else "decay error",
+        strength=info.strength if info else None,
+        importance=memory.importance,
+        confidence=memory.confidence,
+        when=when,
+        when_key=when_key,
+        expires_on=info.expires_on if info else None,
+        memory=memory,
+        info=info,
+        order=order,
+        haystack=_haystack(memory.title, memory.tags, memory.id),
+        decay_error=error,
+    )
+
+
+def problem_row(vault: str, problem: Problem, order: int = 0) -> MemoryRow:
+    """The row of one invalid item."""
+    title = problem.title or problem.path
+    ident = problem.id or problem.path
+    return MemoryRow(
+        vault=vault,
+        vault_root=problem.vault_root,
+        format=problem.format,
+        id=ident,
+        title=title,
+        kind=INVALID,
+        tags=(),
+        health=INVALID,
+        status=problem.reason.value,
+        strength=None,
+        importance=None,
+        confidence=None,
+        when=problem.reason.value,
+        when_key=(3, 0.0),
+        expires_on=None,
+        problem=problem,
+        order=order,
+        haystack=_haystack(title, (problem.reason.value,), f"{ident}\n{problem.path}"),
+    )
+
+
+def rows_for_vault(vault: Vault, as_of: date, start: int = 0) -> list[MemoryRow]:
+    """Rows of every memory then every invalid item of one scanned vault."""
+    rows = [memory_row(vault.name, m, as_of, start + i) for i, m in enumerate(vault.memories)]
+    base = start + len(rows)
+    rows.extend(problem_row(vault.name, p, base + i) for i, p in enumerate(vault.problems))
+    return rows
+
+
+def rows_for_vaults(vaults: Iterable[Vault], as_of: date) -> list[MemoryRow]:
+    rows: list[MemoryRow] = []
+    for v in vaults:
+        rows.extend(rows_for_vault(v, as_of, len(rows)))
+    return rows
+
+
+# --------------------------------------------------------------------------- sorting
+
+
+def _none_last(value: float | None) -> tuple[int, float]:
+    return (1, 0.0) if value is None else (0, value)
+
+
+def _confidence_value(value: float | str | None) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return CONFIDENCE_WORDS.get(value.lower())
+    return float(value)
+
+
+def sort_key(column: str) -> Callable[[MemoryRow], Any]:
+    """The key function that orders rows by `column` (ascending)."""
+    if column == "natural":
+        return lambda r: r.order
+    if column == "title":
+        return lambda r: r.title.lower()
+    if column == "kind":
+        return lambda r: r.kind.lower()
+    if column == "health":
+        return lambda r: (HEALTH_RANK.get(r.health, 99), _none_last(r.strength))
+    if column == "strength":
+        return lambda r: _none_last(r.strength)
+    if column == "importance":
+        return lambda r: _none_last(r.importance)
+    if column == "confidence":
+        return lambda r: _none_last(_confidence_value(r.confidence))
+    if column == "when":
+        return lambda r: r.when_key
+    if column == "tags":
+        return lambda r: (not r.tags, " ".join(r.tags).lower())
+    if column == "vault":
+        return lambda r: r.vault.lower()
+    raise ValueError(f"unknown sort column {column!r}")
+
+
+# --------------------------------------------------------------------------- filtering
+
+#: `field:value` terms the filter understands, and the row text each one searches.
+FILTER_FIELDS: dict[str, Callable[[MemoryRow], str]] = {
+    "kind": lambda r: r.kind.lower(),
+    "health": lambda r: r.health,
+    "status": lambda r: r.status.lower(),
+    "tag": lambda r: "\n".join(r.tags).lower(),
+    "vault": lambda r: r.vault.lower(),
+    "format": lambda r: r.format,
+    "id": lambda r: r.id.lower(),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One whitespace-separated word of a filter: `field:value` or plain text."""
+
+    field: str | None
+    value: str
+
+    def implied_by(self, other: Term) -> bool:
+        """True if every row matching `other` also matches this term."""
+        return self.field == other.field and self.value in other.value
+
+
+def parse_query(query: str) -> tuple[Term, ...]:
+    """Filter words; all must match (AND).  Plain words match title, tags or id."""
+    terms: list[Term] = []
+    for word in query.lower().split():
+        name, sep, value = word.partition(":")
+        if sep and name in FILTER_FIELDS:
+            if value:
+                terms.append(Term(name, value))
+            continue
+        terms.append(Term(None, word))
+    return tuple(terms)
+
+
+def narrows(old: Sequence[Term], new: Sequence[Term]) -> bool:
+    """True if `new` can only remove matches of `old` (so we filter the old result)."""
+    if len(new) < len(old):
+        return False
+    return all(o.implied_by(n) for o, n in zip(old, new, strict=False))
+
+
+def _predicate(terms: Sequence[Term]) -> Callable[[MemoryRow], bool]:
+    plain = [t.value for t in terms if t.field is None]
+    fielded = [(FILTER_FIELDS[t.field], t.value) for t in terms if t.field is not None]
+    if not fielded:
+        if len(plain) == 1:
+            word = plain[0]
+            return lambda r: word in r.haystack
+        return lambda r: all(w in r.haystack for w in plain)
+    return lambda r: all(w in r.haystack for w in plain) and all(v in get(r) for get, v in fielded)
+
+
+@dataclass(slots=True)
+class MemoryList:
+    """Rows in a sort order, narrowed by a filter, read by window.
+
+    `len(lst)` and `lst[i]` / `lst[start:stop]` see only the current matches
+    in the current order; `total` counts every row.
+    """
+
+    rows: list[MemoryRow] = field(default_factory=list)
+    sort_column: str = "natural"
+    reverse: bool = False
+    query: str = ""
+    #: Only rows of this vault root (None: every vault).
+    scope: Path | None = None
+    show_invalid: bool = True
+    _terms: tuple[Term, ...] = ()
+    _sorted: list[int] = field(default_factory=list)
+    _matches: list[int] = field(default_factory=list)
+    _mask: bytearray = field(default_factory=bytearray)
+
+    def __post_init__(self) -> None:
+        rows, self.rows = self.rows, []
+        self._terms = parse_query(self.query)
+        self.extend(rows)
+
+    # -- reading
+    def __len__(self) -> int:
+        return len(self._matches)
+
+    @overload
+    def __getitem__(self, index: int) -> MemoryRow: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[MemoryRow]: ...
+    def __getitem__(self, index: int | slice) -> MemoryRow | list[MemoryRow]:
+        if isinstance(index, slice):
+            rows = self.rows
+            return [rows[i] for i in self._matches[index]]
+        return self.rows[self._matches[index]]
+
+    def __iter__(self) -> Iterator[MemoryRow]:
+        rows = self.rows
+        return (rows[i] for i in self._matches)
+
+    @property
+    def total(self) -> int:
+        return len(self.rows)
+
+    def position_of(self, key: tuple[str, str]) -> int | None:
+        """Where the row with this key is in the current view, if it is shown."""
+        for pos, i in enumerate(self._matches):
+            if self.rows[i].key == key:
+                return pos
+        return None
+
+    def find(self, vault_root: Path | str, memory_id: str) -> MemoryRow | None:
+        """The row of a valid memory by vault and id, shown or not."""
+        root = str(vault_root)
+        for row in self.rows:
+            if row.problem is None and row.id == memory_id and str(row.vault_root) == root:
+                return row
+        return None
+
+    # -- changing
+    def extend(self, rows: Iterable[MemoryRow]) -> None:
+        """Append rows (e.g. one more scanned vault), keeping sort and filter."""
+        start = len(self.rows)
+        new = list(rows)
+        for offset, row in enumerate(new):
+            row.order = start + offset
+        self.rows.extend(new)
+        pred = self._accepts()
+        self._mask.extend(1 if pred(r) else 0 for r in new)
+        self._resort()
+
+    def replace(self, rows: Iterable[MemoryRow]) -> None:
+        """Swap every row (e.g. rebuilt at another `as_of`), keeping sort and filter."""
+        self.rows = []
+        self._mask = bytearray()
+        self.extend(rows)
+
+    def set_query(self, query: str) -> None:
+        """Narrow to rows matching every word of `query` (see `parse_query`)."""
+        terms = parse_query(query)
+        self.query = query
+        if terms == self._terms:
+            return
+        incremental = narrows(self._terms, terms)
+        self._terms = terms
+        self._refilter(incremental)
+
+    def set_scope(self, vault_root: Path | None) -> None:
+        if vault_root == self.scope:
+            return
+        self.scope = vault_root
+        self._refilter(False)
+
+    def set_show_invalid(self, show: bool) -> None:
+        if show == self.show_invalid:
+            return
+        self.show_invalid = show
+        self._refilter(False)
+
+    def sort_by(self, column: str, reverse: bool | None = None) -> None:
+        sort_key(column)  # validates the column name
+        self.sort_column = column
+        if reverse is not None:
+            self.reverse = reverse
+        self._resort()
+
+    def cycle_sort(self, step: int = 1) -> str:
+        """Move to the next sort column; returns its key."""
+        i = SORT_KEYS.index(self.sort_column)
+        self.sort_by(SORT_KEYS[(i + step) % len(SORT_KEYS)])
+        return self.sort_column
+
+    def toggle_reverse(self) -> bool:
+        self.reverse = not self.reverse
+        self._resort()
+        return self.reverse
+
+    # -- internals
+    def _accepts(self) -> Callable[[MemoryRow], bool]:
+        base = _predicate(self._terms) if self._terms else None
+        scope = str(self.scope) if self.scope is not None else None
+        show_invalid = self.show_invalid
+        if base is None and scope is None and show_invalid:
+            return lambda r: True
+
+        def accepts(r: MemoryRow) -> bool:
+            if scope is not None and str(r.vault_root) != scope:
+                return False
+            if not show_invalid and r.problem is not None:
+                return False
+            return base is None or base(r)
+
+        return accepts
+
+    def _refilter(self, incremental: bool) -> None:
+        pred = self._accepts()
+        rows = self.rows
+        candidates = self._matches if incremental else self._sorted
+        self._matches = [i for i in candidates if pred(rows[i])]
+        mask = bytearray(len(rows))
+        for i in self._matches:
+            mask[i] = 1
+        self._mask = mask
+
+    def _resort(self) -> None:
+        rows = self.rows
+        key = sort_key(self.sort_column)
+        # Stable sort over the natural order: equal keys keep vault order,
+        # so every view is deterministic.
+        self._sorted = sorted(range(len(rows)), key=lambda i: key(rows[i]), reverse=self.reverse)
+        mask = self._mask
+        self._matches = [i for i in self._sorted if mask[i]]
+
+
+# --------------------------------------------------------------------------- triage
+
+
+def triage_key(row: MemoryRow) -> tuple[int, date, float]:
+    """Soonest expiry first, then lowest strength."""
+    has_expiry = 0 if row.expires_on is not None else 1
+    strength = row.strength if row.strength is not None else 2.0
+    return (has_expiry, row.expires_on or date.max, strength)
+
+
+def triage_groups(rows: Iterable[MemoryRow]) -> list[tuple[Health, list[MemoryRow]]]:
+    """Valid memories grouped by health (most urgent group first), each group by `triage_key`."""
+    groups: dict[str, list[MemoryRow]] = {h.value: [] for h in HEALTH_ORDER}
+    for row in rows:
+        if row.problem is None and row.health in groups:
+            groups[row.health].append(row)
+    return [
+        (h, sorted(groups[h.value], key=lambda r: (triage_key(r), r.order)))
+        for h in HEALTH_ORDER
+        if groups[h.value]
+    ]
+
+
+def health_counts(rows: Iterable[MemoryRow]) -> Counter[str]:
+    """Rows per health value (`invalid` included)."""
+    return Counter(r.health for r in rows)
+
+
+def strength_histogram(rows: Iterable[MemoryRow], buckets: int = 20) -> list[int]:
+    """How many valid memories fall in each of `buckets` equal strength bands, weakest first."""
+    counts = [0] * buckets
+    for r in rows:
+        if r.strength is None or r.problem is not None:
+            continue
+        s = min(max(r.strength, 0.0), 1.0)
+        counts[min(int(s * buckets), buckets - 1)] += 1
+    return counts
+
+
+# --------------------------------------------------------------------------- problems
+
+
+@dataclass(frozen=True, slots=True)
+class ProblemEntry:
+    """One invalid item or flagged reference, flattened for a problems list."""
+
+    vault: str
+    vault_root: Path
+    format: str
+    path: str
+    #: `invalid` or `reference`.
+    kind: str
+    reason: str
+    detail: str
+    id: str | None
+    line: int | None
+    index: int | None
+    #: 1-based line of the fault in the file, where known.
+    at_line: int | None
+    source: Problem | ReferenceProblem
+
+    @property
+    def where(self) -> str:
+        if self.line is not None:
+            return f"{self.path}:{self.line}"
+        if self.index is not None:
+            return f"{self.path} §{self.index}"
+        if self.at_line is not None:
+            return f"{self.path}:{self.at_line}"
+        return self.path
+
+
+def problem_entries(vaults: Iterable[Vault]) -> list[ProblemEntry]:
+    """Every problem of every vault: invalid items first, then references, in file order."""
+    out: list[ProblemEntry] = []
+    for v in vaults:
+        for p in v.problems:
+            out.append(
+                ProblemEntry(
+                    vault=v.name,
+                    vault_root=v.root,
+                    format=p.format,
+                    path=p.path,
+                    kind="invalid",
+                    reason=p.reason.value,
+                    detail=p.detail,
+                    id=p.id,
+                    line=p.line,
+                    index=p.index,
+                    at_line=p.at_line if p.at_line is not None else p.line,
+                    source=p,
+                )
+            )
+        for rp in v.ref_problems:
+            out.append(
+                ProblemEntry(
+                    vault=v.name,
+                    vault_root=v.root,
+                    format=rp.format,
+                    path=rp.path,
+                    kind="reference",
+                    reason=rp.reason.value,
+                    detail=f"{rp.field}: {rp.ref}",
+                    id=rp.id,
+                    line=rp.line,
+                    index=None,
+                    at_line=rp.line,
+                    source=rp,
+                )
+            )
+    return out
