@@ -1,23 +1,867 @@
-"""PLACEHOLDER: the cognitive-memory adapter is being written."""
+"""The cognitive-memory format: typed markdown memories in a graph, with decay.
+
+Layout of a vault root (specs/cognitive-memory.md, DESIGN.md)::
+
+    graph/<type-dir>/<slug>-<6hex>.md   memories, one folder per type
+    vault/*.md                          pinned memories (decay score 999.0)
+    archive/<type-dir>/*.md             memories memlens archived (outside graph/)
+    episodes/YYYY-MM-DD.md              daily session logs linking to memories
+    _state.json                         access counts and last access per id
+    _index.json                         derived index (rebuilt by `reindex`)
+
+The markdown files are the source of truth.  `_state.json` only feeds decay;
+its stored `decay_score` values are stale and always recomputed here.
+"""
 
 from __future__ import annotations
 
-from datetime import date
+import json
+import math
+import posixpath
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
+from urllib.parse import unquote
 
-from ..model import DecayInfo, Memory, ScanResult
+from ..dates import day_of, iso, parse_datetime
+from ..decay import STATUS_HEALTH, clamp01
+from ..errors import ParseError
+from ..frontmatter import load_frontmatter
+from ..model import (
+    DecayInfo,
+    Health,
+    Memory,
+    Problem,
+    Reason,
+    ReferenceProblem,
+    RefIssue,
+    Relation,
+    ScanResult,
+)
+from ..paths import has_path_syntax
+from ..textio import read_text
+from .base import as_str_list, iter_md, problem_from, rel_posix, split_duplicates
+
+FORMAT_ID = "cognitive-memory"
+
+#: Memory type -> its folder under graph/ (and archive/).
+TYPE_DIRS: dict[str, str] = {
+    "solution": "solutions",
+    "fix": "fixes",
+    "decision": "decisions",
+    "configuration": "configurations",
+    "problem": "problems",
+    "workflow": "workflows",
+    "code_pattern": "code-patterns",
+    "error": "errors",
+    "general": "general",
+    "procedure": "procedures",
+    "insight": "insights",
+}
+#: Folder name -> memory type.
+DIR_TYPES: dict[str, str] = {d: t for t, d in TYPE_DIRS.items()}
+
+#: Per-type multiplier in the decay score (spec "Type Weights").
+TYPE_WEIGHTS: dict[str, float] = {
+    "procedure": 1.4,
+    "decision": 1.3,
+    "insight": 1.25,
+    "solution": 1.2,
+    "code_pattern": 1.1,
+    "configuration": 1.1,
+    "fix": 1.0,
+    "workflow": 1.0,
+    "problem": 0.9,
+    "error": 0.8,
+    "general": 0.8,
+}
+
+RELATION_TYPES: tuple[str, ...] = (
+    "SOLVES",
+    "CAUSES",
+    "BUILDS_ON",
+    "ALTERNATIVE_TO",
+    "REQUIRES",
+    "FOLLOWS",
+    "RELATED_TO",
+)
+DIRECTIONS: tuple[str, ...] = ("outgoing", "incoming")
+
+#: Decay rate per day (half-life ~23 days).
+LAMBDA = 0.03
+#: Usage factor for a memory never accessed ("new memories start at half strength").
+UNUSED_USAGE = 0.5
+#: Status thresholds on the decay score (lower bounds, inclusive).
+ACTIVE_THRESHOLD = 0.5
+FADING_THRESHOLD = 0.2
+DORMANT_THRESHOLD = 0.05
+#: (lower bound, status), highest first; below the last one the status is "archived".
+STATUS_THRESHOLDS: tuple[tuple[float, str], ...] = (
+    (ACTIVE_THRESHOLD, "active"),
+    (FADING_THRESHOLD, "fading"),
+    (DORMANT_THRESHOLD, "dormant"),
+)
+STATUSES: tuple[str, ...] = ("active", "fading", "dormant", "archived")
+#: Score of a pinned memory in vault/ ("effectively infinite").
+VAULT_SCORE = 999.0
+DEFAULT_CONFIDENCE = 0.8
+
+GRAPH_DIR = "graph"
+VAULT_DIR = "vault"
+ARCHIVE_DIR = "archive"
+EPISODES_DIR = "episodes"
+STATE_FILE = "_state.json"
+INDEX_FILE = "_index.json"
+EMBEDDINGS_FILE = "_embeddings.json"
+CORE_FILE = "CORE.md"
+REFLECTION_FILE = "REFLECTION.md"
+
+#: Frontmatter keys the spec defines; anything else is kept in `extra`.
+KNOWN_FIELDS: tuple[str, ...] = (
+    "id",
+    "type",
+    "title",
+    "tags",
+    "importance",
+    "confidence",
+    "steps",
+    "preconditions",
+    "postconditions",
+    "created",
+    "updated",
+    "relations",
+)
+REQUIRED_FIELDS: tuple[str, ...] = ("id", "type", "title", "importance", "created", "updated")
+
+_UUID_RE = re.compile(
+    r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+)
+_EPISODE_NAME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
+_EPISODE_HEADING_RE = re.compile(r"^##(?!#)\s*(.*?)\s*$")
+_EPISODE_TIME_RE = re.compile(r"^(\d{1,2}:\d{2})(?:\s*[-–—]\s*|\s+)(.*)$")
+_EPISODE_FIELD_RE = re.compile(r"^\s*[-*]\s+\*\*\s*([A-Za-z ]+?)\s*:?\s*\*\*\s*:?\s*(.*?)\s*$")
+_LINK_RE = re.compile(r"\[([^\]]*)\]\(\s*<?([^)>]*)>?\s*\)")
+
+
+# --------------------------------------------------------------------------- decay arithmetic
+
+
+def usage_factor(access_count: int) -> float:
+    """log2(access_count + 1), or 0.5 for a memory never accessed."""
+    if access_count <= 0:
+        return UNUSED_USAGE
+    return math.log2(access_count + 1)
+
+
+def decay_score(importance: float, days: int, access_count: int, kind: str) -> float:
+    """The spec's score for `days` since last access (unrounded)."""
+    return (
+        importance
+        * math.exp(-LAMBDA * max(0, days))
+        * usage_factor(access_count)
+        * TYPE_WEIGHTS.get(kind, 1.0)
+    )
+
+
+def status_for_score(score: float) -> str:
+    """active / fading / dormant / archived by the spec's thresholds."""
+    for bound, status in STATUS_THRESHOLDS:
+        if score >= bound:
+            return status
+    return "archived"
+
+
+def days_until_below(
+    importance: float, access_count: int, kind: str, threshold: float = DORMANT_THRESHOLD
+) -> int | None:
+    """Smallest whole number of days since access at which the score is below `threshold`.
+
+    Solved from the closed form, then nudged by one day either way so that
+    floating-point error never puts it off by one.  None if the score can
+    never reach `threshold` from above (it is already below at day 0).
+    """
+    if decay_score(importance, 0, access_count, kind) < threshold:
+        return 0
+    base = importance * usage_factor(access_count) * TYPE_WEIGHTS.get(kind, 1.0)
+    if base <= 0:
+        return 0
+    d = max(0, math.floor(math.log(base / threshold) / LAMBDA) + 1)
+    while d > 0 and decay_score(importance, d - 1, access_count, kind) < threshold:
+        d -= 1
+    while decay_score(importance, d, access_count, kind) >= threshold:
+        d += 1
+    return d
+
+
+# --------------------------------------------------------------------------- _state.json
+
+
+@dataclass(frozen=True, slots=True)
+class StateEntry:
+    """One `_state.json` entry (the stored decay_score is stale, for display only)."""
+
+    access_count: int
+    last_accessed: datetime | date | None
+    decay_score: float | None
+
+
+def _number(value: Any) -> float | None:
+    """A real number (bool is not one), finite; else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    f = float(value)
+    return f if math.isfinite(f) else None
+
+
+def _state_entry(raw: Any) -> StateEntry | None:
+    if not isinstance(raw, Mapping):
+        return None
+    count = raw.get("access_count")
+    access_count = count if isinstance(count, int) and not isinstance(count, bool) else 0
+    last = parse_datetime(raw.get("last_accessed"))
+    return StateEntry(max(0, access_count), last, _number(raw.get("decay_score")))
+
+
+def read_state(root: Path) -> tuple[dict[str, StateEntry], Problem | None]:
+    """Entries of `_state.json` by id, and a Problem if the file is unreadable.
+
+    A missing file is an empty state.  A malformed one is reported and also
+    treated as empty: decay then falls back to `created`, as for new memories.
+    """
+    path = root / STATE_FILE
+    if not path.is_file():
+        return {}, None
+    try:
+        text = read_text(path).text
+    except ParseError as err:
+        return {}, problem_from(err, FORMAT_ID, root, STATE_FILE)
+    except OSError as exc:
+        return {}, _problem(root, STATE_FILE, Reason.MALFORMED_JSON, f"unreadable: {exc}")
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        lineno = getattr(exc, "lineno", None)
+        msg = getattr(exc, "msg", None) or "too deeply nested"
+        return {}, _problem(
+            root, STATE_FILE, Reason.MALFORMED_JSON, f"not valid JSON: {msg}", at_line=lineno
+        )
+    if not isinstance(data, dict):
+        return {}, _problem(
+            root,
+            STATE_FILE,
+            Reason.MALFORMED_JSON,
+            f"top level is a {_json_kind(data)}, not an object",
+        )
+    entries = data.get("entries", {})
+    if entries is None:
+        entries = {}
+    if not isinstance(entries, dict):
+        return {}, _problem(
+            root,
+            STATE_FILE,
+            Reason.MALFORMED_JSON,
+            f"'entries' is a {_json_kind(entries)}, not an object",
+        )
+    state: dict[str, StateEntry] = {}
+    for key, raw in entries.items():
+        entry = _state_entry(raw)
+        if entry is not None:
+            state[str(key)] = entry
+    return state, None
+
+
+def load_index(root: Path) -> dict[str, Any] | None:
+    """The parsed `_index.json` if present and a JSON object, else None.
+
+    It is derived data (rebuilt by `reindex`), so a broken one is not a
+    problem of the vault: it is simply ignored.
+    """
+    path = root / INDEX_FILE
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(read_text(path).text)
+    except (ParseError, OSError, ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    return "number"
+
+
+def _problem(
+    root: Path,
+    rel: str,
+    reason: Reason,
+    detail: str,
+    *,
+    id: str | None = None,
+    title: str | None = None,
+    at_line: int | None = None,
+) -> Problem:
+    return Problem(
+        format=FORMAT_ID,
+        vault_root=root,
+        path=rel,
+        reason=reason,
+        detail=detail,
+        id=id,
+        title=title,
+        at_line=at_line,
+    )
+
+
+# --------------------------------------------------------------------------- frontmatter validation
+
+
+class _Invalid(Exception):
+    """One validation failure of a memory file (the first one found is reported)."""
+
+    def __init__(self, reason: Reason, detail: str, key: str | None = None) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+        self.key = key
+
+
+def _show(value: Any) -> str:
+    """A value as quoted in a one-line detail, cut to a readable length."""
+    text = repr(value) if isinstance(value, str) else str(value)
+    text = text.replace("\n", " ")
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _require(data: Mapping[Any, Any], key: str) -> Any:
+    if key not in data:
+        raise _Invalid(Reason.MISSING_REQUIRED_FIELD, f"lacks {key}", key)
+    return data[key]
+
+
+def _fraction(value: Any, name: str, key: str) -> float:
+    """A number in 0.0-1.0 (integers fine, bool not)."""
+    number = _number(value)
+    if number is None:
+        if isinstance(value, float):  # nan / inf
+            raise _Invalid(Reason.OUT_OF_RANGE, f"{name} {_show(value)} outside 0.0-1.0", key)
+        raise _Invalid(Reason.WRONG_TYPE, f"{name} {_show(value)} is not a number", key)
+    if not 0.0 <= number <= 1.0:
+        raise _Invalid(Reason.OUT_OF_RANGE, f"{name} {_show(value)} outside 0.0-1.0", key)
+    return number
+
+
+def _timestamp(value: Any, key: str) -> datetime | date:
+    parsed = parse_datetime(value)
+    if parsed is None:
+        raise _Invalid(Reason.WRONG_TYPE, f"{key} {_show(value)} is not an ISO 8601 timestamp", key)
+    return parsed
+
+
+def _str_list(data: Mapping[Any, Any], key: str) -> list[str]:
+    items = as_str_list(data.get(key))
+    if items is None:
+        raise _Invalid(Reason.WRONG_TYPE, f"{key} must be a list of strings", key)
+    return items
+
+
+def _raw_scalar(header: str, key: str) -> str | None:
+    """The text after `key:` on its header line (for a title YAML typed as non-text)."""
+    m = re.search(rf"^{re.escape(key)}:[ \t]*(.*?)[ \t]*$", header, re.MULTILINE)
+    if m is None:
+        return None
+    text = re.sub(r"\s+#.*$", "", m.group(1))
+    return text or None
+
+
+def _key_line(header: str, key: str | None) -> int | None:
+    """1-based file line of a top-level frontmatter key (line 1 is the '---')."""
+    if key is None:
+        return None
+    prefix = f"{key}:"
+    for i, line in enumerate(header.split("\n")):
+        if line.startswith(prefix):
+            return i + 2
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _RawRelation:
+    target: str
+    type: str
+    direction: str
+    strength: float | None
+    context: str | None
+
+
+def _relations(value: Any) -> list[_RawRelation]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _Invalid(Reason.WRONG_TYPE, "relations must be a list of mappings", "relations")
+    out: list[_RawRelation] = []
+    for i, item in enumerate(value):
+        where = f"relations[{i}]"
+        if not isinstance(item, Mapping):
+            raise _Invalid(Reason.WRONG_TYPE, f"{where} is not a mapping", "relations")
+        for key in ("target", "type", "direction"):
+            if key not in item:
+                raise _Invalid(Reason.MISSING_REQUIRED_FIELD, f"{where} lacks {key}", "relations")
+            if not isinstance(item[key], str):
+                raise _Invalid(
+                    Reason.WRONG_TYPE,
+                    f"{where}.{key} {_show(item[key])} is not a string",
+                    "relations",
+                )
+        direction = item["direction"]
+        if direction not in DIRECTIONS:
+            raise _Invalid(
+                Reason.WRONG_TYPE,
+                f"{where}.direction {_show(direction)} is not outgoing or incoming",
+                "relations",
+            )
+        strength_raw = item.get("strength")
+        strength = (
+            None
+            if strength_raw is None
+            else _fraction(strength_raw, f"{where}.strength", "relations")
+        )
+        context = item.get("context")
+        if context is not None and not isinstance(context, str):
+            raise _Invalid(
+                Reason.WRONG_TYPE, f"{where}.context {_show(context)} is not a string", "relations"
+            )
+        out.append(_RawRelation(item["target"], item["type"], direction, strength, context))
+    return out
+
+
+@dataclass(slots=True)
+class _Parsed:
+    """A memory file that passed validation, before state and links are applied."""
+
+    memory: Memory
+    raw_relations: list[_RawRelation]
+
+
+def _validate(
+    data: dict[Any, Any], header: str, root: Path, rel: str, area: str, type_dir: str | None
+) -> _Parsed:
+    raw_id = _require(data, "id")
+    if not isinstance(raw_id, str):
+        raise _Invalid(Reason.WRONG_TYPE, f"id {_show(raw_id)} is not a string", "id")
+    if not _UUID_RE.match(raw_id):
+        raise _Invalid(Reason.WRONG_TYPE, f"id {_show(raw_id)} is not a UUID", "id")
+
+    kind = _require(data, "type")
+    if not isinstance(kind, str) or kind not in TYPE_DIRS:
+        hint = ""
+        if isinstance(kind, str) and kind in RELATION_TYPES:
+            # The spec's transcription lost indentation; a column-0 `type:` under
+            # `- target:` silently overrides the memory's own type in YAML.
+            hint = " (a relation 'type' at column 0? indent it under '- target:')"
+        raise _Invalid(
+            Reason.WRONG_TYPE,
+            f"type {_show(kind)} is not one of {', '.join(TYPE_DIRS)}{hint}",
+            "type",
+        )
+
+    title = _require(data, "title")
+    if not isinstance(title, str):
+        # An unquoted title YAML read as a number, bool or date: keep its text.
+        raw = _raw_scalar(header, "title")
+        if raw is None or isinstance(title, list | dict) or title is None:
+            raise _Invalid(Reason.WRONG_TYPE, f"title {_show(title)} is not a string", "title")
+        title = raw
+
+    importance = _fraction(_require(data, "importance"), "importance", "importance")
+    created = _timestamp(_require(data, "created"), "created")
+    updated = _timestamp(_require(data, "updated"), "updated")
+
+    confidence_explicit = data.get("confidence") is not None
+    confidence = (
+        _fraction(data["confidence"], "confidence", "confidence")
+        if confidence_explicit
+        else DEFAULT_CONFIDENCE
+    )
+    tags = _str_list(data, "tags")
+    for key in ("steps", "preconditions", "postconditions"):
+        _str_list(data, key)
+    raw_relations = _relations(data.get("relations"))
+
+    source = data.get("source")
+    extra = {k: v for k, v in data.items() if k not in KNOWN_FIELDS}
+    memory = Memory(
+        format=FORMAT_ID,
+        vault_root=root,
+        id=raw_id,
+        kind=kind,
+        title=title,
+        body="",
+        path=rel,
+        tags=tuple(tags),
+        importance=importance,
+        confidence=confidence,
+        created=created,
+        updated=updated,
+        source=source if isinstance(source, str) else None,
+        fields=dict(data),
+        extra=extra,
+        pinned=area == VAULT_DIR,
+        archived=area == ARCHIVE_DIR,
+        native={
+            "area": area,
+            "type_dir": type_dir if type_dir is not None else TYPE_DIRS[kind],
+            "confidence_explicit": confidence_explicit,
+            "access_count": 0,
+            "last_accessed": None,
+            "has_state": False,
+            "stored_decay_score": None,
+        },
+    )
+    return _Parsed(memory, raw_relations)
+
+
+def _read_memory(root: Path, path: Path, area: str, type_dir: str | None) -> _Parsed | Problem:
+    """One memory file -> a validated memory, or the Problem that stops it loading."""
+    rel = rel_posix(root, path)
+    try:
+        decoded = read_text(path)
+        data, doc = load_frontmatter(decoded.text, rel)
+    except ParseError as err:
+        return problem_from(err, FORMAT_ID, root, rel)
+    except OSError as exc:
+        # No reason category fits an unreadable file better than "encoding":
+        # its bytes could not be read as text.
+        return _problem(root, rel, Reason.ENCODING, f"could not read file: {exc.strerror or exc}")
+    raw_id = data.get("id")
+    mem_id = raw_id if isinstance(raw_id, str) else None
+    raw_title = data.get("title")
+    title = raw_title if isinstance(raw_title, str) else None
+    try:
+        parsed = _validate(data, doc.header, root, rel, area, type_dir)
+    except _Invalid as bad:
+        return _problem(
+            root,
+            rel,
+            bad.reason,
+            bad.detail,
+            id=mem_id,
+            title=title,
+            at_line=_key_line(doc.header, bad.key),
+        )
+    parsed.memory.body = doc.body
+    return parsed
+
+
+def _memory_files(root: Path) -> Iterable[tuple[Path, str, str | None]]:
+    """(file, area, type dir) for every memory file, in a stable order."""
+    for type_dir in TYPE_DIRS.values():
+        for path in iter_md(root / GRAPH_DIR / type_dir):
+            yield path, GRAPH_DIR, type_dir
+    for path in iter_md(root / VAULT_DIR):
+        yield path, VAULT_DIR, None
+    for type_dir in TYPE_DIRS.values():
+        for path in iter_md(root / ARCHIVE_DIR / type_dir):
+            yield path, ARCHIVE_DIR, type_dir
+
+
+# --------------------------------------------------------------------------- episodes
+
+
+def episode_link_path(link: str, valid_paths: Mapping[str, str] | None = None) -> str | None:
+    """Vault-relative path an episode's memory link points at, if it stays inside the vault.
+
+    Links are written relative to `episodes/` (`../graph/...`); a vault-relative
+    link is also accepted when that is what names an existing memory.  The
+    result is only normalised text: nothing is joined onto a real path here.
+    """
+    link = link.strip()
+    if not link or "\\" in link or "\x00" in link or "://" in link or link.startswith("#"):
+        return None
+    link = link.split("#", 1)[0].split("?", 1)[0]
+    candidates: list[str] = []
+    for raw in dict.fromkeys((link, unquote(link))):
+        if not raw or raw.startswith(("/", "~")) or re.match(r"^[A-Za-z]:", raw):
+            continue
+        for base in (EPISODES_DIR, ""):
+            norm = (
+                posixpath.normpath(posixpath.join(base, raw)) if base else posixpath.normpath(raw)
+            )
+            if norm in (".", "..") or norm.startswith("../") or norm.startswith("/"):
+                continue
+            candidates.append(norm)
+    if not candidates:
+        return None
+    if valid_paths:
+        for cand in candidates:
+            if cand in valid_paths:
+                return cand
+    return candidates[0]
+
+
+def parse_episode_text(
+    text: str, date_text: str, rel: str, valid_paths: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """Entries of one daily episode file (`## HH:MM - Title` and its bullet fields)."""
+    entries: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        heading = _EPISODE_HEADING_RE.match(line)
+        if heading is not None:
+            head = heading.group(1)
+            timed = _EPISODE_TIME_RE.match(head)
+            current = {
+                "date": date_text,
+                "time": timed.group(1) if timed else None,
+                "title": timed.group(2).strip() if timed else head,
+                "type": None,
+                "tags": [],
+                "memory_text": None,
+                "memory_link": None,
+                "memory_path": None,
+                "memory_id": None,
+                "summary": None,
+                "file": rel,
+                "line": lineno,
+            }
+            entries.append(current)
+            continue
+        if current is None:
+            continue
+        field = _EPISODE_FIELD_RE.match(line)
+        if field is None:
+            continue
+        name, value = field.group(1).strip().lower(), field.group(2)
+        if name == "type":
+            current["type"] = value or None
+        elif name == "tags":
+            current["tags"] = [t.strip() for t in value.split(",") if t.strip()]
+        elif name == "summary":
+            current["summary"] = value
+        elif name == "memory":
+            link = _LINK_RE.search(value)
+            if link is None:
+                current["memory_text"] = value or None
+                continue
+            current["memory_text"] = link.group(1)
+            current["memory_link"] = link.group(2).strip()
+            target = episode_link_path(link.group(2), valid_paths)
+            current["memory_path"] = target
+            current["memory_id"] = valid_paths.get(target) if target else None
+    return entries
+
+
+def _read_episodes(
+    root: Path, valid_paths: Mapping[str, str]
+) -> tuple[list[dict[str, Any]], list[Problem]]:
+    entries: list[dict[str, Any]] = []
+    problems: list[Problem] = []
+    for path in iter_md(root / EPISODES_DIR):
+        m = _EPISODE_NAME_RE.match(path.name)
+        if m is None:
+            continue
+        rel = rel_posix(root, path)
+        try:
+            text = read_text(path).text
+        except ParseError as err:
+            # An empty daily log is harmless; undecodable bytes are reported.
+            if err.reason is not Reason.EMPTY_FILE:
+                problems.append(problem_from(err, FORMAT_ID, root, rel))
+            continue
+        except OSError:
+            continue
+        entries.extend(parse_episode_text(text, m.group(1), rel, valid_paths))
+    return entries, problems
+
+
+# --------------------------------------------------------------------------- adapter
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+_THRESHOLDS_TEXT = "(thresholds: ≥0.5 active, 0.2–0.5 fading, 0.05–0.2 dormant, <0.05 archived)"
 
 
 class CognitiveMemoryAdapter:
-    format_id: ClassVar[str] = "cognitive-memory"
-    label: ClassVar[str] = r"Cognitive\ memory"
+    """Reads cognitive-memory vaults and computes their decay score."""
+
+    format_id: ClassVar[str] = FORMAT_ID
+    label: ClassVar[str] = "Cognitive memory"
 
     def detect(self, root: Path) -> bool:
-        return False
+        graph = root / GRAPH_DIR
+        if graph.is_dir() and any((graph / d).is_dir() for d in TYPE_DIRS.values()):
+            return True
+        has_marker = (root / INDEX_FILE).is_file() or (root / STATE_FILE).is_file()
+        return has_marker and (graph.is_dir() or (root / VAULT_DIR).is_dir())
 
     def scan(self, root: Path) -> ScanResult:
-        return ScanResult()
+        result = ScanResult()
+        state, state_problem = read_state(root)
+
+        parsed: list[_Parsed] = []
+        seen_ids: set[str] = set()
+        for path, area, type_dir in _memory_files(root):
+            item = _read_memory(root, path, area, type_dir)
+            if isinstance(item, Problem):
+                result.problems.append(item)
+                if item.id is not None:
+                    seen_ids.add(item.id)
+            else:
+                parsed.append(item)
+                seen_ids.add(item.memory.id)
+
+        by_memory = {id(p.memory): p for p in parsed}
+        valid, dup_problems = split_duplicates([p.memory for p in parsed], FORMAT_ID, root)
+        result.problems.extend(dup_problems)
+        if state_problem is not None:
+            result.problems.append(state_problem)
+
+        valid_ids = {m.id for m in valid}
+        for memory in valid:
+            entry = state.get(memory.id)
+            if entry is not None:
+                memory.native.update(
+                    access_count=entry.access_count,
+                    last_accessed=iso(entry.last_accessed),
+                    has_state=True,
+                    stored_decay_score=entry.decay_score,
+                )
+            relations: list[Relation] = []
+            for raw in by_memory[id(memory)].raw_relations:
+                unsafe = has_path_syntax(raw.target)
+                resolved = raw.target if not unsafe and raw.target in valid_ids else None
+                relations.append(
+                    Relation(
+                        target=raw.target,
+                        type=raw.type,
+                        field="relations",
+                        resolved=resolved,
+                        direction=raw.direction,
+                        strength=raw.strength,
+                        context=raw.context,
+                    )
+                )
+                if resolved is None:
+                    result.ref_problems.append(
+                        ReferenceProblem(
+                            format=FORMAT_ID,
+                            vault_root=root,
+                            path=memory.path,
+                            id=memory.id,
+                            field="relations.target",
+                            ref=raw.target,
+                            reason=RefIssue.UNSAFE if unsafe else RefIssue.DANGLING,
+                        )
+                    )
+            memory.relations = tuple(relations)
+        result.memories = valid
+
+        valid_paths = {m.path: m.id for m in valid}
+        episodes, episode_problems = _read_episodes(root, valid_paths)
+        result.problems.extend(episode_problems)
+        result.records["episodes"] = episodes
+        result.records["state_orphans"] = [{"id": i} for i in state if i not in seen_ids]
+        index = load_index(root)
+        # records holds lists; the whole parsed _index.json is its one item.
+        result.records["index"] = [index] if index is not None else []
+        return result
 
     def decay(self, memory: Memory, as_of: date) -> DecayInfo:
-        raise NotImplementedError
+        area = memory.native.get("area")
+        if memory.pinned or area == VAULT_DIR:
+            return DecayInfo(
+                status="active",
+                health=Health.STABLE,
+                strength=1.0,
+                weight=1.0,
+                score=VAULT_SCORE,
+                why=(
+                    "Pinned memory in vault/ → decay score 999.0 by definition "
+                    "(effectively infinite) → active."
+                ),
+            )
+
+        importance = memory.importance if memory.importance is not None else 0.0
+        count_raw = memory.native.get("access_count", 0)
+        access_count = count_raw if isinstance(count_raw, int) and count_raw > 0 else 0
+        last_raw = parse_datetime(memory.native.get("last_accessed"))
+        if last_raw is not None:
+            last_day = day_of(last_raw)
+            source = f"_state.json last_accessed {last_day.isoformat()}"
+        elif memory.created is not None:
+            last_day = day_of(memory.created)
+            source = (
+                f"no _state.json last_accessed → access_count {access_count} and last access "
+                f"taken as created {last_day.isoformat()}"
+            )
+        else:
+            last_day = as_of
+            source = "no last access or created date → counted from as_of"
+        days = max(0, (as_of - last_day).days)
+        score = decay_score(importance, days, access_count, memory.kind)
+        weight_t = TYPE_WEIGHTS.get(memory.kind, 1.0)
+        usage = usage_factor(access_count)
+        usage_text = (
+            f"log2({access_count} + 1) = {round(usage, 4)}"
+            if access_count > 0
+            else f"{UNUSED_USAGE} (access_count = 0)"
+        )
+        status = status_for_score(score)
+        arithmetic = (
+            f"{source}; days_since_access = {as_of.isoformat()} − {last_day.isoformat()} = {days}; "
+            f"score = importance {_fmt(importance)} × e^(−{LAMBDA}×{days}) "
+            f"[{math.exp(-LAMBDA * days):.4f}] × usage_factor {usage_text} × "
+            f"type_weight({memory.kind}) {_fmt(weight_t)} = {round(score, 4)}"
+        )
+
+        if memory.archived or area == ARCHIVE_DIR:
+            return DecayInfo(
+                status="archived",
+                health=Health.ARCHIVED,
+                strength=clamp01(score),
+                weight=0.0,
+                score=round(score, 4),
+                days_elapsed=days,
+                why=f"Moved to archive/ → archived (score would be: {arithmetic}).",
+            )
+
+        expires_on: date | None = None
+        if status != "archived":
+            below = days_until_below(importance, access_count, memory.kind)
+            if below is not None:
+                expires_on = last_day + timedelta(days=below)
+        health = Health.EXPIRED if status == "archived" else STATUS_HEALTH[status]
+        reasons = (
+            (f"decay score {round(score, 4)} below {DORMANT_THRESHOLD}",)
+            if status == "archived"
+            else ()
+        )
+        return DecayInfo(
+            status=status,
+            health=health,
+            strength=clamp01(score),
+            weight=clamp01(score),
+            score=round(score, 4),
+            days_elapsed=days,
+            expires_on=expires_on,
+            why=f"{arithmetic} → {status} {_THRESHOLDS_TEXT}.",
+            archive_reasons=reasons,
+        )
+
+
+def type_dir_for(kind: str) -> str:
+    """The folder a memory of `kind` lives in under graph/ and archive/ (KeyError if unknown)."""
+    return TYPE_DIRS[kind]
