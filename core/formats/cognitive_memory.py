@@ -176,12 +176,12 @@ def status_for_score(score: float) -> str:
 
 def days_until_below(
     importance: float, access_count: int, kind: str, threshold: float = DORMANT_THRESHOLD
-) -> int | None:
+) -> int:
     """Smallest whole number of days since access at which the score is below `threshold`.
 
     Solved from the closed form, then nudged by one day either way so that
-    floating-point error never puts it off by one.  None if the score can
-    never reach `threshold` from above (it is already below at day 0).
+    floating-point error never puts it off by one.  0 if it is below already
+    at day 0.
     """
     if decay_score(importance, 0, access_count, kind) < threshold:
         return 0
@@ -841,8 +841,7 @@ class CognitiveMemoryAdapter:
         expires_on: date | None = None
         if status != "archived":
             below = days_until_below(importance, access_count, memory.kind)
-            if below is not None:
-                expires_on = last_day + timedelta(days=below)
+            expires_on = last_day + timedelta(days=below)
         health = Health.EXPIRED if status == "archived" else STATUS_HEALTH[status]
         reasons = (
             (f"decay score {round(score, 4)} below {DORMANT_THRESHOLD}",)

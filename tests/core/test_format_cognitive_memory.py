@@ -278,7 +278,6 @@ def test_decay_arithmetic_helpers() -> None:
         "archived",
     ]
     d = days_until_below(0.8, 12, "procedure")
-    assert d is not None
     assert decay_score(0.8, d, 12, "procedure") < 0.05 <= decay_score(0.8, d - 1, 12, "procedure")
     assert days_until_below(0.01, 0, "general") == 0
 
