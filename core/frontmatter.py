@@ -16,10 +16,36 @@ import yaml
 from .errors import ParseError
 from .model import Reason
 
+__all__ = [
+    "SafeYamlLoader",
+    "SplitDocument",
+    "load_frontmatter",
+    "safe_load_yaml",
+    "split_frontmatter",
+]
+
 try:  # LibYAML's loader is the same safe loader, only faster.
-    from yaml import CSafeLoader as _SafeLoader
+    from yaml import CSafeLoader as SafeYamlLoader
 except ImportError:  # pragma: no cover - depends on the PyYAML build
-    from yaml import SafeLoader as _SafeLoader  # type: ignore[assignment]
+    from yaml import SafeLoader as SafeYamlLoader  # type: ignore[assignment]
+
+#: Why: LibYAML's composer recurses in C with no depth limit, so a header
+#: nested ~25,000 levels deep (`[[[[...` or `- - - - ...`) overflows the C
+#: stack and kills the process.  A header with this many nesting openers is
+#: loaded with the pure-Python safe loader instead, whose recursion limit
+#: turns the same input into a RecursionError we can report.
+_MAX_OPENERS_FOR_C = 256
+
+
+def _nesting_openers(source: str) -> int:
+    """Upper bound on how deeply `source` could nest (cheap character count)."""
+    return (
+        source.count("[")
+        + source.count("{")
+        + source.count("- ")
+        + source.count("-\t")
+        + source.count("? ")
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +79,15 @@ def split_frontmatter(text: str, path: str) -> SplitDocument:
 
 def safe_load_yaml(source: str, path: str, first_line: int = 2) -> Any:
     """Load YAML with the safe loader; raise ParseError(malformed_frontmatter)."""
+    loader: type[Any] = SafeYamlLoader
+    if _nesting_openers(source) > _MAX_OPENERS_FOR_C:
+        loader = yaml.SafeLoader
     try:
-        return yaml.load(source, Loader=_SafeLoader)
+        return yaml.load(source, Loader=loader)
+    except RecursionError:
+        raise ParseError(
+            path, Reason.MALFORMED_FRONTMATTER, "YAML error: nested too deeply", at_line=first_line
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = first_line + mark.line if mark is not None else first_line

@@ -31,7 +31,13 @@ def is_inside(root: Path, candidate: Path) -> bool:
 def safe_join(root: Path, *parts: str) -> Path:
     """Join relative parts onto `root`, refusing anything that leaves it."""
     for part in parts:
-        if not part or "\x00" in part or os.path.isabs(part) or part.startswith("\\"):
+        if (
+            not part
+            or "\x00" in part
+            or "\\" in part
+            or os.path.isabs(part)
+            or re.match(r"^[A-Za-z]:", part)
+        ):
             raise UnsafePathError(f"refusing unsafe path component {part!r}")
         if any(seg == ".." for seg in re.split(r"[/\\]", part)):
             raise UnsafePathError(f"refusing path traversal in {part!r}")
