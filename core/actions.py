@@ -1,0 +1,194 @@
+"""User actions on memories: pin, unpin, edit, promote, archive, restore.
+
+Each action is an object with `plan` (what will change, for preview and
+confirmation), `apply` (do it, journaled) and `undo`.  What an action means
+for a format (DESIGN.md "What each action means per format") is decided by
+that format's writer in `core/formats/`; this module only dispatches, so the
+app, the CLI and scripts share one path to the disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+import yaml
+
+from .errors import RefusedError
+from .frontmatter import SafeYamlLoader
+from .journal import Plan, apply_plan, undo_last
+from .model import Memory
+
+ACTION_NAMES: tuple[str, ...] = (
+    "pin",
+    "unpin",
+    "set",
+    "edit_body",
+    "promote",
+    "archive",
+    "restore",
+)
+
+
+class FormatWriter(Protocol):
+    """Plans the per-format meaning of each action.  Planning never writes.
+
+    Every planner reads the file(s) it will change, takes a snapshot, and
+    returns a Plan with the exact new bytes; it raises RefusedError (with the
+    field and the reason) when the action is not allowed or would make the
+    memory invalid.
+    """
+
+    format_id: ClassVar[str]
+
+    def plan_pin(self, memory: Memory) -> Plan: ...
+
+    def plan_unpin(self, memory: Memory) -> Plan: ...
+
+    def plan_set(self, memory: Memory, changes: dict[str, Any]) -> Plan: ...
+
+    def plan_edit_body(self, memory: Memory, body: str) -> Plan: ...
+
+    def plan_promote(self, memory: Memory, options: dict[str, Any]) -> Plan: ...
+
+    def plan_archive(self, memory: Memory) -> Plan: ...
+
+    def plan_restore(self, memory: Memory) -> Plan: ...
+
+
+_WRITERS: dict[str, FormatWriter] = {}
+
+
+def register_writer(writer: FormatWriter) -> FormatWriter:
+    """Make a format's writer known (called by each writer module)."""
+    _WRITERS[writer.format_id] = writer
+    return writer
+
+
+def writer_for(format_id: str) -> FormatWriter:
+    """The writer of a format; RefusedError if it has none."""
+    if not _WRITERS:
+        from .formats import writers  # noqa: F401  (registers every writer)
+    try:
+        return _WRITERS[format_id]
+    except KeyError:
+        raise RefusedError(f"{format_id} memories cannot be changed by memlens yet") from None
+
+
+@dataclass(slots=True)
+class Action:
+    """One action on one memory: plan it, apply it, undo it."""
+
+    name: str
+    memory: Memory
+    params: dict[str, Any] = field(default_factory=dict)
+    entry: dict[str, Any] | None = None
+
+    def plan(self) -> Plan:
+        if self.memory.tombstoned:
+            raise RefusedError("tombstoned (erased) memories cannot be changed")
+        w = writer_for(self.memory.format)
+        m = self.memory
+        if self.name == "pin":
+            if m.pinned:
+                raise RefusedError("already pinned")
+            return w.plan_pin(m)
+        if self.name == "unpin":
+            if not m.pinned:
+                raise RefusedError("not pinned")
+            return w.plan_unpin(m)
+        if self.name == "set":
+            changes = dict(self.params.get("changes", {}))
+            if not changes:
+                raise RefusedError("no field to set")
+            return w.plan_set(m, changes)
+        if self.name == "edit_body":
+            return w.plan_edit_body(m, str(self.params["body"]))
+        if self.name == "promote":
+            return w.plan_promote(m, dict(self.params))
+        if self.name == "archive":
+            if m.archived:
+                raise RefusedError("already archived")
+            return w.plan_archive(m)
+        if self.name == "restore":
+            if not m.archived:
+                raise RefusedError("not archived")
+            return w.plan_restore(m)
+        raise RefusedError(f"unknown action {self.name!r}")
+
+    def apply(self) -> dict[str, Any]:
+        """Apply the plan (conflicts refuse it) and remember the journal entry."""
+        self.entry = apply_plan(self.plan())
+        return self.entry
+
+    def undo(self) -> dict[str, Any]:
+        """Undo this action (it must be the vault's latest not-undone one)."""
+        if self.entry is None:
+            raise RefusedError("this action was not applied")
+        return undo(self.memory.vault_root)
+
+
+def undo(vault_root: Path) -> dict[str, Any]:
+    """Undo the vault's most recent action; returns its journal entry."""
+    return undo_last(vault_root)
+
+
+@dataclass(slots=True)
+class BulkResult:
+    """Outcome of one action over several memories."""
+
+    applied: list[tuple[Memory, dict[str, Any]]] = field(default_factory=list)
+    refused: list[tuple[Memory, str]] = field(default_factory=list)
+
+
+def plan_bulk(
+    name: str, memories: Iterable[Memory], params: dict[str, Any] | None = None
+) -> tuple[list[Plan], list[tuple[Memory, str]]]:
+    """Plans for every memory that allows the action, and why the others do not."""
+    plans: list[Plan] = []
+    refused: list[tuple[Memory, str]] = []
+    for m in memories:
+        try:
+            plans.append(Action(name, m, dict(params or {})).plan())
+        except (RefusedError, OSError) as exc:
+            refused.append((m, str(exc)))
+    return plans, refused
+
+
+def apply_bulk(
+    name: str, memories: Iterable[Memory], params: dict[str, Any] | None = None
+) -> BulkResult:
+    """Apply one action to each memory in turn; each is its own undoable step.
+
+    Memories are re-planned one by one right before applying, because an
+    earlier step may have changed a shared file (dream-cycle sections share
+    observations.md).
+    """
+    result = BulkResult()
+    for m in memories:
+        try:
+            entry = Action(name, m, dict(params or {})).apply()
+        except (RefusedError, OSError) as exc:
+            result.refused.append((m, str(exc)))
+            continue
+        result.applied.append((m, entry))
+    return result
+
+
+def parse_assignment(text: str) -> tuple[str, Any]:
+    """`FIELD=VALUE` from the command line; VALUE is read as one YAML value.
+
+    `importance=0.9` gives a float, `tags=[a, b]` a list, `title=Hello` a
+    string.  Only the safe loader is used.
+    """
+    name, sep, raw = text.partition("=")
+    name = name.strip()
+    if not sep or not name:
+        raise RefusedError(f"expected FIELD=VALUE, got {text!r}")
+    try:
+        value = yaml.load(raw, Loader=SafeYamlLoader) if raw.strip() else ""
+    except yaml.YAMLError as exc:
+        raise RefusedError(f"{name}: value {raw!r} is not valid YAML ({exc})") from None
+    return name, value
