@@ -1,23 +1,636 @@
-"""PLACEHOLDER: the observation-v1 adapter is being written."""
+"""observation/v1 vaults (comprehension-as-code): observations and comprehension.
+
+Layout: `observations/*.md` (spec observation/v1) and `comprehension/*.md`
+(comprehension/v1), each Markdown with a YAML header.  memlens's archive
+action moves files to `archive/observations/` and `archive/comprehension/`;
+those are read too, as archived memories.
+
+Validation follows the reference implementation's Pydantic models (DESIGN.md,
+expected.json `rules`), with one deliberate leniency noted where it happens:
+a key written with no value (`source:`) counts as missing, not as a wrong type.
+
+References: a comprehension cites observations by id in `observations` and
+`posterior.observations_used`; an observation may point back at the belief it
+tested with `context.prior_belief: <comp-id>/v<N>`.  That `/v<N>` suffix is
+the format's own syntax, stripped before the id is checked; any other path
+syntax makes the reference unsafe and it is never resolved or joined.
+
+The format defines no decay ("observations persist indefinitely"): every
+memory is `retained`, or `archived` once moved to `archive/`.  The only
+lifecycle fact is that an observation cited by a comprehension has been
+incorporated and may be pruned; memlens shows that and never prunes.
+"""
 
 from __future__ import annotations
 
-from datetime import date
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import date, datetime
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar, NoReturn
 
-from ..model import DecayInfo, Memory, ScanResult
+from ..dates import day_of, days_between, iso, parse_datetime
+from ..decay import STATUS_HEALTH
+from ..errors import ParseError
+from ..frontmatter import SplitDocument, load_frontmatter
+from ..model import (
+    DecayInfo,
+    Memory,
+    Problem,
+    Reason,
+    ReferenceProblem,
+    RefIssue,
+    Relation,
+    ScanResult,
+)
+from ..paths import has_path_syntax
+from ..textio import read_text
+from .base import as_str_list, iter_md, problem_from, rel_posix, split_duplicates
+
+FORMAT_ID = "observation-v1"
+OBSERVATION_SPEC = "observation/v1"
+COMPREHENSION_SPEC = "comprehension/v1"
+
+OBSERVATIONS_DIR = "observations"
+COMPREHENSION_DIR = "comprehension"
+ARCHIVE_DIR = "archive"
+
+KIND_OBSERVATION = "observation"
+KIND_COMPREHENSION = "comprehension"
+
+#: The comprehension/v1 confidence levels (reference `ConfidenceLevel`).
+CONFIDENCE_LEVELS: tuple[str, ...] = ("high", "medium", "low", "unknown")
+
+#: Keys the observation/v1 spec defines; everything else is an extra field.
+#: `type: observation` appears in the spec's example but not in its field
+#: tables, so it is kept as an extra (expected.json extra_fields_preserved).
+OBSERVATION_FIELDS: frozenset[str] = frozenset(
+    {"spec", "id", "timestamp", "source", "event", "context", "trace_ref"}
+)
+OBSERVATION_REQUIRED: tuple[str, ...] = ("spec", "id", "timestamp", "source", "event")
+
+COMPREHENSION_FIELDS: frozenset[str] = frozenset(
+    {
+        "spec",
+        "id",
+        "topic",
+        "domain",
+        "version",
+        "prior",
+        "observations",
+        "posterior",
+        "created",
+        "updated",
+        "verified",
+    }
+)
+COMPREHENSION_REQUIRED: tuple[str, ...] = (
+    "id",
+    "topic",
+    "domain",
+    "prior",
+    "observations",
+    "posterior",
+    "created",
+    "updated",
+)
+PRIOR_REQUIRED: tuple[str, ...] = ("statement", "confidence", "source")
+POSTERIOR_REQUIRED: tuple[str, ...] = (
+    "statement",
+    "confidence",
+    "update_reasoning",
+    "observations_used",
+)
+
+#: `context.prior_belief` form: `<comp-id>/v<N>`.
+_PRIOR_BELIEF = re.compile(r"^(?P<id>.+)/v(?P<version>\d+)$")
+
+#: Detection reads at most this many bytes of at most this many files per folder.
+_DETECT_BYTES = 1024
+_DETECT_FILES = 8
+_OBSERVATION_MARKER = re.compile(rb"(?m)^spec:[ \t]*[\"']?observation/v1[\"']?[ \t]*\r?$")
+_COMPREHENSION_MARKER = re.compile(rb"(?m)^spec:[ \t]*[\"']?comprehension/v1[\"']?[ \t]*\r?$")
+
+_H1 = re.compile(r"^ {0,3}# +(?P<text>.*?)(?:\s+#+)?\s*$")
+_FENCE = re.compile(r"^ {0,3}(```|~~~)")
+_OBSERVATION_PREFIX = re.compile(r"^Observation:\s*")
+
+
+@dataclass(frozen=True, slots=True)
+class _Folder:
+    """One folder of documents and how to read it."""
+
+    rel: str
+    kind: str
+    archived: bool
+
+
+_FOLDERS: tuple[_Folder, ...] = (
+    _Folder(OBSERVATIONS_DIR, KIND_OBSERVATION, False),
+    _Folder(COMPREHENSION_DIR, KIND_COMPREHENSION, False),
+    _Folder(f"{ARCHIVE_DIR}/{OBSERVATIONS_DIR}", KIND_OBSERVATION, True),
+    _Folder(f"{ARCHIVE_DIR}/{COMPREHENSION_DIR}", KIND_COMPREHENSION, True),
+)
 
 
 class ObservationV1Adapter:
-    format_id: ClassVar[str] = "observation-v1"
+    """Reads observation/v1 + comprehension/v1 vaults."""
+
+    format_id: ClassVar[str] = FORMAT_ID
     label: ClassVar[str] = "observation/v1"
 
+    # -- detection ---------------------------------------------------------
+
     def detect(self, root: Path) -> bool:
+        """A folder of observation/v1 (or comprehension/v1) documents below `root`.
+
+        Cheap: looks at the first KB of a few files per folder.  The archive
+        folders count too, so a vault whose documents were all archived is
+        still recognised.
+        """
+        for folder in _FOLDERS:
+            marker = (
+                _OBSERVATION_MARKER if folder.kind == KIND_OBSERVATION else _COMPREHENSION_MARKER
+            )
+            if _folder_has_marker(root / folder.rel, marker):
+                return True
         return False
 
+    # -- scanning ----------------------------------------------------------
+
     def scan(self, root: Path) -> ScanResult:
-        return ScanResult()
+        result = ScanResult()
+        loaded: list[Memory] = []
+        for folder, path in _documents(root):
+            rel = rel_posix(root, path)
+            try:
+                loaded.append(_read_document(root, rel, path, folder))
+            except ParseError as err:
+                result.problems.append(problem_from(err, FORMAT_ID, root, rel))
+            except FileNotFoundError:
+                continue  # removed while scanning: nothing left to report
+            except OSError as exc:
+                # Why `encoding`: no category fits an unreadable file better;
+                # the bytes could not be decoded because they could not be read.
+                result.problems.append(
+                    Problem(
+                        format=FORMAT_ID,
+                        vault_root=root,
+                        path=rel,
+                        reason=Reason.ENCODING,
+                        detail=f"could not read the file: {exc.strerror or exc}",
+                    )
+                )
+
+        # Ids are unique across both kinds: a comprehension and an observation
+        # sharing an id would make every citation ambiguous.
+        memories, duplicates = split_duplicates(loaded, FORMAT_ID, root)
+        result.problems.extend(duplicates)
+        result.ref_problems.extend(_link(memories))
+        result.memories = memories
+        return result
+
+    # -- decay -------------------------------------------------------------
 
     def decay(self, memory: Memory, as_of: date) -> DecayInfo:
-        raise NotImplementedError
+        status = "archived" if memory.archived else "retained"
+        start = memory.created
+        age = days_between(start, as_of) if start is not None else None
+        spec = COMPREHENSION_SPEC if memory.kind == KIND_COMPREHENSION else OBSERVATION_SPEC
+        if memory.kind == KIND_COMPREHENSION:
+            since = "created"
+            quote = "a comprehension is revised by new versions, not aged"
+        else:
+            since = "timestamp"
+            quote = "'For now, observations persist indefinitely'"
+        if start is not None:
+            age_text = f"age {age} days since {day_of(start).isoformat()}"
+        else:
+            age_text = f"no {since}"
+        why = (
+            f"{spec} defines no decay ({quote}); {age_text} does not change anything: "
+            "no score, no expiry, never archived automatically."
+        )
+        incorporated = _str_items(memory.native.get("incorporated_by"))
+        if incorporated:
+            why += (
+                f" Incorporated into {', '.join(incorporated)}: the format allows pruning"
+                " an incorporated observation; memlens never prunes automatically."
+            )
+        if memory.archived:
+            why += " Archived: moved to archive/ by a user action; restore moves it back."
+        return DecayInfo(
+            status=status,
+            health=STATUS_HEALTH[status],
+            strength=1.0,
+            weight=0.0 if memory.archived else 1.0,
+            age_days=age,
+            why=why,
+        )
+
+
+# -- detection helpers -----------------------------------------------------
+
+
+def _folder_has_marker(folder: Path, marker: re.Pattern[bytes]) -> bool:
+    """True if one of the first few `.md` files in `folder` carries `marker`."""
+    if not folder.is_dir():
+        return False
+    checked = 0
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if not entry.name.endswith(".md") or entry.name.startswith("."):
+                    continue
+                try:
+                    if not entry.is_file():
+                        continue
+                    with open(entry.path, "rb") as fh:
+                        head = fh.read(_DETECT_BYTES)
+                except OSError:
+                    continue
+                if marker.search(head):
+                    return True
+                checked += 1
+                if checked >= _DETECT_FILES:
+                    return False
+    except OSError:
+        return False
+    return False
+
+
+# -- reading ---------------------------------------------------------------
+
+
+def _documents(root: Path) -> Iterator[tuple[_Folder, Path]]:
+    for folder in _FOLDERS:
+        for path in iter_md(root / folder.rel):
+            yield folder, path
+
+
+def _read_document(root: Path, rel: str, path: Path, folder: _Folder) -> Memory:
+    """One file as a Memory; ParseError for anything invalid."""
+    text = read_text(path).text
+    data, doc = load_frontmatter(text, rel)
+    if folder.kind == KIND_OBSERVATION:
+        return _observation(root, rel, data, doc, folder.archived)
+    return _comprehension(root, rel, data, doc, folder.archived)
+
+
+def _observation(
+    root: Path, rel: str, data: dict[str, Any], doc: SplitDocument, archived: bool
+) -> Memory:
+    check = _Checker(rel, data, doc)
+    # A wrong spec first: a foreign document lacks our fields for that reason.
+    check.spec(OBSERVATION_SPEC)
+    check.required(OBSERVATION_REQUIRED)
+    memory_id = check.identifier()
+    timestamp = check.timestamp("timestamp")
+    source = check.string("source")
+    event = check.string("event")
+    context = data.get("context")
+    if context is not None and not isinstance(context, dict):
+        check.fail(
+            Reason.WRONG_TYPE,
+            f"context must be a mapping, not {_type_name(context)}",
+            "context",
+        )
+    trace_ref = data.get("trace_ref")
+    if trace_ref is not None and not isinstance(trace_ref, str):
+        check.fail(
+            Reason.WRONG_TYPE,
+            f"trace_ref must be a string, not {_type_name(trace_ref)}",
+            "trace_ref",
+        )
+
+    title = _body_title(doc.body) or event
+    return Memory(
+        format=FORMAT_ID,
+        vault_root=root,
+        id=memory_id,
+        kind=KIND_OBSERVATION,
+        title=title,
+        body=doc.body,
+        path=rel,
+        tags=_tags(data),
+        confidence=None,
+        created=timestamp,
+        source=source,
+        fields=data,
+        extra={k: v for k, v in data.items() if k not in OBSERVATION_FIELDS},
+        pinned=data.get("pinned") is True,
+        archived=archived,
+        native={
+            "timestamp": iso(timestamp),
+            "trace_ref": trace_ref,
+            "incorporated_by": [],
+        },
+    )
+
+
+def _comprehension(
+    root: Path, rel: str, data: dict[str, Any], doc: SplitDocument, archived: bool
+) -> Memory:
+    check = _Checker(rel, data, doc)
+    # The reference model defaults `spec` to comprehension/v1; a different
+    # value in comprehension/ is a misplaced or foreign document.
+    check.spec(COMPREHENSION_SPEC)
+    # Nested required keys are reported with the top-level ones when the
+    # parent is a mapping; a parent of the wrong type is reported below.
+    missing = [k for k in COMPREHENSION_REQUIRED if _absent(data.get(k))]
+    for parent, keys in (("prior", PRIOR_REQUIRED), ("posterior", POSTERIOR_REQUIRED)):
+        block = data.get(parent)
+        if isinstance(block, dict):
+            missing.extend(f"{parent}.{k}" for k in keys if _absent(block.get(k)))
+    if missing:
+        check.fail(Reason.MISSING_REQUIRED_FIELD, f"lacks {', '.join(missing)}", None)
+
+    memory_id = check.identifier()
+    topic = check.string("topic")
+    domain = check.string("domain")
+
+    prior = check.mapping("prior")
+    check.nested_string(prior, "prior", "statement")
+    check.confidence(prior, "prior")
+    check.nested_string(prior, "prior", "source")
+    if prior.get("reasoning") is not None:
+        check.nested_string(prior, "prior", "reasoning")
+
+    observations = check.id_list(data.get("observations"), "observations")
+
+    posterior = check.mapping("posterior")
+    check.nested_string(posterior, "posterior", "statement")
+    confidence = check.confidence(posterior, "posterior")
+    check.nested_string(posterior, "posterior", "update_reasoning")
+    used = check.id_list(posterior.get("observations_used"), "posterior.observations_used")
+
+    created = check.timestamp("created")
+    updated = check.timestamp("updated")
+
+    version = data.get("version", 1)
+    if version is None:
+        version = 1
+    if isinstance(version, bool) or not isinstance(version, int):
+        check.fail(
+            Reason.WRONG_TYPE, f"version must be an integer, not {_show(version)}", "version"
+        )
+    verified = data.get("verified", False)
+    if verified is None:
+        verified = False
+    if not isinstance(verified, bool):
+        check.fail(
+            Reason.WRONG_TYPE, f"verified must be true or false, not {_show(verified)}", "verified"
+        )
+
+    source = data.get("source")
+    tags = [domain, *(t for t in _tags(data) if t != domain)]
+    return Memory(
+        format=FORMAT_ID,
+        vault_root=root,
+        id=memory_id,
+        kind=KIND_COMPREHENSION,
+        title=topic,
+        body=doc.body,
+        path=rel,
+        tags=tuple(tags),
+        confidence=confidence,
+        created=created,
+        updated=updated,
+        source=source if isinstance(source, str) else None,
+        fields=data,
+        extra={k: v for k, v in data.items() if k not in COMPREHENSION_FIELDS},
+        pinned=data.get("pinned") is True,
+        archived=archived,
+        native={
+            "timestamp": iso(created),
+            "created": iso(created),
+            "updated": iso(updated),
+            "version": version,
+            "verified": verified,
+            "prior_confidence": prior.get("confidence"),
+            "observations": list(observations),
+            "observations_used": list(used),
+            "cites": [],
+        },
+    )
+
+
+class _Checker:
+    """Field checks that raise ParseError with the file, id and header line."""
+
+    def __init__(self, rel: str, data: dict[str, Any], doc: SplitDocument) -> None:
+        self.rel = rel
+        self.data = data
+        self.doc = doc
+        raw_id = data.get("id")
+        self.id = raw_id if isinstance(raw_id, str) and raw_id.strip() else None
+
+    def fail(self, reason: Reason, detail: str, key: str | None) -> NoReturn:
+        # Without a key (a field is missing) point at the header's first line.
+        at_line = self._line_of(key) if key else 1
+        raise ParseError(self.rel, reason, detail, at_line=at_line, id=self.id)
+
+    def _line_of(self, key: str) -> int | None:
+        """1-based file line of a top-level `key:` in the header, if found."""
+        top = key.split(".", 1)[0]
+        for i, line in enumerate(self.doc.header.split("\n")):
+            if line.startswith((f"{top}:", f'"{top}":', f"'{top}':")):
+                return 2 + i
+        return None
+
+    def required(self, keys: Iterable[str]) -> None:
+        missing = [k for k in keys if _absent(self.data.get(k))]
+        if missing:
+            self.fail(Reason.MISSING_REQUIRED_FIELD, f"lacks {', '.join(missing)}", None)
+
+    def spec(self, expected: str) -> None:
+        """A spec, when given, must be `expected` (absence is checked separately)."""
+        value = self.data.get("spec")
+        if not _absent(value) and value != expected:
+            self.fail(Reason.WRONG_TYPE, f"spec {_show(value)} is not {expected!r}", "spec")
+
+    def identifier(self) -> str:
+        value = self.data.get("id")
+        if not isinstance(value, str):
+            self.fail(Reason.WRONG_TYPE, f"id must be a string, not {_show(value)}", "id")
+        # Why: ids name files in actions (promote writes `<id>.md`) and are
+        # matched against references; path syntax in one is never safe.
+        if has_path_syntax(value):
+            self.fail(Reason.WRONG_TYPE, f"id {_show(value)} must be a bare name, not a path", "id")
+        return value
+
+    def string(self, key: str) -> str:
+        value = self.data.get(key)
+        if not isinstance(value, str):
+            self.fail(Reason.WRONG_TYPE, f"{key} must be a string, not {_type_name(value)}", key)
+        return value
+
+    def timestamp(self, key: str) -> datetime | date:
+        value = self.data.get(key)
+        parsed = None if isinstance(value, bool) else parse_datetime(value)
+        if parsed is None:
+            self.fail(Reason.WRONG_TYPE, f"{key} {_show(value)} is not an ISO datetime", key)
+        return parsed
+
+    def mapping(self, key: str) -> dict[Any, Any]:
+        value = self.data.get(key)
+        if not isinstance(value, dict):
+            self.fail(Reason.WRONG_TYPE, f"{key} must be a mapping, not {_type_name(value)}", key)
+        return value
+
+    def nested_string(self, block: dict[Any, Any], parent: str, key: str) -> str:
+        value = block.get(key)
+        if not isinstance(value, str):
+            self.fail(
+                Reason.WRONG_TYPE,
+                f"{parent}.{key} must be a string, not {_type_name(value)}",
+                parent,
+            )
+        return value
+
+    def confidence(self, block: dict[Any, Any], parent: str) -> str:
+        value = block.get("confidence")
+        levels = "/".join(CONFIDENCE_LEVELS)
+        if not isinstance(value, str):
+            self.fail(
+                Reason.WRONG_TYPE,
+                f"{parent}.confidence {_show(value)} is not one of {levels}",
+                parent,
+            )
+        if value not in CONFIDENCE_LEVELS:
+            self.fail(
+                Reason.OUT_OF_RANGE,
+                f"{parent}.confidence {_show(value)} is not one of {levels}",
+                parent,
+            )
+        return value
+
+    def id_list(self, value: Any, name: str) -> list[str]:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            self.fail(
+                Reason.WRONG_TYPE,
+                f"{name} must be a list of observation ids, not {_show(value)}",
+                name,
+            )
+        return value
+
+
+def _absent(value: Any) -> bool:
+    """Missing, empty (`key:`) or a blank string all count as not given."""
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _type_name(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _show(value: Any, limit: int = 60) -> str:
+    """A short one-line rendering of a bad value for a problem detail."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _str_items(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _tags(data: dict[str, Any]) -> tuple[str, ...]:
+    """Tags from `labels` and `tags` when they are strings or string lists."""
+    out: list[str] = []
+    for key in ("labels", "tags"):
+        for tag in as_str_list(data.get(key)) or []:
+            if tag not in out:
+                out.append(tag)
+    return tuple(out)
+
+
+def _body_title(body: str) -> str:
+    """The first H1 outside code fences, without '# ' and 'Observation: '."""
+    fence: str | None = None
+    for line in body.split("\n"):
+        opener = _FENCE.match(line)
+        if opener:
+            if fence is None:
+                fence = opener.group(1)
+            elif opener.group(1) == fence:
+                fence = None
+            continue
+        if fence is not None:
+            continue
+        h1 = _H1.match(line)
+        if h1:
+            text = _OBSERVATION_PREFIX.sub("", h1.group("text").strip())
+            if text:
+                return text
+    return ""
+
+
+# -- references ------------------------------------------------------------
+
+
+def _link(memories: list[Memory]) -> list[ReferenceProblem]:
+    """Resolve citations and prior beliefs; fill relations and incorporated_by."""
+    observations = {m.id: m for m in memories if m.kind == KIND_OBSERVATION}
+    comprehension = {m.id for m in memories if m.kind == KIND_COMPREHENSION}
+    problems: list[ReferenceProblem] = []
+
+    def flag(owner: Memory, field: str, ref: str, issue: RefIssue) -> None:
+        problems.append(
+            ReferenceProblem(
+                format=FORMAT_ID,
+                vault_root=owner.vault_root,
+                path=owner.path,
+                id=owner.id,
+                field=field,
+                ref=ref,
+                reason=issue,
+            )
+        )
+
+    for memory in memories:
+        relations: list[Relation] = []
+        if memory.kind == KIND_COMPREHENSION:
+            cites: list[str] = []
+            for field in ("observations", "observations_used"):
+                name = field if field == "observations" else f"posterior.{field}"
+                for ref in _str_items(memory.native.get(field)):
+                    resolved: str | None = None
+                    if has_path_syntax(ref):
+                        flag(memory, name, ref, RefIssue.UNSAFE)
+                    elif ref in observations:
+                        resolved = ref
+                        if ref not in cites:
+                            cites.append(ref)
+                    else:
+                        flag(memory, name, ref, RefIssue.DANGLING)
+                    relations.append(
+                        Relation(target=ref, type="cites", field=name, resolved=resolved)
+                    )
+            memory.native["cites"] = cites
+            for obs_id in cites:
+                incorporated = observations[obs_id].native["incorporated_by"]
+                if memory.id not in incorporated:
+                    incorporated.append(memory.id)
+        else:
+            context = memory.fields.get("context")
+            belief = context.get("prior_belief") if isinstance(context, dict) else None
+            if isinstance(belief, str):
+                field = "context.prior_belief"
+                # `<comp-id>/v<N>` is the format's own syntax, not a path: strip
+                # the version, then the bare id must be free of path syntax.
+                versioned = _PRIOR_BELIEF.match(belief)
+                target = versioned.group("id") if versioned else belief
+                found: str | None = None
+                if has_path_syntax(target):
+                    flag(memory, field, belief, RefIssue.UNSAFE)
+                elif target in comprehension:
+                    found = target
+                else:
+                    flag(memory, field, belief, RefIssue.DANGLING)
+                relations.append(
+                    Relation(target=belief, type="prior_belief", field=field, resolved=found)
+                )
+        memory.relations = tuple(relations)
+    return problems
