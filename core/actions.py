@@ -53,7 +53,9 @@ class FormatWriter(Protocol):
 
     def plan_promote(self, memory: Memory, options: dict[str, Any]) -> Plan: ...
 
-    def plan_archive(self, memory: Memory) -> Plan: ...
+    def plan_archive(self, memory: Memory, reason: str | None = None) -> Plan:
+        """Archive; `reason` is set by decay runs (None means a manual archive)."""
+        ...
 
     def plan_restore(self, memory: Memory) -> Plan: ...
 
@@ -111,7 +113,8 @@ class Action:
         if self.name == "archive":
             if m.archived:
                 raise RefusedError("already archived")
-            return w.plan_archive(m)
+            reason = self.params.get("reason")
+            return w.plan_archive(m, str(reason) if reason is not None else None)
         if self.name == "restore":
             if not m.archived:
                 raise RefusedError("not archived")
