@@ -1,0 +1,1185 @@
+"""One search index over every vault: ranked full text, fuzzy titles, filters, explain.
+
+Ranking
+-------
+Every hit gets, in this order::
+
+    cosine     = Σ_t q_t · d_t                       (TF-IDF, sublinear tf, l2 rows)
+    fuzzy      = mean over query words of the best title/tag word match (0..100)
+    relevance  = cosine + FUZZY_WEIGHT · fuzzy / 100  (1.0 for a filter-only query)
+    score      = relevance × confidence × decay_weight
+
+which is the Project Ocean reference ranking (cosine × confidence × decay
+weight) with a small additive title/tag bonus.  ``confidence`` is the numeric
+confidence, or high=0.9/medium=0.6/low=0.3/unknown=0.5, or 1.0 when missing
+(as the reference does); ``decay_weight`` is the memory's own format's weight
+(`decay_of(memory, as_of).weight`).  `Hit.explain` carries every part, and the
+score is recomputed from exactly those parts, so they always multiply out.
+
+Documents are ``title title tags tags body`` (title and tags twice: a mild boost
+under sublinear tf).  Multi-word queries are OR, ranked; use phrases or filters
+to require things.
+
+Default exclusions
+------------------
+Memories whose unified health is ``expired``, ``archived`` or ``tombstoned`` are
+left out, as the reference search skips expired and archived files, unless the
+query itself has a positive ``health:`` or ``status:`` filter (``health:all``
+includes everything).  Pass ``include_inactive=True`` to lift it from code.
+
+Speed
+-----
+The term -> documents matrix is kept transposed (CSR, one row per term), so a
+query touches only the postings of its own terms.  Filters run as numpy masks
+on per-document columns computed once at build time (decay at `as_of`
+included).  Fuzzy matching runs rapidfuzz over the *words* of titles and tags
+(grouped by length), never over whole titles, and only for words the TF-IDF
+vocabulary does not know, or short queries with few TF-IDF hits.
+scikit-learn and scipy are imported on first build, not on import.
+
+Incremental updates
+-------------------
+`add`/`update`/`remove` never refit.  The fitted vocabulary and idf stay
+frozen; a changed document is re-analysed into a small delta inverted index;
+a removed or replaced row is masked dead.  A term the fitted vocabulary has
+never seen gets a new column with the idf of a term seen in one document
+(frozen too), so new words are searchable at once.  The trade-off: idf values
+drift from what a refit would give as the corpus changes, so scores (not
+matches) differ slightly from a rebuild until the next `build`;
+`needs_rebuild` turns true once a tenth of the rows are dead or in the delta.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .decay import decay_of
+from .errors import NotFoundError
+from .model import DecayInfo, Health, Memory
+from .query import ANY_HEALTH, Filter, Query, QueryError, confidence_value, parse_query
+
+if TYPE_CHECKING:
+    from .vault import Catalog, Vault
+
+__all__ = [
+    "DEFAULT_EXCLUDED_HEALTH",
+    "FUZZY_CUTOFF",
+    "FUZZY_WEIGHT",
+    "DuplicateGroup",
+    "Hit",
+    "QueryError",
+    "SearchIndex",
+    "SearchResults",
+    "load_stored_vectors",
+]
+
+Key = tuple[str, str]
+DecayFn = Callable[[Memory, date], DecayInfo]
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+#: Weight of the title/tag fuzzy score (0..100 -> 0..FUZZY_WEIGHT) added to cosine.
+FUZZY_WEIGHT = 0.25
+#: rapidfuzz ratio a query word needs to count as matching a title/tag word.
+FUZZY_CUTOFF = 80.0
+#: Near words kept per query word.
+FUZZY_LIMIT = 8
+#: Completions of a trailing partial word (search-as-you-type).
+PREFIX_LIMIT = 12
+#: Healths a search leaves out unless the query asks for them.
+DEFAULT_EXCLUDED_HEALTH = frozenset({Health.EXPIRED, Health.ARCHIVED, Health.TOMBSTONED})
+
+_HEALTHS: tuple[Health, ...] = tuple(Health)
+_TOKEN_RE = re.compile(r"(?u)\b\w\w+\b")
+
+
+def analyze(text: str) -> list[str]:
+    """Lower-cased word tokens of two or more characters (scikit-learn's default)."""
+    return _TOKEN_RE.findall(text.lower())
+
+
+def index_text(memory: Memory) -> str:
+    """The text indexed for a memory: title and tags twice (boost), then the body."""
+    tags = " ".join(memory.tags)
+    return "\n".join((memory.title, memory.title, tags, tags, memory.body))
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One ranked memory and why it ranked."""
+
+    memory: Memory
+    score: float
+    explain: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResults:
+    """A page of hits plus how many memories matched in all."""
+
+    hits: list[Hit]
+    total: int
+    query: Query
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicateGroup:
+    """Memories whose texts are near-identical (TF-IDF cosine >= threshold)."""
+
+    memories: tuple[Memory, ...]
+    #: (i, j, cosine) pairs over `memories` that met the threshold.
+    pairs: tuple[tuple[int, int, float], ...]
+
+    @property
+    def cross_vault(self) -> bool:
+        return len({str(m.vault_root) for m in self.memories}) > 1
+
+
+class _Codes:
+    """Interning of small string sets (formats, kinds, statuses) to int codes."""
+
+    __slots__ = ("code", "values")
+
+    def __init__(self) -> None:
+        self.values: list[str] = []
+        self.code: dict[str, int] = {}
+
+    def of(self, value: str) -> int:
+        c = self.code.get(value)
+        if c is None:
+            c = self.code[value] = len(self.values)
+            self.values.append(value)
+        return c
+
+    def table(self, pred: Callable[[str], bool]) -> BoolArray:
+        """A lookup table: code -> pred(value)."""
+        return np.fromiter((pred(v) for v in self.values), dtype=bool, count=len(self.values))
+
+
+class _Column:
+    """A growable numpy column (amortised appends for incremental adds)."""
+
+    __slots__ = ("data", "size")
+
+    def __init__(self, dtype: Any, values: Sequence[Any] = ()) -> None:
+        self.data: npt.NDArray[Any] = np.array(values, dtype=dtype)
+        self.size = len(values)
+
+    def append(self, value: Any) -> None:
+        if self.size == len(self.data):
+            grown = np.empty(max(16, 2 * len(self.data)), dtype=self.data.dtype)
+            grown[: self.size] = self.data[: self.size]
+            self.data = grown
+        self.data[self.size] = value
+        self.size += 1
+
+    @property
+    def view(self) -> npt.NDArray[Any]:
+        return self.data[: self.size]
+
+
+@dataclass(slots=True)
+class _Prepared:
+    """A query turned into term weights and fuzzy word lists."""
+
+    query: Query
+    term_ids: list[int]
+    q_weights: list[float]
+    #: Query words for fuzzy matching (analysed), and their matched title words.
+    fuzzy_words: list[str]
+    fuzzy_matches: list[dict[str, float]] = field(default_factory=list)
+
+
+def _date_ordinal(value: date | datetime | None) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, datetime):
+        return value.date().toordinal()
+    return value.toordinal()
+
+
+def _safe_decay(decay: DecayFn, memory: Memory, as_of: date) -> DecayInfo:
+    """Decay for ranking; a format without a decay model ranks at full weight."""
+    try:
+        return decay(memory, as_of)
+    except (KeyError, NotImplementedError):
+        # An unknown format id or an adapter still being written: rank it as
+        # stable rather than hide it or fail the whole search.
+        return DecayInfo(status="unknown", health=Health.STABLE, strength=1.0, weight=1.0)
+
+
+def load_stored_vectors(root: Path) -> tuple[str, dict[str, list[float]]] | None:
+    """Stored embedding vectors a vault ships (cognitive-memory ``_embeddings.json``).
+
+    Returns (model name, {memory id: vector}) or None when there is no such
+    file or it is unreadable.  The file is derived data (regenerated by the
+    system's own ``embed`` command), so it is only read, never validated as a
+    memory, and a bad file simply means "no vectors".
+    """
+    path = root / "_embeddings.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("entries"), dict):
+        return None
+    entries: dict[str, list[float]] = {}
+    for key, vec in data["entries"].items():
+        if (
+            isinstance(key, str)
+            and isinstance(vec, list)
+            and vec
+            and all(isinstance(x, int | float) and not isinstance(x, bool) for x in vec)
+        ):
+            entries[key] = [float(x) for x in vec]
+    model = data.get("model")
+    return (str(model) if model is not None else "", entries)
+
+
+class SearchIndex:
+    """TF-IDF + fuzzy index over memories of any format.  Build with `build`."""
+
+    def __init__(self, as_of: date, decay: DecayFn = decay_of) -> None:
+        self._as_of = as_of
+        self._decay = decay
+        # rows
+        self._memories: list[Memory] = []
+        self._row_of: dict[Key, int] = {}
+        self._alive = _Column(np.bool_)
+        self._fmt = _Column(np.int32)
+        self._kind = _Column(np.int32)
+        self._vault = _Column(np.int32)
+        self._agent = _Column(np.int32)
+        self._health = _Column(np.int8)
+        self._status = _Column(np.int32)
+        self._source = _Column(np.int32)
+        self._created = _Column(np.int64)
+        self._importance = _Column(np.float64)
+        self._conf = _Column(np.float64)
+        self._weight = _Column(np.float64)
+        self._fmt_codes = _Codes()
+        self._kind_codes = _Codes()
+        self._vault_codes = _Codes()
+        self._agent_codes = _Codes()
+        self._status_codes = _Codes()
+        self._source_codes = _Codes()
+        #: vault root -> lower-cased names it answers to (`vault:` filter).
+        self._vault_names: dict[str, tuple[str, ...]] = {}
+        # terms
+        self._vocab: dict[str, int] = {}
+        #: term id -> term
+        self._terms: list[str] = []
+        self._idf: list[float] = []
+        self._sorted_terms: list[str] = []
+        self._n_fit_docs = 0
+        self._xt_indptr: IntArray = np.zeros(1, dtype=np.int64)
+        self._xt_indices: IntArray = np.zeros(0, dtype=np.int64)
+        self._xt_data: FloatArray = np.zeros(0, dtype=np.float64)
+        self._n_base_terms = 0
+        self._n_base_rows = 0
+        #: Delta: rows added since the build -> their (term ids, weights).
+        self._delta_vec: dict[int, tuple[list[int], list[float]]] = {}
+        self._delta_post: dict[int, dict[int, float]] = {}
+        self._dead = 0
+        # title/tag words and tags
+        self._tw_rows: dict[str, list[int]] = {}
+        self._tw_arr: dict[str, IntArray] = {}
+        self._tw_by_len: dict[int, list[str]] = {}
+        self._tw_sorted: list[str] = []
+        self._row_tw: list[frozenset[str]] = []
+        self._tag_rows: dict[str, list[int]] = {}
+        self._tag_arr: dict[str, IntArray] = {}
+        self._lower: dict[int, str] = {}
+        self._vectors: dict[str, tuple[str, dict[str, list[float]]] | None] = {}
+
+    # ------------------------------------------------------------------ build
+
+    @classmethod
+    def build(
+        cls,
+        memories: Iterable[Memory],
+        as_of: date,
+        *,
+        vaults: Iterable[Vault] = (),
+        decay: DecayFn = decay_of,
+    ) -> SearchIndex:
+        """Index these memories, judging decay as of `as_of`.
+
+        `vaults` (from a Catalog) supplies the names the ``vault:`` filter
+        knows; without it a vault answers to its folder name.  `decay` is
+        replaceable for tests.  Later memories with an already indexed key
+        (vault root, id) replace earlier ones.
+        """
+        from sklearn.feature_extraction.text import TfidfVectorizer  # lazy: ~1 s import
+
+        index = cls(as_of, decay)
+        for v in vaults:
+            names = {v.rel.lower(), v.name.lower(), v.root.name.lower()}
+            index._vault_names[str(v.root)] = tuple(sorted(n for n in names if n and n != "."))
+        mems: dict[Key, Memory] = {}
+        for m in memories:
+            mems[m.key] = m
+        docs = list(mems.values())
+        for m in docs:
+            index._append_row(m)
+        vectorizer = TfidfVectorizer(
+            analyzer=analyze, sublinear_tf=True, norm="l2", smooth_idf=True, dtype=np.float64
+        )
+        if docs:
+            x = vectorizer.fit_transform([index_text(m) for m in docs])
+            vocab: dict[str, int] = {str(k): int(v) for k, v in vectorizer.vocabulary_.items()}
+            idf = [float(v) for v in vectorizer.idf_]
+        else:
+            import scipy.sparse as sp
+
+            x = sp.csr_matrix((0, 0), dtype=np.float64)
+            vocab, idf = {}, []
+        xt = x.T.tocsr()
+        xt.sort_indices()
+        index._vocab = vocab
+        index._terms = [""] * len(vocab)
+        for term, tid in vocab.items():
+            index._terms[tid] = term
+        index._idf = idf
+        index._sorted_terms = sorted(vocab)
+        index._n_fit_docs = len(docs)
+        index._n_base_terms = len(vocab)
+        index._n_base_rows = len(docs)
+        index._xt_indptr = np.asarray(xt.indptr, dtype=np.int64)
+        index._xt_indices = np.asarray(xt.indices, dtype=np.int64)
+        index._xt_data = np.asarray(xt.data, dtype=np.float64)
+        return index
+
+    @classmethod
+    def from_catalog(cls, catalog: Catalog, as_of: date) -> SearchIndex:
+        """Index every valid memory of every vault in the catalog."""
+        return cls.build(catalog.memories(), as_of, vaults=catalog.vaults)
+
+    def _vault_code(self, memory: Memory) -> int:
+        root = str(memory.vault_root)
+        if root not in self._vault_names:
+            name = memory.vault_root.name.lower()
+            self._vault_names[root] = (name,) if name else ()
+        return self._vault_codes.of(root)
+
+    def _append_row(self, m: Memory) -> int:
+        """Metadata columns, title words and tags for a new row (no terms)."""
+        row = len(self._memories)
+        self._memories.append(m)
+        self._row_of[m.key] = row
+        info = _safe_decay(self._decay, m, self._as_of)
+        self._alive.append(True)
+        self._fmt.append(self._fmt_codes.of(m.format))
+        self._kind.append(self._kind_codes.of(m.kind.lower()))
+        self._vault.append(self._vault_code(m))
+        agent = m.native.get("agent")
+        self._agent.append(self._agent_codes.of(agent.lower() if isinstance(agent, str) else ""))
+        self._health.append(_HEALTHS.index(info.health))
+        self._status.append(self._status_codes.of(info.status.lower()))
+        self._source.append(self._source_codes.of((m.source or "").lower()))
+        self._created.append(_date_ordinal(m.created))
+        imp = m.importance
+        self._importance.append(float(imp) if isinstance(imp, int | float) else math.nan)
+        self._conf.append(confidence_value(m.confidence)[0])
+        self._weight.append(float(info.weight))
+        words = frozenset(analyze(m.title + "\n" + " ".join(m.tags)))
+        self._row_tw.append(words)
+        for w in words:
+            rows = self._tw_rows.get(w)
+            if rows is None:
+                self._tw_rows[w] = [row]
+                self._tw_by_len.setdefault(len(w), []).append(w)
+                bisect.insort(self._tw_sorted, w)
+            else:
+                rows.append(row)
+                self._tw_arr.pop(w, None)
+        for t in {t.lower() for t in m.tags}:
+            self._tag_rows.setdefault(t, []).append(row)
+            self._tag_arr.pop(t, None)
+        return row
+
+    # ------------------------------------------------------------ properties
+
+    @property
+    def as_of(self) -> date:
+        return self._as_of
+
+    def __len__(self) -> int:
+        return len(self._row_of)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._row_of
+
+    @property
+    def needs_rebuild(self) -> bool:
+        """True once incremental changes touch a tenth of the rows."""
+        return (self._dead + len(self._delta_vec)) * 10 > max(10, len(self._memories))
+
+    def memories(self) -> list[Memory]:
+        return [self._memories[r] for r in self._row_of.values()]
+
+    def get(self, key: Key) -> Memory:
+        try:
+            return self._memories[self._row_of[key]]
+        except KeyError:
+            raise NotFoundError(f"no indexed memory {key[1]!r} in {key[0]}") from None
+
+    def set_as_of(self, as_of: date) -> None:
+        """Recompute decay columns for a new date (O(n) adapter calls)."""
+        if as_of == self._as_of:
+            return
+        self._as_of = as_of
+        weight = self._weight.view
+        health = self._health.view
+        status = self._status.view
+        for row in self._row_of.values():
+            info = _safe_decay(self._decay, self._memories[row], as_of)
+            weight[row] = info.weight
+            health[row] = _HEALTHS.index(info.health)
+            status[row] = self._status_codes.of(info.status.lower())
+
+    # ------------------------------------------------------------- terms
+
+    def _analyzed_vector(self, text: str, *, extend: bool) -> tuple[list[int], list[float]]:
+        """Sublinear tf-idf, l2-normalised, as scikit-learn computes it.
+
+        With `extend`, unseen terms get a new column whose idf is that of a
+        term found in one document of the fitted corpus (frozen).
+        """
+        counts = Counter(analyze(text))
+        ids: list[int] = []
+        weights: list[float] = []
+        for term, tf in counts.items():
+            tid = self._vocab.get(term)
+            if tid is None:
+                if not extend:
+                    continue
+                tid = len(self._idf)
+                self._vocab[term] = tid
+                self._terms.append(term)
+                self._idf.append(math.log((1 + self._n_fit_docs) / 2) + 1.0)
+                bisect.insort(self._sorted_terms, term)
+            ids.append(tid)
+            weights.append((1.0 + math.log(tf)) * self._idf[tid])
+        norm = math.sqrt(math.fsum(w * w for w in weights))
+        if norm > 0:
+            weights = [w / norm for w in weights]
+        return ids, weights
+
+    def _doc_vector(self, row: int) -> tuple[list[int], list[float]]:
+        if row in self._delta_vec:
+            return self._delta_vec[row]
+        return self._analyzed_vector(index_text(self._memories[row]), extend=False)
+
+    def _doc_weight(self, row: int, term_id: int) -> float:
+        """d_t: the document's tf-idf weight for one term."""
+        if row in self._delta_vec:
+            return self._delta_post.get(term_id, {}).get(row, 0.0)
+        if term_id >= self._n_base_terms or row >= self._n_base_rows:
+            return 0.0
+        lo, hi = int(self._xt_indptr[term_id]), int(self._xt_indptr[term_id + 1])
+        i = int(np.searchsorted(self._xt_indices[lo:hi], row)) + lo
+        if i < hi and int(self._xt_indices[i]) == row:
+            return float(self._xt_data[i])
+        return 0.0
+
+    def _postings(self, term_id: int) -> tuple[IntArray, FloatArray]:
+        """Rows containing a term (base and delta) and their weights."""
+        if term_id < self._n_base_terms:
+            lo, hi = int(self._xt_indptr[term_id]), int(self._xt_indptr[term_id + 1])
+            rows, data = self._xt_indices[lo:hi], self._xt_data[lo:hi]
+        else:
+            rows = np.zeros(0, dtype=np.int64)
+            data = np.zeros(0, dtype=np.float64)
+        extra = self._delta_post.get(term_id)
+        if extra:
+            rows = np.concatenate([rows, np.fromiter(extra.keys(), np.int64, len(extra))])
+            data = np.concatenate([data, np.fromiter(extra.values(), np.float64, len(extra))])
+        return rows, data
+
+    def _term_rows(self, term: str) -> IntArray:
+        tid = self._vocab.get(term)
+        if tid is None:
+            return np.zeros(0, dtype=np.int64)
+        return self._postings(tid)[0]
+
+    def _prefix_terms(self, prefix: str, limit: int) -> list[str]:
+        """Up to `limit` vocabulary terms starting with `prefix`, shortest first."""
+        i = bisect.bisect_left(self._sorted_terms, prefix)
+        found: list[str] = []
+        while i < len(self._sorted_terms) and self._sorted_terms[i].startswith(prefix):
+            found.append(self._sorted_terms[i])
+            i += 1
+            if len(found) > 50 * limit:
+                break
+        found.sort(key=lambda t: (len(t), t))
+        return found[:limit]
+
+    # ----------------------------------------------------------- incremental
+
+    def add(self, memory: Memory) -> None:
+        """Index one new memory (or replace the one with its key)."""
+        if memory.key in self._row_of:
+            self.remove(memory.key)
+        row = self._append_row(memory)
+        ids, weights = self._analyzed_vector(index_text(memory), extend=True)
+        self._delta_vec[row] = (ids, weights)
+        for tid, w in zip(ids, weights, strict=True):
+            self._delta_post.setdefault(tid, {})[row] = w
+
+    def update(self, memory: Memory) -> None:
+        """Re-index a changed memory (same key)."""
+        self.add(memory)
+
+    def remove(self, key: Key) -> None:
+        """Drop a memory by (vault root, id); NotFoundError if absent."""
+        row = self._row_of.pop(key, None)
+        if row is None:
+            raise NotFoundError(f"no indexed memory {key[1]!r} in {key[0]}")
+        self._alive.view[row] = False
+        self._dead += 1
+        self._lower.pop(row, None)
+        vec = self._delta_vec.pop(row, None)
+        if vec is not None:
+            for tid in vec[0]:
+                post = self._delta_post.get(tid)
+                if post is not None:
+                    post.pop(row, None)
+                    if not post:
+                        del self._delta_post[tid]
+
+    # ------------------------------------------------------------- filters
+
+    def _lower_text(self, row: int) -> str:
+        text = self._lower.get(row)
+        if text is None:
+            m = self._memories[row]
+            text = self._lower[row] = " ".join((m.title + "\n" + m.body).lower().split())
+        return text
+
+    def _rows_mask(self, rows: IntArray) -> BoolArray:
+        mark = np.zeros(len(self._memories), dtype=bool)
+        mark[rows] = True
+        return mark
+
+    def _match_codes(
+        self, codes: _Codes, column: _Column, rows: IntArray, pred: Callable[[str], bool]
+    ) -> BoolArray:
+        table = codes.table(pred)
+        if not len(table):
+            return np.zeros(len(rows), dtype=bool)
+        out: BoolArray = table[column.view[rows]]
+        return out
+
+    def _filter_mask(self, f: Filter, rows: IntArray) -> BoolArray:
+        """Which of `rows` the (un-negated) filter accepts."""
+        vals = f.values
+
+        def match(value: str) -> bool:
+            for v in vals:
+                if v.endswith("*"):
+                    if value.startswith(v[:-1]):
+                        return True
+                elif value == v:
+                    return True
+            return False
+
+        def contains(value: str) -> bool:
+            return any(v.rstrip("*") in value for v in vals)
+
+        if f.field == "tag":
+            parts = [self._tag_array(tag) for tag in self._tag_rows if match(tag)]
+            if not parts:
+                return np.zeros(len(rows), dtype=bool)
+            return self._rows_mask(np.concatenate(parts))[rows]
+        if f.field == "kind":
+            return self._match_codes(self._kind_codes, self._kind, rows, match)
+        if f.field == "format":
+            return self._match_codes(self._fmt_codes, self._fmt, rows, contains)
+        if f.field == "source":
+            return self._match_codes(
+                self._source_codes, self._source, rows, lambda s: bool(s) and contains(s)
+            )
+        if f.field in ("vault", "agent"):
+            by_vault = self._match_codes(
+                self._vault_codes,
+                self._vault,
+                rows,
+                lambda root: any(match(n) for n in self._vault_names.get(root, ())),
+            )
+            if f.field == "vault":
+                return by_vault
+            by_agent = self._match_codes(
+                self._agent_codes, self._agent, rows, lambda a: bool(a) and match(a)
+            )
+            return by_vault | by_agent
+        if f.field == "health":
+            if any(v in ANY_HEALTH for v in vals):
+                return np.ones(len(rows), dtype=bool)
+            table = np.array([h.value in vals for h in _HEALTHS], dtype=bool)
+            by_health: BoolArray = table[self._health.view[rows]]
+            return by_health
+        if f.field == "status":
+            if any(v in ANY_HEALTH for v in vals):
+                return np.ones(len(rows), dtype=bool)
+            by_status = self._match_codes(self._status_codes, self._status, rows, match)
+            table = np.array([h.value in vals for h in _HEALTHS], dtype=bool)
+            either: BoolArray = by_status | table[self._health.view[rows]]
+            return either
+        if f.field in ("before", "after"):
+            assert f.day is not None
+            created = self._created.view[rows]
+            day = f.day.toordinal()
+            ok = created < day if f.field == "before" else created > day
+            return (created > 0) & ok
+        if f.field in ("importance", "confidence"):
+            assert f.number is not None
+            col = (self._importance if f.field == "importance" else self._conf).view[rows]
+            x = f.number
+            with np.errstate(invalid="ignore"):
+                if f.op == ">":
+                    return col > x
+                if f.op == ">=":
+                    return col >= x
+                if f.op == "<":
+                    return col < x
+                if f.op == "<=":
+                    return col <= x
+                return np.abs(col - x) <= 1e-9
+        raise QueryError(f.token, f"unsupported filter {f.field!r}")  # pragma: no cover
+
+    def _phrase_rows(self, phrase: str, within: IntArray | None) -> IntArray:
+        """Rows whose title/body contain the phrase (case-insensitive)."""
+        # Narrow by words wholly inside the phrase (bounded on both sides), which
+        # the matching documents must contain as tokens; else by completions
+        # of the last word; else scan.
+        cand = within
+        for mt in _TOKEN_RE.finditer(phrase):
+            if mt.start() > 0 and mt.end() < len(phrase):
+                rows = self._term_rows(mt.group())
+                cand = rows if cand is None else np.intersect1d(cand, rows, assume_unique=False)
+        if cand is None:
+            tokens = list(_TOKEN_RE.finditer(phrase))
+            if tokens and tokens[-1].start() > 0:
+                last = tokens[-1].group()
+                completions = self._prefix_terms(last, 64)
+                if len(completions) < 64:
+                    parts = [self._term_rows(t) for t in completions]
+                    cand = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+        if cand is None:
+            cand = np.fromiter(self._row_of.values(), dtype=np.int64, count=len(self._row_of))
+        alive = self._alive.view
+        keep = [int(r) for r in np.unique(cand) if alive[r] and phrase in self._lower_text(int(r))]
+        return np.asarray(keep, dtype=np.int64)
+
+    def _word_rows(self, word: str) -> IntArray:
+        """Rows an excluded word rules out (its analysed terms, or its text)."""
+        terms = analyze(word)
+        if len(terms) == 1:
+            return self._term_rows(terms[0])
+        # "-debt-relief": exclude the written form, as a phrase.
+        return self._phrase_rows(" ".join(word.lower().split()), None)
+
+    # -------------------------------------------------------------- fuzzy
+
+    def _near_words(self, word: str, run_fuzzy: bool, prefix: bool) -> dict[str, float]:
+        """Title/tag words matching a query word, with a 0..100 score."""
+        from rapidfuzz import fuzz, process
+
+        found: dict[str, float] = {}
+        if word in self._tw_rows:
+            found[word] = 100.0
+        if run_fuzzy and len(word) >= 3:
+            n = len(word)
+            # ratio >= 80 needs the shorter word at least 2/3 of the longer.
+            pool: list[str] = []
+            for length in range(max(2, (2 * n + 2) // 3), (3 * n) // 2 + 1):
+                pool.extend(self._tw_by_len.get(length, ()))
+            for match, score, _ in process.extract(
+                word, pool, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF, limit=FUZZY_LIMIT
+            ):
+                found.setdefault(str(match), float(score))
+        if prefix and len(word) >= 2:
+            i = bisect.bisect_left(self._tw_sorted, word)
+            taken = 0
+            while i < len(self._tw_sorted) and taken < 4 * PREFIX_LIMIT:
+                w = self._tw_sorted[i]
+                if not w.startswith(word):
+                    break
+                found.setdefault(w, 100.0)
+                i += 1
+                taken += 1
+        return found
+
+    def _tag_array(self, tag: str) -> IntArray:
+        arr = self._tag_arr.get(tag)
+        if arr is None:
+            arr = self._tag_arr[tag] = np.asarray(self._tag_rows.get(tag, ()), dtype=np.int64)
+        return arr
+
+    def _tw_array(self, word: str) -> IntArray:
+        arr = self._tw_arr.get(word)
+        if arr is None:
+            arr = self._tw_arr[word] = np.asarray(self._tw_rows.get(word, ()), dtype=np.int64)
+        return arr
+
+    # -------------------------------------------------------------- search
+
+    def _prepare(self, query: Query, as_you_type: bool) -> _Prepared:
+        words = [t for w in query.words for t in analyze(w)]
+        phrase_terms = [t for p in query.phrases for t in analyze(p)]
+        counts = Counter(words + phrase_terms)
+        if as_you_type and query.trailing_word and words:
+            last = words[-1]
+            for t in self._prefix_terms(last, PREFIX_LIMIT):
+                counts.setdefault(t, 1)
+        ids: list[int] = []
+        weights: list[float] = []
+        for term, tf in counts.items():
+            tid = self._vocab.get(term)
+            if tid is None:
+                continue
+            ids.append(tid)
+            weights.append((1.0 + math.log(tf)) * self._idf[tid])
+        norm = math.sqrt(math.fsum(w * w for w in weights))
+        if norm > 0:
+            weights = [w / norm for w in weights]
+        return _Prepared(query, ids, weights, words)
+
+    def run(
+        self,
+        query: str | Query,
+        limit: int = 20,
+        *,
+        offset: int = 0,
+        as_of: date | None = None,
+        as_you_type: bool = False,
+        include_inactive: bool = False,
+        extra_filters: Sequence[Filter] = (),
+    ) -> SearchResults:
+        """Rank memories for a query; see the module docstring for the score.
+
+        `as_you_type` treats a trailing unfinished word as a prefix (for a
+        search box).  `extra_filters` are ANDed with the query's own (front
+        ends map their flags to filters).
+        """
+        q = parse_query(query) if isinstance(query, str) else query
+        if extra_filters:
+            q = q.with_filters(*extra_filters)
+        if as_of is not None:
+            self.set_as_of(as_of)
+        n = len(self._memories)
+        if q.is_empty or n == 0:
+            return SearchResults([], 0, q)
+        prep = self._prepare(q, as_you_type)
+
+        # 1. cosine over the postings of the query terms only
+        cosine: FloatArray | None = None
+        if prep.term_ids:
+            parts_r: list[IntArray] = []
+            parts_w: list[FloatArray] = []
+            for tid, qw in zip(prep.term_ids, prep.q_weights, strict=True):
+                rows, data = self._postings(tid)
+                parts_r.append(rows)
+                parts_w.append(data * qw)
+            all_rows = np.concatenate(parts_r)
+            cosine = np.bincount(all_rows, weights=np.concatenate(parts_w), minlength=n).astype(
+                np.float64
+            )
+        n_text_hits = int(np.count_nonzero(cosine)) if cosine is not None else 0
+
+        # 2. fuzzy title/tag words
+        fuzzy: FloatArray | None = None
+        if prep.fuzzy_words:
+            short = len(prep.fuzzy_words) <= 2 and n_text_hits < limit + offset
+            total = np.zeros(n, dtype=np.float64)
+            for i, w in enumerate(prep.fuzzy_words):
+                run_fuzzy = short or w not in self._vocab
+                is_last = as_you_type and q.trailing_word and i == len(prep.fuzzy_words) - 1
+                near = self._near_words(w, run_fuzzy, is_last)
+                prep.fuzzy_matches.append(near)
+                if not near:
+                    continue
+                best = np.zeros(n, dtype=np.float64)
+                for tw, score in near.items():
+                    rows = self._tw_array(tw)
+                    best[rows] = np.maximum(best[rows], score)
+                total += best
+            if total.any():
+                fuzzy = total / len(prep.fuzzy_words)
+
+        # 3. candidates
+        if q.has_text:
+            rel = np.zeros(n, dtype=np.float64)
+            if cosine is not None:
+                rel += cosine
+            if fuzzy is not None:
+                rel += FUZZY_WEIGHT * fuzzy / 100.0
+            # phrases only: the phrase rows are the candidates
+            cand = np.flatnonzero(rel > 0) if q.words else None
+            for p in q.phrases:
+                cand = self._phrase_rows(p, cand)
+            assert cand is not None
+        else:
+            rel = np.ones(n, dtype=np.float64)
+            cand = np.flatnonzero(self._alive.view)
+
+        # 4. filters
+        mask = self._alive.view[cand].copy()
+        health_asked = any(f.field in ("health", "status") and not f.negated for f in q.filters)
+        if not (include_inactive or health_asked):
+            excluded = np.array([h in DEFAULT_EXCLUDED_HEALTH for h in _HEALTHS], dtype=bool)
+            mask &= ~excluded[self._health.view[cand]]
+        for f in q.filters:
+            fm = self._filter_mask(f, cand)
+            mask &= ~fm if f.negated else fm
+        for w in q.excluded_words:
+            rows = self._word_rows(w)
+            if len(rows):
+                mask &= ~self._rows_mask(rows)[cand]
+        for p in q.excluded_phrases:
+            rows = self._phrase_rows(p, cand[mask])
+            if len(rows):
+                mask &= ~self._rows_mask(rows)[cand]
+        cand = cand[mask]
+        total_hits = len(cand)
+        if total_hits == 0 or limit <= 0:
+            return SearchResults([], total_hits, q)
+
+        # 5. rank, then explain the page exactly
+        scores = rel[cand] * self._conf.view[cand] * self._weight.view[cand]
+        want = min(total_hits, offset + limit)
+        if want < total_hits:
+            top = np.argpartition(-scores, want - 1)[:want]
+        else:
+            top = np.arange(total_hits)
+        rows_top = cand[top]
+        order = sorted(
+            range(len(rows_top)),
+            key=lambda i: (-scores[top[i]], -rel[rows_top[i]], self._memories[rows_top[i]].id),
+        )
+        hits = [self._hit(int(rows_top[i]), prep, cosine is not None, fuzzy) for i in order]
+        hits.sort(key=lambda h: (-h.score, -h.explain["relevance"], h.memory.id))
+        return SearchResults(hits[offset : offset + limit], total_hits, q)
+
+    def search(
+        self,
+        query: str | Query,
+        limit: int = 20,
+        *,
+        as_of: date | None = None,
+        as_you_type: bool = False,
+        include_inactive: bool = False,
+        extra_filters: Sequence[Filter] = (),
+    ) -> list[Hit]:
+        """The best `limit` hits for a query, best first (see `run`)."""
+        return self.run(
+            query,
+            limit,
+            as_of=as_of,
+            as_you_type=as_you_type,
+            include_inactive=include_inactive,
+            extra_filters=extra_filters,
+        ).hits
+
+    def _hit(self, row: int, prep: _Prepared, has_terms: bool, fuzzy: FloatArray | None) -> Hit:
+        m = self._memories[row]
+        info = _safe_decay(self._decay, m, self._as_of)
+        conf, conf_src = confidence_value(m.confidence)
+        terms: list[dict[str, Any]] = []
+        for tid, qw in zip(prep.term_ids, prep.q_weights, strict=True):
+            dw = self._doc_weight(row, tid)
+            if dw > 0:
+                terms.append(
+                    {
+                        "term": self._terms[tid],
+                        "query_weight": qw,
+                        "doc_weight": dw,
+                        "contribution": qw * dw,
+                    }
+                )
+        terms.sort(key=lambda t: (-t["contribution"], t["term"]))
+        cosine = math.fsum(t["contribution"] for t in terms)
+        matches: list[dict[str, Any]] = []
+        fuzzy_score = 0.0
+        if prep.fuzzy_words:
+            words = self._row_tw[row]
+            total = 0.0
+            for w, near in zip(prep.fuzzy_words, prep.fuzzy_matches, strict=False):
+                best_word, best = "", 0.0
+                for tw, s in near.items():
+                    if tw in words and (s > best or (s == best and tw < best_word)):
+                        best_word, best = tw, s
+                if best > 0:
+                    matches.append({"word": w, "matched": best_word, "score": best})
+                total += best
+            fuzzy_score = total / len(prep.fuzzy_words)
+        bonus = FUZZY_WEIGHT * fuzzy_score / 100.0
+        q = prep.query
+        filter_only = not q.has_text
+        relevance = 1.0 if filter_only else cosine + bonus
+        score = relevance * conf * info.weight
+        explain: dict[str, Any] = {
+            "formula": "score = relevance × confidence × decay_weight; "
+            "relevance = cosine + fuzzy_weight × fuzzy / 100"
+            + ("; a query without words or phrases has relevance 1" if filter_only else ""),
+            "terms": terms,
+            "cosine": cosine,
+            "fuzzy": fuzzy_score,
+            "fuzzy_matches": matches,
+            "fuzzy_weight": FUZZY_WEIGHT,
+            "fuzzy_bonus": bonus,
+            "filter_only": filter_only,
+            "relevance": relevance,
+            "confidence": conf,
+            "confidence_from": conf_src,
+            "decay_weight": info.weight,
+            "status": info.status,
+            "health": info.health.value,
+            "decay_score": info.score,
+            "phrases": list(q.phrases),
+            "filters": [f.token for f in q.filters],
+            "score": score,
+        }
+        return Hit(m, score, explain)
+
+    # --------------------------------------------------------- more like this
+
+    def _row_for(self, memory: Memory | Key) -> int:
+        key = memory.key if isinstance(memory, Memory) else memory
+        row = self._row_of.get(key)
+        if row is None:
+            raise NotFoundError(f"no indexed memory {key[1]!r} in {key[0]}")
+        return row
+
+    def similar(
+        self,
+        memory: Memory | Key,
+        k: int = 10,
+        *,
+        by: str = "tfidf",
+        include_inactive: bool = False,
+    ) -> list[Hit]:
+        """The `k` memories nearest to one, by TF-IDF cosine or stored vectors.
+
+        ``by="vectors"`` uses the embeddings a vault ships (`load_stored_vectors`)
+        and compares only with vaults whose vectors come from the same model
+        and dimension; it returns [] when the memory has no stored vector.
+        The score is the cosine itself (no confidence or decay).
+        """
+        row = self._row_for(memory)
+        n = len(self._memories)
+        if by == "vectors":
+            return self._similar_by_vectors(row, k, include_inactive)
+        if by != "tfidf":
+            raise ValueError(f"unknown similarity {by!r} (tfidf or vectors)")
+        ids, weights = self._doc_vector(row)
+        if not ids:
+            return []
+        parts_r: list[IntArray] = []
+        parts_w: list[FloatArray] = []
+        for tid, w in zip(ids, weights, strict=True):
+            rows, data = self._postings(tid)
+            parts_r.append(rows)
+            parts_w.append(data * w)
+        sims: FloatArray = np.bincount(
+            np.concatenate(parts_r), weights=np.concatenate(parts_w), minlength=n
+        ).astype(np.float64)
+        cand = np.flatnonzero(sims > 0)
+        hits = self._rank_similar(row, cand, sims[cand], k, include_inactive)
+        out: list[Hit] = []
+        for other, _ in hits:
+            shared: list[tuple[float, str]] = []
+            for tid, w in zip(ids, weights, strict=True):
+                dw = self._doc_weight(other, tid)
+                if dw > 0:
+                    shared.append((w * dw, self._terms[tid]))
+            shared.sort(key=lambda t: (-t[0], t[1]))
+            cos = math.fsum(c for c, _ in shared)
+            explain = {
+                "method": "tfidf",
+                "cosine": cos,
+                "terms": [{"term": t, "contribution": c} for c, t in shared[:10]],
+                "score": cos,
+            }
+            out.append(Hit(self._memories[other], cos, explain))
+        out.sort(key=lambda h: (-h.score, h.memory.id))
+        return out
+
+    def _rank_similar(
+        self, row: int, cand: IntArray, sims: FloatArray, k: int, include_inactive: bool
+    ) -> list[tuple[int, float]]:
+        alive = self._alive.view
+        keep = alive[cand] & (cand != row)
+        if not include_inactive:
+            excluded = np.array([h in DEFAULT_EXCLUDED_HEALTH for h in _HEALTHS], dtype=bool)
+            keep &= ~excluded[self._health.view[cand]]
+        cand, sims = cand[keep], sims[keep]
+        order = sorted(range(len(cand)), key=lambda i: (-sims[i], self._memories[cand[i]].id))
+        return [(int(cand[i]), float(sims[i])) for i in order[:k]]
+
+    def stored_vectors(self, root: Path) -> tuple[str, dict[str, list[float]]] | None:
+        """The vectors a vault root ships, loaded once."""
+        key = str(root)
+        if key not in self._vectors:
+            self._vectors[key] = load_stored_vectors(root)
+        return self._vectors[key]
+
+    def has_vectors(self, memory: Memory) -> bool:
+        vecs = self.stored_vectors(memory.vault_root)
+        return vecs is not None and memory.id in vecs[1]
+
+    def _similar_by_vectors(self, row: int, k: int, include_inactive: bool) -> list[Hit]:
+        m = self._memories[row]
+        own = self.stored_vectors(m.vault_root)
+        if own is None or m.id not in own[1]:
+            return []
+        model, entries = own
+        target = np.asarray(entries[m.id], dtype=np.float64)
+        tnorm = float(np.linalg.norm(target))
+        if tnorm == 0:
+            return []
+        rows: list[int] = []
+        vecs: list[list[float]] = []
+        for root in {str(mm.vault_root) for mm in self._memories}:
+            other = self.stored_vectors(Path(root))
+            if other is None or other[0] != model:
+                continue
+            for mid, vec in other[1].items():
+                r = self._row_of.get((root, mid))
+                if r is not None and len(vec) == len(target):
+                    rows.append(r)
+                    vecs.append(vec)
+        if not rows:
+            return []
+        mat = np.asarray(vecs, dtype=np.float64)
+        norms = np.linalg.norm(mat, axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            sims = np.where(norms > 0, mat @ target / (norms * tnorm), 0.0)
+        cand = np.asarray(rows, dtype=np.int64)
+        out = []
+        for other_row, sim in self._rank_similar(row, cand, sims, k, include_inactive):
+            explain = {"method": "vectors", "model": model, "cosine": sim, "score": sim}
+            out.append(Hit(self._memories[other_row], sim, explain))
+        return out
+
+    # --------------------------------------------------------- near duplicates
+
+    def _doc_matrix(self, rows: Sequence[int]) -> Any:
+        """The l2 rows of these documents as a CSR matrix (docs x terms)."""
+        import scipy.sparse as sp
+
+        indptr = [0]
+        indices: list[int] = []
+        data: list[float] = []
+        base_rows = [r for r in rows if r < self._n_base_rows and r not in self._delta_vec]
+        base_vecs: dict[int, tuple[list[int], list[float]]] = {}
+        if base_rows:
+            xt = sp.csr_matrix(
+                (self._xt_data, self._xt_indices, self._xt_indptr),
+                shape=(self._n_base_terms, self._n_base_rows),
+            )
+            x = xt.T.tocsr()
+            for r in base_rows:
+                lo, hi = x.indptr[r], x.indptr[r + 1]
+                base_vecs[r] = (x.indices[lo:hi].tolist(), x.data[lo:hi].tolist())
+        for r in rows:
+            ids, ws = base_vecs[r] if r in base_vecs else self._delta_vec[r]
+            indices.extend(ids)
+            data.extend(ws)
+            indptr.append(len(indices))
+        return sp.csr_matrix(
+            (np.asarray(data, dtype=np.float64), np.asarray(indices, dtype=np.int64), indptr),
+            shape=(len(rows), max(1, len(self._idf))),
+        )
+
+    def near_duplicates(
+        self, threshold: float = 0.9, *, cross_vault_only: bool = False
+    ) -> list[DuplicateGroup]:
+        """Groups of memories with TF-IDF cosine >= threshold (any health).
+
+        Candidate pairs come from each document's rare terms (a pair that
+        shares none of them cannot reach the threshold: the common terms of
+        a unit vector carry less than `threshold` of its norm), then every
+        candidate pair's cosine is computed exactly.
+        """
+        rows = sorted(self._row_of.values())
+        if len(rows) < 2:
+            return []
+        x = self._doc_matrix(rows)
+        df = np.diff(x.tocsc().indptr)
+        sig_r: list[int] = []
+        sig_c: list[int] = []
+        for i in range(x.shape[0]):
+            lo, hi = x.indptr[i], x.indptr[i + 1]
+            cols, vals = x.indices[lo:hi], x.data[lo:hi]
+            if not len(cols):
+                continue
+            order = np.lexsort((cols, -df[cols]))  # most common first
+            cum = np.sqrt(np.cumsum(vals[order] ** 2))
+            # prefix of common terms whose norm stays below the threshold
+            cut = int(np.searchsorted(cum, threshold, side="left"))
+            for c in cols[order[cut:]]:
+                sig_r.append(i)
+                sig_c.append(int(c))
+        import scipy.sparse as sp
+
+        sig = sp.csr_matrix(
+            (np.ones(len(sig_r)), (np.asarray(sig_r), np.asarray(sig_c))), shape=x.shape
+        )
+        binary = x.copy()
+        binary.data[:] = 1.0
+        pairs_m = sp.triu(sig @ binary.T, k=1).tocoo()
+        pi, pj = pairs_m.row, pairs_m.col
+        if not len(pi):
+            return []
+        sims = np.asarray(x[pi].multiply(x[pj]).sum(axis=1)).ravel()
+        keep = sims >= threshold - 1e-12
+        parent = list(range(len(rows)))
+
+        def find(a: int) -> int:
+            while parent[a] != a:
+                parent[a] = parent[parent[a]]
+                a = parent[a]
+            return a
+
+        found: list[tuple[int, int, float]] = []
+        for a, b, s in zip(pi[keep], pj[keep], sims[keep], strict=True):
+            found.append((int(a), int(b), float(s)))
+            ra, rb = find(int(a)), find(int(b))
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+        groups: dict[int, list[int]] = {}
+        for a, b, _ in found:
+            for i in (a, b):
+                members = groups.setdefault(find(i), [])
+                if i not in members:
+                    members.append(i)
+        out: list[DuplicateGroup] = []
+        for members in groups.values():
+            members.sort(
+                key=lambda i: (str(self._memories[rows[i]].vault_root), self._memories[rows[i]].id)
+            )
+            pos = {i: p for p, i in enumerate(members)}
+            mems = tuple(self._memories[rows[i]] for i in members)
+            pairs = tuple(
+                (min(pos[a], pos[b]), max(pos[a], pos[b]), s) for a, b, s in found if a in pos
+            )
+            group = DuplicateGroup(mems, tuple(sorted(pairs)))
+            if group.cross_vault or not cross_vault_only:
+                out.append(group)
+        out.sort(key=lambda g: (-len(g.memories), str(g.memories[0].vault_root), g.memories[0].id))
+        return out
