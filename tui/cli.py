@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+
 from memlens.core import Catalog, Memory, NotFoundError, decay_of
 from memlens.core.demo import copy_demo
 from memlens.core.model import Health
@@ -26,6 +27,7 @@ from memlens.core.records import (
 )
 from memlens.core.sanitize import one_line, visible
 
+from .cli_actions import COMMANDS as ACTION_COMMANDS
 from .cli_common import (
     EXIT_PROBLEMS,
     as_of_option,
@@ -363,9 +365,15 @@ def decay(path: Path, as_of: date | None, as_json: bool, apply_: bool) -> None:
     """
     when = resolve_as_of(as_of)
     catalog = load_catalog(path)
-    if apply_:
-        raise click.UsageError("--apply is not available yet: this build only reports")
     cands = archive_candidates(catalog, when)
+    if apply_:
+        from .cli_actions import decay_apply
+
+        refused = decay_apply(catalog, cands)
+        click.echo(f"{len(cands) - refused} archived, {refused} refused", err=True)
+        if refused:
+            sys.exit(EXIT_PROBLEMS)
+        return
     if as_json:
         emit_json(
             [{**memory_record(m, when, path), "archive_reasons": reasons} for m, reasons in cands]
@@ -381,6 +389,8 @@ def decay(path: Path, as_of: date | None, as_json: bool, apply_: bool) -> None:
 
 cli.add_command(search)
 cli.add_command(graph)
+for _command in ACTION_COMMANDS:
+    cli.add_command(_command)
 
 
 def main() -> None:

@@ -1,0 +1,212 @@
+"""CLI commands that change vaults: pin, unpin, archive, restore, promote, set, undo.
+
+Every change goes through memlens.core.actions (validated, conflict-checked,
+atomic, journaled), so each one can be undone with `memlens undo PATH`.
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memlens.core import Catalog, MemlensError, Memory, NotFoundError
+from memlens.core.actions import Action, parse_assignment, undo
+from memlens.core.sanitize import one_line
+from memlens.core.vault import discover
+
+from .cli_common import EXIT_PROBLEMS, as_of_option, load_catalog, resolve_as_of
+
+
+def _memory(catalog: Catalog, memory_id: str) -> Memory:
+    try:
+        return catalog.get(memory_id)
+    except NotFoundError as exc:
+        click.echo(f"memlens: {exc}", err=True)
+        sys.exit(EXIT_PROBLEMS)
+
+
+def run_action(
+    catalog: Catalog, memory_id: str, name: str, params: dict[str, Any], dry_run: bool
+) -> None:
+    """Plan, show and (unless dry-run) apply one action; exit 1 if refused."""
+    memory = _memory(catalog, memory_id)
+    action = Action(name, memory, params)
+    try:
+        plan = action.plan()
+        click.echo(f"{name} {one_line(memory.id)}: {one_line(plan.summary)}", err=True)
+        for line in plan.describe():
+            click.echo(f"  {one_line(line)}", err=True)
+        if dry_run:
+            click.echo("dry run: nothing written", err=True)
+            return
+        action.apply()
+    except MemlensError as exc:
+        click.echo(f"memlens: {name} refused: {exc}", err=True)
+        sys.exit(EXIT_PROBLEMS)
+    click.echo("done (memlens undo PATH reverts it)", err=True)
+
+
+def _simple(name: str, doc: str) -> click.Command:
+    @click.command(name=name, help=doc)
+    @click.argument("path", type=click.Path(exists=True, path_type=Path))
+    @click.argument("memory_id", metavar="ID")
+    @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+    def command(path: Path, memory_id: str, dry_run: bool) -> None:
+        run_action(load_catalog(path), memory_id, name, {}, dry_run)
+
+    return command
+
+
+pin = _simple(
+    "pin",
+    "Pin a memory so it never fades (per format: dc:ttl=never, pinned: true, "
+    "a pin view, or a move to vault/).\n\nExample: memlens pin ./vaults hawk/obs-2026-11-19-001",
+)
+unpin = _simple("unpin", "Undo a pin.\n\nExample: memlens unpin ./vaults hawk/obs-2026-11-19-001")
+archive = _simple(
+    "archive",
+    "Archive a memory (a move, an archive entry or a WAL op; never a deletion).\n\n"
+    "Example: memlens archive ./vaults hawk/obs-2026-11-19-001",
+)
+restore = _simple(
+    "restore",
+    "Bring an archived memory back.\n\nExample: memlens restore ./vaults hawk/obs-2026-10-02-001",
+)
+
+
+@click.command(name="set")
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.argument("memory_id", metavar="ID")
+@click.argument("assignments", nargs=-1, required=True, metavar="FIELD=VALUE...")
+@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+def set_fields(path: Path, memory_id: str, assignments: tuple[str, ...], dry_run: bool) -> None:
+    """Validated metadata edit: only the changed fields' lines are rewritten.
+
+    VALUE is read as one YAML value (importance=0.9, tags=[a, b], title=Hi).
+
+    Example: memlens set ./vaults 6f170630-166f-40cc-ae24-c0cbf1b3afad importance=0.9
+    """
+    try:
+        changes = dict(parse_assignment(a) for a in assignments)
+    except MemlensError as exc:
+        raise click.UsageError(str(exc)) from None
+    run_action(load_catalog(path), memory_id, "set", {"changes": changes}, dry_run)
+
+
+@click.command(name="undo")
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+def undo_cmd(path: Path) -> None:
+    """Undo the last action recorded in the vault's journal (.memlens/journal.jsonl).
+
+    PATH is the vault root (or a folder holding exactly one vault).
+
+    Example: memlens undo ./vaults/project-ocean
+    """
+    vaults = discover(path)
+    if len(vaults) != 1:
+        names = ", ".join(v.rel for v in vaults) or "none"
+        raise click.UsageError(f"{path} holds {len(vaults)} vaults ({names}); name one")
+    try:
+        entry = undo(vaults[0].root)
+    except MemlensError as exc:
+        click.echo(f"memlens: undo refused: {exc}", err=True)
+        sys.exit(EXIT_PROBLEMS)
+    click.echo(f"undid: {one_line(str(entry.get('summary', entry.get('action'))))}", err=True)
+
+
+def decay_apply(catalog: Catalog, candidates: list[tuple[Memory, list[str]]]) -> int:
+    """Archive every decay candidate; return how many were refused."""
+    refused = 0
+    for memory, reasons in candidates:
+        action = Action("archive", memory, {"reason": "; ".join(reasons)})
+        try:
+            action.apply()
+            click.echo(f"archived {one_line(memory.id)} ({'; '.join(reasons)})", err=True)
+        except MemlensError as exc:
+            refused += 1
+            click.echo(f"refused {one_line(memory.id)}: {exc}", err=True)
+    return refused
+
+
+@click.command(name="promote")
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.argument("memory_id", metavar="[ID]", required=False)
+@click.option(
+    "--threshold", type=float, default=None, help="Project Ocean: minimum confidence (default 0.8)."
+)
+@click.option("--require-verified", is_flag=True, help="Project Ocean: only verified observations.")
+@click.option(
+    "--file", "file_name", default=None, help="Project Ocean: one file name (with --agent)."
+)
+@click.option("--agent", default=None, help="Project Ocean: the agent owning --file.")
+@click.option("--importance", type=float, default=None, help="Cognitive memory: new importance.")
+@click.option("--type", "new_type", default=None, help="Cognitive memory / Dream Cycle: retype.")
+@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+@as_of_option
+def promote(
+    path: Path,
+    memory_id: str | None,
+    threshold: float | None,
+    require_verified: bool,
+    file_name: str | None,
+    agent: str | None,
+    importance: float | None,
+    new_type: str | None,
+    dry_run: bool,
+    as_of: date | None,
+) -> None:
+    """Promote a memory, or (no ID) run Project Ocean's promote over PATH.
+
+    Project Ocean copies observations to shared/observations/ with
+    promoted_from/promoted_at (as memory-promote.py); an existing copy is
+    skipped with a message.
+
+    Examples: memlens promote ./vaults --threshold 0.7 --dry-run;
+    memlens promote ./vaults hawk/obs-2026-11-19-001
+    """
+    catalog = load_catalog(path)
+    when = resolve_as_of(as_of)
+    params: dict[str, Any] = {"as_of": when.isoformat()}
+    if importance is not None:
+        params["importance"] = importance
+    if new_type is not None:
+        params["type"] = new_type
+    if memory_id is not None:
+        run_action(catalog, memory_id, "promote", params, dry_run)
+        return
+    from memlens.core.ocean_runs import promotion_candidates
+
+    cands, skipped = promotion_candidates(
+        catalog,
+        threshold=0.8 if threshold is None else threshold,
+        require_verified=require_verified,
+        file_name=file_name,
+        agent=agent,
+    )
+    for memory, why in skipped:
+        click.echo(f"skip {one_line(memory.id)}: {why}", err=True)
+    refused = 0
+    for memory in cands:
+        try:
+            action = Action("promote", memory, params)
+            plan = action.plan()
+            click.echo(f"promote {one_line(memory.id)}: {one_line(plan.summary)}", err=True)
+            if not dry_run:
+                action.apply()
+        except MemlensError as exc:
+            refused += 1
+            click.echo(f"refused {one_line(memory.id)}: {exc}", err=True)
+    click.echo(
+        f"{len(cands)} to promote{' (dry run)' if dry_run else ''}, "
+        f"{len(skipped)} skipped, {refused} refused",
+        err=True,
+    )
+    if refused:
+        sys.exit(EXIT_PROBLEMS)
+
+
+COMMANDS: tuple[click.Command, ...] = (pin, unpin, archive, restore, set_fields, undo_cmd, promote)
