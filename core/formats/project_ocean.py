@@ -1,23 +1,536 @@
-"""PLACEHOLDER: the project-ocean adapter is being written."""
+"""Project Ocean: per-agent observation vaults with linear/exponential decay.
+
+Layout (specs/project-ocean.md)::
+
+    agents/<agent>/memory/vault/obs-YYYY-MM-DD-NNN.md     active observations
+    agents/<agent>/memory/archive/obs-...md               moved there by memory-decay.py
+    shared/observations/obs-...md                         promoted copies (memory-promote.py)
+    shared/observations/archive/obs-...md                 expired shared copies
+
+Each file is YAML frontmatter + a markdown body.  The memory id comes from
+the path, never from the content: ``<agent>/<file stem>`` or
+``shared/<file stem>``.  A vault and an archive copy of the same stem
+therefore share an id and are both reported as duplicates.
+
+Decay follows the first-generation reference scripts (DESIGN.md): the age is
+counted from ``created`` (never the file name), a file expires only once
+``age > N``, linear weight ``max(0, 1 - age/N)``, exponential
+``e^(-3*age/N)``, and no ``decay`` field means permanent.
+"""
 
 from __future__ import annotations
 
-from datetime import date
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import date, timedelta
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from ..model import DecayInfo, Memory, ScanResult
+from ..dates import day_of, parse_date
+from ..decay import STATUS_HEALTH, clamp01
+from ..errors import ParseError
+from ..frontmatter import load_frontmatter
+from ..model import (
+    DecayInfo,
+    Memory,
+    Problem,
+    Reason,
+    ReferenceProblem,
+    RefIssue,
+    Relation,
+    ScanResult,
+)
+from ..textio import read_text
+from .base import iter_md, problem_from, rel_posix, split_duplicates
+
+FORMAT_ID = "project-ocean"
+
+#: Agent-independent id prefix for shared/observations/.
+SHARED = "shared"
+
+#: Frontmatter keys the format (or memlens's own actions on it) defines;
+#: everything else is an extra field, kept as written.
+KNOWN_FIELDS: tuple[str, ...] = (
+    "tags",
+    "confidence",
+    "created",
+    "decay",
+    "source",
+    "backlinks",
+    "verified",
+    "pinned",
+    "promoted_from",
+    "promoted_at",
+)
+
+#: `linear-Nd` / `exponential-Nd` with N a positive whole number of days.
+DECAY_RE = re.compile(r"^(linear|exponential)-(\d+)d$")
+
+#: A backlink must be a bare observation file name (the `.md` suffix is
+#: tolerated); anything else could be a path and is never resolved.
+BACKLINK_RE = re.compile(r"^(obs-\d{4}-\d{2}-\d{2}-\d{3})(?:\.md)?$")
+
+
+@dataclass(frozen=True, slots=True)
+class DecaySpec:
+    """A parsed `decay` value."""
+
+    kind: str  # "linear" | "exponential"
+    days: int  # lifespan N
+
+
+def parse_decay_spec(value: object) -> DecaySpec | None:
+    """`linear-30d` -> DecaySpec('linear', 30); None if the value is not one."""
+    if not isinstance(value, str):
+        return None
+    m = DECAY_RE.match(value.strip())
+    if m is None:
+        return None
+    days = int(m.group(2))
+    if days <= 0:
+        return None
+    return DecaySpec(m.group(1), days)
+
+
+def backlink_name(ref: str) -> str | None:
+    """The observation stem a safe backlink names, or None if it is unsafe."""
+    m = BACKLINK_RE.match(ref)
+    return m.group(1) if m else None
+
+
+@dataclass(frozen=True, slots=True)
+class _Location:
+    """Where a file sits in the layout, derived from its path alone."""
+
+    path: Path
+    rel: str
+    agent: str  # agent name, or "shared"
+    area: str  # "vault" | "archive" | "shared"
+    archived: bool
+
+    @property
+    def shared(self) -> bool:
+        return self.agent == SHARED and not self.rel.startswith("agents/")
+
+    @property
+    def id(self) -> str:
+        return f"{self.agent}/{self.path.stem}"
+
+
+def _agent_dirs(root: Path) -> list[Path]:
+    """`agents/<name>/memory/` folders, sorted by agent name."""
+    agents = root / "agents"
+    if not agents.is_dir():
+        return []
+    return sorted(
+        a / "memory"
+        for a in agents.iterdir()
+        if not a.name.startswith(".") and (a / "memory").is_dir()
+    )
+
+
+def _locations(root: Path) -> Iterable[_Location]:
+    for memory_dir in _agent_dirs(root):
+        agent = memory_dir.parent.name
+        for area in ("vault", "archive"):
+            for p in iter_md(memory_dir / area):
+                yield _Location(p, rel_posix(root, p), agent, area, area == "archive")
+    shared = root / "shared" / "observations"
+    for p in iter_md(shared):
+        yield _Location(p, rel_posix(root, p), SHARED, "shared", False)
+    for p in iter_md(shared / "archive"):
+        yield _Location(p, rel_posix(root, p), SHARED, "archive", True)
+
+
+def _key_line(header: str, key: str) -> int | None:
+    """1-based file line of a top-level `key:` in the header (header starts on line 2)."""
+    prefix = f"{key}:"
+    for i, line in enumerate(header.split("\n")):
+        if line.startswith(prefix):
+            return 2 + i
+    return None
+
+
+def _title_of(body: str, fallback: str) -> str:
+    """First non-empty body line, leading '#'s stripped, kept whole."""
+    for line in body.split("\n"):
+        text = line.strip()
+        if text:
+            return text.lstrip("#").strip() or text
+    return fallback
+
+
+def _is_number(value: object) -> bool:
+    # YAML booleans are ints in Python; `confidence: true` is not a number.
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+class _Fields:
+    """Validates one frontmatter mapping; raises ParseError on the first fault."""
+
+    def __init__(self, data: dict[Any, Any], header: str, rel: str, mem_id: str) -> None:
+        self.data = data
+        self.header = header
+        self.rel = rel
+        self.id = mem_id
+
+    def fail(self, reason: Reason, detail: str, key: str | None) -> ParseError:
+        at = _key_line(self.header, key) if key is not None else None
+        return ParseError(self.rel, reason, detail, at_line=at or 1, id=self.id)
+
+    def required(self, key: str) -> Any:
+        # A key written with no value (`confidence:`) is as good as absent.
+        value = self.data.get(key)
+        if value is None:
+            raise self.fail(Reason.MISSING_REQUIRED_FIELD, f"lacks {key}", key)
+        return value
+
+    def wrong(self, key: str, value: Any, expected: str) -> ParseError:
+        shown = repr(value)
+        if len(shown) > 60:
+            shown = shown[:57] + "..."
+        return self.fail(Reason.WRONG_TYPE, f"{key} {shown} is not {expected}", key)
+
+    def str_list(self, key: str, value: Any) -> tuple[str, ...]:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.wrong(key, value, "a list of strings")
+        return tuple(value)
+
+    def optional_bool(self, key: str) -> bool | None:
+        value = self.data.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, bool):
+            raise self.wrong(key, value, "true or false")
+        return value
+
+
+def _parse(loc: _Location, root: Path) -> Memory:
+    """One file -> Memory, or ParseError carrying the path-derived id."""
+    try:
+        decoded = read_text(loc.path)
+        data, doc = load_frontmatter(decoded.text, loc.rel)
+    except ParseError as err:
+        err.id = loc.id
+        raise
+    f = _Fields(data, doc.header, loc.rel, loc.id)
+
+    tags = f.str_list("tags", f.required("tags"))
+
+    confidence = f.required("confidence")
+    if not _is_number(confidence):
+        raise f.wrong("confidence", confidence, "a number between 0.0 and 1.0")
+    if not (0.0 <= confidence <= 1.0):  # NaN fails this test too
+        raise f.fail(Reason.OUT_OF_RANGE, f"confidence {confidence} outside 0.0-1.0", "confidence")
+
+    created_raw = f.required("created")
+    created = parse_date(created_raw)
+    if created is None:
+        raise f.wrong("created", created_raw, "a YYYY-MM-DD date")
+
+    source = f.required("source")
+    if not isinstance(source, str):
+        raise f.wrong("source", source, "a string")
+
+    decay_raw = data.get("decay")
+    spec: DecaySpec | None = None
+    if decay_raw is not None:
+        spec = parse_decay_spec(decay_raw)
+        if spec is None:
+            raise f.wrong("decay", decay_raw, "linear-Nd or exponential-Nd")
+
+    backlinks_raw = data.get("backlinks")
+    backlinks = () if backlinks_raw is None else f.str_list("backlinks", backlinks_raw)
+    verified = f.optional_bool("verified")
+    pinned = f.optional_bool("pinned")
+
+    promoted_from = data.get("promoted_from")
+    promoted_at = parse_date(data.get("promoted_at"))
+    body = doc.body
+    return Memory(
+        format=FORMAT_ID,
+        vault_root=root,
+        id=loc.id,
+        kind="observation",
+        title=_title_of(body, loc.path.stem),
+        body=body,
+        path=loc.rel,
+        tags=tags,
+        confidence=confidence,
+        created=created,
+        source=source,
+        # Resolved once every file is read (see _resolve_backlinks).
+        relations=tuple(Relation(target=b, type="backlink", field="backlinks") for b in backlinks),
+        fields=dict(data),
+        extra={k: v for k, v in data.items() if k not in KNOWN_FIELDS},
+        pinned=pinned is True,
+        archived=loc.archived,
+        native={
+            "agent": loc.agent,
+            "area": loc.area,
+            "shared": loc.shared,
+            "stem": loc.path.stem,
+            "decay": decay_raw.strip() if isinstance(decay_raw, str) else None,
+            "decay_kind": spec.kind if spec else None,
+            "lifespan_days": spec.days if spec else None,
+            "verified": verified is True,
+            "promoted_from": promoted_from if isinstance(promoted_from, str) else None,
+            "promoted_at": promoted_at.isoformat() if promoted_at else None,
+        },
+    )
+
+
+def _resolution_order(memory: Memory, agents: list[str]) -> list[str]:
+    """Id prefixes a bare backlink is looked up under, in order.
+
+    An agent reads its own vault and shared/ (memory-search.py --agent), so
+    its backlinks resolve there: its own vault/archive first, then shared/.
+    A shared observation was promoted from some agent and is read by all, so
+    its backlinks resolve in shared/ first, then the agent it was promoted
+    from (`promoted_from`, else `source` when it names an agent), then any
+    agent in name order.
+    """
+    agent = str(memory.native.get("agent"))
+    if not memory.native.get("shared"):
+        return [agent, SHARED]
+    order = [SHARED]
+    for hint in (memory.native.get("promoted_from"), memory.source):
+        if isinstance(hint, str) and hint in agents and hint not in order:
+            order.append(hint)
+    order.extend(a for a in agents if a not in order)
+    return order
+
+
+def _resolve_backlinks(
+    memories: list[Memory], root: Path
+) -> tuple[list[Memory], list[ReferenceProblem]]:
+    ids = {m.id for m in memories}
+    agents = sorted({str(m.native["agent"]) for m in memories if not m.native.get("shared")})
+    out: list[Memory] = []
+    problems: list[ReferenceProblem] = []
+    for m in memories:
+        relations: list[Relation] = []
+        for rel in m.relations:
+            name = backlink_name(rel.target)
+            resolved: str | None = None
+            if name is None:
+                issue: RefIssue | None = RefIssue.UNSAFE
+            else:
+                resolved = next(
+                    (f"{p}/{name}" for p in _resolution_order(m, agents) if f"{p}/{name}" in ids),
+                    None,
+                )
+                issue = None if resolved else RefIssue.DANGLING
+            if issue is not None:
+                problems.append(
+                    ReferenceProblem(
+                        format=FORMAT_ID,
+                        vault_root=root,
+                        path=m.path,
+                        id=m.id,
+                        field=rel.field,
+                        ref=rel.target,
+                        reason=issue,
+                    )
+                )
+            relations.append(replace(rel, resolved=resolved))
+        m.relations = tuple(relations)
+        out.append(m)
+    return out, problems
+
+
+def _fmt(x: float) -> str:
+    return str(round(x, 4))
 
 
 class ProjectOceanAdapter:
-    format_id: ClassVar[str] = "project-ocean"
-    label: ClassVar[str] = r"Project\ Ocean"
+    """Reads `agents/*/memory/{vault,archive}/` and `shared/observations/`."""
+
+    format_id: ClassVar[str] = FORMAT_ID
+    label: ClassVar[str] = "Project Ocean"
 
     def detect(self, root: Path) -> bool:
-        return False
+        """An `agents/<name>/memory/` with a `vault/` or `archive/` folder."""
+        return any((m / "vault").is_dir() or (m / "archive").is_dir() for m in _agent_dirs(root))
 
     def scan(self, root: Path) -> ScanResult:
-        return ScanResult()
+        parsed: list[Memory] = []
+        problems: list[Problem] = []
+        failed_ids: dict[str, list[str]] = {}
+        for loc in _locations(root):
+            try:
+                parsed.append(_parse(loc, root))
+            except ParseError as err:
+                problem = problem_from(err, FORMAT_ID, root, loc.rel)
+                if "\n" in problem.detail:
+                    # Some YAML errors (e.g. a NUL byte) carry a multi-line
+                    # message; a problem's detail is one line.
+                    problem = replace(problem, detail=" ".join(problem.detail.split()))
+                problems.append(problem)
+                failed_ids.setdefault(loc.id, []).append(loc.rel)
+            except OSError as exc:
+                # Unreadable file (permissions, vanished mid-scan): show it,
+                # never crash the scan.  There is no I/O category, so it is
+                # reported as an encoding problem: the bytes could not be read.
+                problems.append(
+                    Problem(
+                        format=FORMAT_ID,
+                        vault_root=root,
+                        path=loc.rel,
+                        reason=Reason.ENCODING,
+                        detail=f"cannot read file: {exc.strerror or exc}",
+                        id=loc.id,
+                    )
+                )
+                failed_ids.setdefault(loc.id, []).append(loc.rel)
+            except RecursionError:
+                problems.append(
+                    Problem(
+                        format=FORMAT_ID,
+                        vault_root=root,
+                        path=loc.rel,
+                        reason=Reason.MALFORMED_FRONTMATTER,
+                        detail="YAML error: nested too deeply",
+                        id=loc.id,
+                    )
+                )
+                failed_ids.setdefault(loc.id, []).append(loc.rel)
+
+        memories, dups = split_duplicates(parsed, FORMAT_ID, root)
+        problems.extend(dups)
+        # The id comes from the path, so a copy that failed to parse still
+        # claims it: the readable copy is a duplicate too (never loaded).
+        # The unreadable copy keeps its own parse problem.
+        kept: list[Memory] = []
+        for m in memories:
+            others = failed_ids.get(m.id)
+            if others:
+                problems.append(
+                    Problem(
+                        format=FORMAT_ID,
+                        vault_root=root,
+                        path=m.path,
+                        reason=Reason.DUPLICATE_ID,
+                        detail=f"id {m.id!r} also used by {', '.join(others)}",
+                        id=m.id,
+                        title=m.title,
+                    )
+                )
+            else:
+                kept.append(m)
+
+        kept, ref_problems = _resolve_backlinks(kept, root)
+        return ScanResult(memories=kept, problems=problems, ref_problems=ref_problems)
 
     def decay(self, memory: Memory, as_of: date) -> DecayInfo:
-        raise NotImplementedError
+        """Status and weight as memory-decay.py / memory-search.py would see them."""
+        kind = memory.native.get("decay_kind")
+        n = memory.native.get("lifespan_days")
+        spec = memory.native.get("decay")
+        archived_or_permanent = "archived" if memory.archived else "permanent"
+
+        if memory.created is None:  # not produced by scan(); be defensive, never crash
+            return DecayInfo(
+                status=archived_or_permanent,
+                health=STATUS_HEALTH[archived_or_permanent],
+                strength=1.0,
+                weight=0.0 if memory.archived else 1.0,
+                why="No created date; cannot decay.",
+            )
+        created = day_of(memory.created)
+        age = (as_of - created).days
+
+        if not isinstance(n, int) or kind not in ("linear", "exponential"):
+            why = (
+                "No decay field \u2192 permanent (the spec's 'Permanent | (no decay)' row); "
+                f"created {created.isoformat()}, age {age} days, never expires."
+            )
+            if memory.archived:
+                why += " File is in archive/ \u2192 status archived."
+            return DecayInfo(
+                status=archived_or_permanent,
+                health=STATUS_HEALTH[archived_or_permanent],
+                strength=1.0,
+                weight=0.0 if memory.archived else 1.0,
+                age_days=age,
+                why=why,
+            )
+
+        fraction = age / n
+        # A future `created` (negative age) would give a weight above 1 (and
+        # overflow e^x for exponential decay): it counts as brand new.
+        linear = clamp01(1 - fraction)
+        exponential = math.exp(-3 * max(0.0, fraction))
+        strength = linear if kind == "linear" else exponential
+        expires_on = created + timedelta(days=n + 1)
+
+        parts = [
+            f"decay {spec}: lifespan {n} days",
+            f"age = {as_of.isoformat()} \u2212 created {created.isoformat()} = {age} days",
+            f"fraction = {age}/{n} = {_fmt(fraction)}",
+        ]
+        if kind == "linear":
+            parts.append(f"linear weight = max(0, 1 \u2212 {age}/{n}) = {_fmt(linear)}")
+        else:
+            parts.append(f"exponential weight = e^(\u22123\u00b7{age}/{n}) = {_fmt(exponential)}")
+
+        archive_reasons: tuple[str, ...] = ()
+        # Integer comparisons: 0.8 * N in floats is not exact (0.8 * 14).
+        if memory.archived:
+            status = "archived"
+            verdict = "file is already in archive/ \u2192 status archived regardless of age."
+        elif memory.pinned:
+            status = "permanent"
+            verdict = "pinned: true \u2192 permanent (decay left as written, never expires)."
+        elif age > n:
+            status = "expired"
+            where = "shared/observations/archive/" if memory.native.get("shared") else "archive/"
+            verdict = (
+                f"{age} > {n} \u2192 expired (still in {memory.native.get('area')}/: "
+                f"the decay script would move it to {where})."
+            )
+            archive_reasons = (f"expired (age {age} > {n} days)",)
+        elif 5 * age >= 4 * n:
+            status = "near_expiry"
+            upper = "< 1" if age < n else "= 1 (age equals the lifespan; expired only past it)"
+            verdict = f"0.8 \u2264 {_fmt(fraction)} {upper} \u2192 near_expiry."
+        else:
+            status = "active"
+            verdict = f"{_fmt(fraction)} < 0.8 \u2192 active."
+        parts.append(verdict)
+        why = "; ".join(parts)
+        m = re.match(r"^obs-(\d{4}-\d{2}-\d{2})", str(memory.native.get("stem", "")))
+        if m and m.group(1) != created.isoformat():
+            why += (
+                f" Note: filename date {m.group(1)} differs from created "
+                f"{created.isoformat()}; decay uses the created field."
+            )
+
+        permanent = status == "permanent"
+        weight = 0.0 if status == "archived" else 1.0 if permanent else strength
+        return DecayInfo(
+            status=status,
+            health=STATUS_HEALTH[status],
+            strength=1.0 if permanent else strength,
+            weight=weight,
+            linear_weight=round(linear, 4) if kind == "linear" else None,
+            age_days=age,
+            lifespan_days=n,
+            expires_on=None if permanent else expires_on,
+            why=why,
+            archive_reasons=archive_reasons,
+        )
+
+
+__all__ = [
+    "BACKLINK_RE",
+    "DECAY_RE",
+    "FORMAT_ID",
+    "KNOWN_FIELDS",
+    "DecaySpec",
+    "ProjectOceanAdapter",
+    "backlink_name",
+    "parse_decay_spec",
+]
