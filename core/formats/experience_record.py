@@ -1,23 +1,927 @@
-"""PLACEHOLDER: the experience-records adapter is being written."""
+"""The experience-record format: JSON Lines raw and view stores.
+
+Layout (fixtures/experience-records/FORMAT.md): a vault root holds
+`experiences.jsonl` (the raw store of `experience` records, append-only),
+`wal.jsonl` (`wal_entry` records: `{"wal_id", "ops": [...]}`), and the view
+store `views.jsonl` and `stances.jsonl`.  Only experiences are memories; views,
+stances and WAL entries are kept as plain records in `ScanResult.records`.
+
+Reading
+    One JSON object per line, UTF-8 decoded strictly line by line (a bad line
+    is an `encoding` problem for that line only).  A BOM at the start of a
+    file and CRLF endings are accepted; blank lines are ignored; a line that
+    is not one JSON object is `malformed_json` ("JSON error: <msg> (col N)").
+    A JSON string with an unpaired surrogate escape (`"\\ud800"`) is valid
+    JSON but not text: it is reported as `encoding` so no front end has to
+    print it.
+
+Experiences
+    Need `id`, `type` (the lattice occurrence ⊑ observation ⊑ inference ⊑
+    reconciliation), `created_at` (ISO 8601) and `content.text`; when present,
+    `confidence.p` must be a number in [0, 1], `affect.vad` v and d in
+    [-1, 1] and a in [0, 1], `parents` / `evidence_ptrs` lists of strings.
+    One problem per line (the first rule it breaks).  Ids used by more than
+    one valid line are `duplicate_id` on every copy.  A record whose `parents`
+    name a valid experience of a higher lattice rank is a `lattice_violation`
+    (lineage only derives upward); it is checked once against the valid set,
+    so a violator's children are not themselves re-checked.
+
+WAL (applied in file order, ops in list order)
+    * `{"op": "tombstone", "target": "exp", "id": X, "reason": R}` with
+      R == "archived" archives X (memlens's archive action appends this):
+      status `archived`, content still shown.
+    * The same op with any other reason (e.g. `gdpr_erasure`) or no reason
+      erases X: status `tombstoned`; the Memory keeps only id, type,
+      created_at and the tombstone info (title `[tombstoned: R]`, empty body,
+      no fields, tags, relations, confidence or source).  Erasure is final.
+    * `{"op": "restore", "target": "exp", "id": X}` (memlens's restore action
+      appends this, see `restore_op`) reverses an earlier *archived*
+      tombstone of X.  It never undoes an erasure: that content is gone.
+    * Other ops (`append`, ...) do not change state.
+    Well-formed ops are applied even from a WAL entry that is itself reported
+    invalid (say, one op is not an object): an erasure must never be skipped
+    because a neighbouring op is broken.
+
+Views and pins
+    A view with lens `pin` pins every id in its `applied_to`; a later view (in
+    file order) with lens `unpin` applied to the same id supersedes it, and a
+    still later `pin` pins it again.  Raw records are never rewritten.
+
+References
+    Experiences: `parents` (type `derived_from`) and `evidence_ptrs` (type
+    `evidence`; external pointers such as `uri:...`, `urn:...` or any
+    `scheme://...` are not ids and are skipped, never resolved).  Views:
+    `applied_to`, `provenance_braid`; stances: `candidates[].exp`,
+    `decision.support`.  Path syntax -> `unsafe_reference` (never resolved);
+    an id erased by the WAL -> `references_tombstoned`; an id not among valid
+    experiences -> `dangling_reference`.  `provenance_braid` and
+    `decision.support` may also name views and stances.  A provenance braid is
+    lineage history, which by design outlives an erasure, so a braid entry
+    naming an erased id is not flagged (its `applied_to` twin is).  Links of
+    an erased experience are erased with it and not checked.  The links of
+    views and stances are also listed in `records["edges"]` as
+    `{source, target, type, field, issue}` for the graph module.
+
+Decay
+    None: raw experiences are immutable and stay `live` until the WAL names
+    them; status `live` / `archived` / `tombstoned`, strength and weight 1.0
+    for live and 0.0 otherwise.
+
+An empty (zero-byte) JSON Lines file is an empty store, not a problem.  A
+file that exists but cannot be read at all is reported as `encoding` on line 1.
+"""
 
 from __future__ import annotations
 
-from datetime import date
+import json
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar, TypeGuard
 
-from ..model import DecayInfo, Memory, ScanResult
+from ..dates import days_between, parse_datetime
+from ..decay import STATUS_HEALTH
+from ..model import (
+    DecayInfo,
+    Memory,
+    Problem,
+    Reason,
+    ReferenceProblem,
+    RefIssue,
+    Relation,
+    ScanResult,
+)
+from ..paths import has_path_syntax
+from .base import split_duplicates
+
+FORMAT_ID = "experience-records"
+
+EXPERIENCES = "experiences.jsonl"
+VIEWS = "views.jsonl"
+STANCES = "stances.jsonl"
+WAL = "wal.jsonl"
+
+#: The experience type lattice, lowest first.
+LATTICE: tuple[str, ...] = ("occurrence", "observation", "inference", "reconciliation")
+TYPE_RANK: dict[str, int] = {t: i for i, t in enumerate(LATTICE)}
+
+#: Keys the spec's `experience` table defines; anything else is an extra field.
+SPEC_KEYS: frozenset[str] = frozenset(
+    {
+        "id",
+        "type",
+        "created_at",
+        "content",
+        "provenance",
+        "evidence_ptrs",
+        "confidence",
+        "embeddings",
+        "affect",
+        "parents",
+        "sign",
+    }
+)
+
+#: WAL tombstone reason that archives (reversible) instead of erasing.
+ARCHIVED_REASON = "archived"
+OP_TOMBSTONE = "tombstone"
+OP_RESTORE = "restore"
+LENS_PIN = "pin"
+LENS_UNPIN = "unpin"
+
+_TITLE_MAX = 100
+_SHOW_MAX = 60
+_BOM = b"\xef\xbb\xbf"
+_JSON_WS = " \t\r\n"
+# `uri:...`, `urn:...` or any `scheme://...`: external pointers, never ids.
+_EXTERNAL = re.compile(r"^(?:uri|urn):|^[A-Za-z][A-Za-z0-9+.\-]*://")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
+# --------------------------------------------------------------------------
+# JSON Lines reading
+
+
+@dataclass(frozen=True, slots=True)
+class JsonLine:
+    """One JSON object read from a JSON Lines file, with its 1-based line."""
+
+    line: int
+    obj: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class LineError:
+    """A line that could not be read as one JSON object."""
+
+    line: int
+    reason: Reason
+    detail: str
+
+
+def _has_surrogate(value: Any) -> bool:
+    """True if any string (key or value) holds an unpaired surrogate.
+
+    Iterative, because json.loads accepts nesting deep enough that a
+    recursive walk could exceed the recursion limit.
+    """
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "null"
+
+
+def parse_json_lines(data: bytes) -> list[JsonLine | LineError]:
+    """Every non-blank line of JSON Lines bytes, as an object or an error."""
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]
+    out: list[JsonLine | LineError] = []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            bad = raw[exc.start]
+            out.append(
+                LineError(
+                    number,
+                    Reason.ENCODING,
+                    f"not valid UTF-8 (byte 0x{bad:02x} at column {exc.start + 1})",
+                )
+            )
+            continue
+        if not text.strip(_JSON_WS):
+            continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            out.append(
+                LineError(number, Reason.MALFORMED_JSON, f"JSON error: {exc.msg} (col {exc.colno})")
+            )
+            continue
+        except (ValueError, RecursionError) as exc:
+            # e.g. an integer beyond Python's digit limit, or absurd nesting.
+            msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            out.append(LineError(number, Reason.MALFORMED_JSON, f"JSON error: {msg}"))
+            continue
+        if not isinstance(obj, dict):
+            out.append(
+                LineError(
+                    number,
+                    Reason.MALFORMED_JSON,
+                    f"JSON error: expected one object, got {_json_kind(obj)}",
+                )
+            )
+            continue
+        # Strict UTF-8 text has no surrogates; only a `\\uD8xx` escape can
+        # bring one in, so walk the object only when the text has one.
+        if _SURROGATE_ESCAPE.search(text) and _has_surrogate(obj):
+            out.append(
+                LineError(number, Reason.ENCODING, "JSON string holds an unpaired surrogate escape")
+            )
+            continue
+        out.append(JsonLine(number, obj))
+    return out
+
+
+def read_json_lines(path: Path) -> list[JsonLine | LineError]:
+    """Read one JSON Lines file (see `parse_json_lines`); [] if it is absent."""
+    if not path.is_file():
+        return []
+    return parse_json_lines(path.read_bytes())
+
+
+# --------------------------------------------------------------------------
+# Records memlens's actions append (raw stays immutable)
+
+
+def archive_op(exp_id: str, ts: str) -> dict[str, Any]:
+    """The WAL op that archives an experience (reversible by `restore_op`)."""
+    return {"ts": ts, "op": OP_TOMBSTONE, "target": "exp", "id": exp_id, "reason": ARCHIVED_REASON}
+
+
+def restore_op(exp_id: str, ts: str) -> dict[str, Any]:
+    """The WAL op that reverses an earlier archive of `exp_id`."""
+    return {"ts": ts, "op": OP_RESTORE, "target": "exp", "id": exp_id}
+
+
+def pin_view(view_id: str, exp_id: str, *, unpin: bool = False) -> dict[str, Any]:
+    """A view record that pins (or, later in the file, unpins) an experience."""
+    return {
+        "id": view_id,
+        "lens": LENS_UNPIN if unpin else LENS_PIN,
+        "applied_to": [exp_id],
+        "delta_from_raw": {"added": "", "removed": "", "reweighted": []},
+        "provenance_braid": [exp_id],
+    }
+
+
+def next_wal_id(entries: list[dict[str, Any]]) -> str:
+    """The next `wal_NNNNNN` id after the highest numbered one in `entries`."""
+    highest = 0
+    for entry in entries:
+        m = re.fullmatch(r"wal_(\d+)", str(entry.get("wal_id", "")))
+        if m:
+            highest = max(highest, int(m.group(1)))
+    return f"wal_{highest + 1:06d}"
+
+
+# --------------------------------------------------------------------------
+# Helpers
+
+
+def _show(value: Any) -> str:
+    """A short one-line rendering of a JSON value for a problem detail."""
+    if isinstance(value, str):
+        short = value if len(value) <= _SHOW_MAX else value[: _SHOW_MAX - 1] + "…"
+        return repr(short)
+    text = json.dumps(value, ensure_ascii=True)
+    return text if len(text) <= _SHOW_MAX else text[: _SHOW_MAX - 1] + "…"
+
+
+def _is_number(value: Any) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_str_list(value: Any) -> TypeGuard[list[str]]:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def title_of(text: str) -> str:
+    """First line, then first sentence, of a text; at most ~100 characters."""
+    first = next((ln.strip() for ln in text.split("\n") if ln.strip()), "")
+    first = _SENTENCE_END.split(first, maxsplit=1)[0].strip()
+    if len(first) > _TITLE_MAX:
+        first = first[: _TITLE_MAX - 1].rstrip() + "…"
+    return first
+
+
+def is_external_pointer(ref: str) -> bool:
+    """`uri:...`, `urn:...`, `https://...`, `vec://...`: pointers, not ids."""
+    return bool(_EXTERNAL.match(ref))
+
+
+class _Invalid(Exception):
+    def __init__(self, reason: Reason, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+def _check_number(obj: dict[str, Any], key: str, name: str, lo: float, hi: float) -> None:
+    if key not in obj or obj[key] is None:
+        return
+    value = obj[key]
+    if not _is_number(value):
+        raise _Invalid(Reason.WRONG_TYPE, f"{name} {_show(value)} is not a number")
+    # `not (lo <= v <= hi)` also catches NaN.
+    if not lo <= value <= hi:
+        bounds = f"{lo:g}-{hi:g}" if lo >= 0 else f"{lo:g} to {hi:g}"
+        raise _Invalid(Reason.OUT_OF_RANGE, f"{name} {_show(value)} outside {bounds}")
+
+
+def _validate_experience(obj: dict[str, Any]) -> None:
+    """Raise _Invalid for the first rule an experience object breaks."""
+    if "id" not in obj:
+        raise _Invalid(Reason.MISSING_REQUIRED_FIELD, "lacks id")
+    if not isinstance(obj["id"], str) or not obj["id"]:
+        raise _Invalid(Reason.WRONG_TYPE, f"id {_show(obj['id'])} is not a non-empty string")
+    if "type" not in obj:
+        raise _Invalid(Reason.MISSING_REQUIRED_FIELD, "lacks type")
+    if obj["type"] not in LATTICE or not isinstance(obj["type"], str):
+        raise _Invalid(
+            Reason.WRONG_TYPE, f"type {_show(obj['type'])} is not one of {', '.join(LATTICE)}"
+        )
+    if "created_at" not in obj:
+        raise _Invalid(Reason.MISSING_REQUIRED_FIELD, "lacks created_at")
+    created = obj["created_at"]
+    if not isinstance(created, str) or parse_datetime(created) is None:
+        raise _Invalid(Reason.WRONG_TYPE, f"created_at {_show(created)} is not an ISO timestamp")
+    if "content" not in obj:
+        raise _Invalid(Reason.MISSING_REQUIRED_FIELD, "lacks content.text")
+    content = obj["content"]
+    if not isinstance(content, dict):
+        raise _Invalid(Reason.WRONG_TYPE, "content is not an object")
+    if "text" not in content:
+        raise _Invalid(Reason.MISSING_REQUIRED_FIELD, "lacks content.text")
+    if not isinstance(content["text"], str):
+        raise _Invalid(Reason.WRONG_TYPE, f"content.text {_show(content['text'])} is not a string")
+    confidence = obj.get("confidence")
+    if confidence is not None:
+        if not isinstance(confidence, dict):
+            raise _Invalid(Reason.WRONG_TYPE, "confidence is not an object")
+        _check_number(confidence, "p", "confidence.p", 0.0, 1.0)
+    affect = obj.get("affect")
+    if affect is not None:
+        if not isinstance(affect, dict):
+            raise _Invalid(Reason.WRONG_TYPE, "affect is not an object")
+        vad = affect.get("vad")
+        if vad is not None:
+            if not isinstance(vad, dict):
+                raise _Invalid(Reason.WRONG_TYPE, "affect.vad is not an object")
+            _check_number(vad, "v", "affect.vad.v", -1.0, 1.0)
+            _check_number(vad, "a", "affect.vad.a", 0.0, 1.0)
+            _check_number(vad, "d", "affect.vad.d", -1.0, 1.0)
+    for key in ("parents", "evidence_ptrs"):
+        value = obj.get(key)
+        if value is not None and not _is_str_list(value):
+            raise _Invalid(Reason.WRONG_TYPE, f"{key} is not a list of strings")
+
+
+def _validate_view(obj: dict[str, Any]) -> None:
+    _require_id(obj)
+    if "lens" in obj and not isinstance(obj["lens"], str):
+        raise _Invalid(Reason.WRONG_TYPE, f"lens {_show(obj['lens'])} is not a string")
+    for key in ("applied_to", "provenance_braid"):
+        value = obj.get(key)
+        if value is not None and not _is_str_list(value):
+            raise _Invalid(Reason.WRONG_TYPE, f"{key} is not a list of strings")
+
+
+def _validate_stance(obj: dict[str, Any]) -> None:
+    _require_id(obj)
+    candidates = obj.get("candidates")
+    if candidates is not None:
+        if not isinstance(candidates, list) or not all(isinstance(c, dict) for c in candidates):
+            raise _Invalid(Reason.WRONG_TYPE, "candidates is not a list of objects")
+        for n, cand in enumerate(candidates):
+            if cand.get("exp") is not None and not isinstance(cand["exp"], str):
+                raise _Invalid(Reason.WRONG_TYPE, f"candidates[{n}].exp is not a string")
+    decision = obj.get("decision")
+    if decision is not None:
+        if not isinstance(decision, dict):
+            raise _Invalid(Reason.WRONG_TYPE, "decision is not an object")
+        support = decision.get("support")
+        if support is not None and not _is_str_list(support):
+            raise _Invalid(Reason.WRONG_TYPE, "decision.support is not a list of strings")
+
+
+def _validate_wal(obj: dict[str, Any]) -> None:
+    if "wal_id" not in obj:
+        raise _Invalid(Reason.MISSING_REQUIRED_FIELD, "lacks wal_id")
+    if not isinstance(obj["wal_id"], str) or not obj["wal_id"]:
+        raise _Invalid(Reason.WRONG_TYPE, f"wal_id {_show(obj['wal_id'])} is not a string")
+    if "ops" not in obj:
+        raise _Invalid(Reason.MISSING_REQUIRED_FIELD, "lacks ops")
+    ops = obj["ops"]
+    if not isinstance(ops, list):
+        raise _Invalid(Reason.WRONG_TYPE, "ops is not a list")
+    for n, op in enumerate(ops):
+        if not isinstance(op, dict):
+            raise _Invalid(Reason.WRONG_TYPE, f"ops[{n}] is not an object")
+        if not isinstance(op.get("op"), str):
+            raise _Invalid(Reason.WRONG_TYPE, f"ops[{n}] has no op name")
+
+
+def _require_id(obj: dict[str, Any]) -> None:
+    if "id" not in obj:
+        raise _Invalid(Reason.MISSING_REQUIRED_FIELD, "lacks id")
+    if not isinstance(obj["id"], str) or not obj["id"]:
+        raise _Invalid(Reason.WRONG_TYPE, f"id {_show(obj['id'])} is not a non-empty string")
+
+
+@dataclass(slots=True)
+class _ExpState:
+    """What the WAL says about one experience id."""
+
+    erased: dict[str, Any] | None = None
+    archived: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class _Scan:
+    """Working state of one scan."""
+
+    root: Path
+    result: ScanResult = field(default_factory=ScanResult)
+    states: dict[str, _ExpState] = field(default_factory=dict)
+    pinned_by: dict[str, str] = field(default_factory=dict)
+
+    def problem(
+        self,
+        rel: str,
+        line: int,
+        reason: Reason,
+        detail: str,
+        *,
+        id: str | None = None,
+        title: str | None = None,
+    ) -> None:
+        self.result.problems.append(
+            Problem(
+                format=FORMAT_ID,
+                vault_root=self.root,
+                path=rel,
+                reason=reason,
+                detail=detail,
+                id=id,
+                line=line,
+                title=title,
+                at_line=line,
+            )
+        )
+
+    def erased(self, exp_id: str) -> bool:
+        state = self.states.get(exp_id)
+        return state is not None and state.erased is not None
+
+    def read(self, rel: str) -> list[JsonLine]:
+        """Objects of one file; its unreadable lines become problems."""
+        try:
+            items = read_json_lines(self.root / rel)
+        except OSError as exc:
+            # Not a parse failure but still bad input: report, never raise.
+            self.problem(rel, 1, Reason.ENCODING, f"cannot read file: {exc.strerror or exc}")
+            return []
+        good: list[JsonLine] = []
+        for item in items:
+            if isinstance(item, LineError):
+                self.problem(rel, item.line, item.reason, item.detail)
+            else:
+                good.append(item)
+        return good
+
+    def load_records(
+        self,
+        rel: str,
+        key: str,
+        validate: Callable[[dict[str, Any]], None],
+        *,
+        id_key: str = "id",
+        unique_ids: bool = True,
+    ) -> list[dict[str, Any]]:
+        """Valid records of a view-store / WAL file, each with `_line`, `_file`.
+
+        WAL entries are applied before validation (see the module docstring).
+        """
+        kept: list[dict[str, Any]] = []
+        for item in self.read(rel):
+            obj = item.obj
+            if rel == WAL:
+                self.apply_wal(obj, item.line)
+            try:
+                validate(obj)
+            except _Invalid as bad:
+                rid = obj.get(id_key)
+                self.problem(
+                    rel, item.line, bad.reason, bad.detail, id=rid if isinstance(rid, str) else None
+                )
+                continue
+            kept.append({**obj, "_line": item.line, "_file": rel})
+        if unique_ids:
+            kept = self.drop_duplicate_records(rel, kept)
+        self.result.records[key] = kept
+        return kept
+
+    def drop_duplicate_records(
+        self, rel: str, records: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        counts = Counter(r["id"] for r in records)
+        keep: list[dict[str, Any]] = []
+        for r in records:
+            if counts[r["id"]] == 1:
+                keep.append(r)
+                continue
+            others = ", ".join(
+                f"{rel}:{o['_line']}" for o in records if o["id"] == r["id"] and o is not r
+            )
+            self.problem(
+                rel,
+                r["_line"],
+                Reason.DUPLICATE_ID,
+                f"id {r['id']!r} also used by {others}",
+                id=r["id"],
+            )
+        return keep
+
+    def apply_wal(self, entry: dict[str, Any], line: int) -> None:
+        ops = entry.get("ops")
+        if not isinstance(ops, list):
+            return
+        wal_id = entry.get("wal_id")
+        for op in ops:
+            if not isinstance(op, dict) or op.get("target") != "exp":
+                continue
+            exp_id = op.get("id")
+            if not isinstance(exp_id, str):
+                continue
+            state = self.states.setdefault(exp_id, _ExpState())
+            ts = op.get("ts")
+            info: dict[str, Any] = {
+                "wal_id": wal_id if isinstance(wal_id, str) else None,
+                "wal_line": line,
+                "ts": ts if isinstance(ts, str) else None,
+            }
+            if op.get("op") == OP_TOMBSTONE:
+                reason = op.get("reason")
+                info["reason"] = reason if isinstance(reason, str) else None
+                if reason == ARCHIVED_REASON:
+                    if state.erased is None:
+                        state.archived = info
+                elif state.erased is None:
+                    # Erasure is final and wins over an archive.
+                    state.erased = info
+                    state.archived = None
+            elif op.get("op") == OP_RESTORE:
+                # Only an archive is reversible; erased content is gone.
+                state.archived = None
+
+    def apply_pins(self, views: list[dict[str, Any]]) -> None:
+        for view in views:
+            lens = view.get("lens")
+            if lens not in (LENS_PIN, LENS_UNPIN):
+                continue
+            for exp_id in view.get("applied_to") or []:
+                if lens == LENS_PIN:
+                    self.pinned_by[exp_id] = view["id"]
+                else:
+                    self.pinned_by.pop(exp_id, None)
+
+
+# --------------------------------------------------------------------------
+# Memories
+
+
+def _build_memory(scan: _Scan, obj: dict[str, Any], line: int) -> Memory:
+    exp_id: str = obj["id"]
+    kind: str = obj["type"]
+    created = parse_datetime(obj["created_at"])
+    state = scan.states.get(exp_id)
+    if state is not None and state.erased is not None:
+        reason = state.erased.get("reason") or "erased"
+        kept = {"id": exp_id, "type": kind, "created_at": obj["created_at"]}
+        # Content, provenance, tags, links: all erased; only the shell stays.
+        return Memory(
+            format=FORMAT_ID,
+            vault_root=scan.root,
+            id=exp_id,
+            kind=kind,
+            title=f"[tombstoned: {reason}]",
+            body="",
+            path=EXPERIENCES,
+            created=created,
+            line=line,
+            fields=dict(kept),
+            tombstoned=True,
+            native={**kept, "tombstone": dict(state.erased)},
+        )
+    text: str = obj["content"]["text"]
+    confidence = obj.get("confidence")
+    p = confidence.get("p") if isinstance(confidence, dict) else None
+    provenance = obj.get("provenance")
+    actor = provenance.get("actor") if isinstance(provenance, dict) else None
+    tags = obj.get("tags")
+    relations: list[Relation] = [
+        Relation(target=ref, type="derived_from", field="parents")
+        for ref in obj.get("parents") or []
+    ]
+    relations.extend(
+        Relation(target=ref, type="evidence", field="evidence_ptrs")
+        for ref in obj.get("evidence_ptrs") or []
+        if not is_external_pointer(ref)
+    )
+    native: dict[str, Any] = {}
+    archived = state is not None and state.archived is not None
+    if state is not None and state.archived is not None:
+        native["archive"] = dict(state.archived)
+    pinned = exp_id in scan.pinned_by
+    if pinned:
+        native["pinned_by"] = scan.pinned_by[exp_id]
+    return Memory(
+        format=FORMAT_ID,
+        vault_root=scan.root,
+        id=exp_id,
+        kind=kind,
+        title=title_of(text) or exp_id,
+        body=text,
+        path=EXPERIENCES,
+        tags=tuple(tags) if _is_str_list(tags) else (),
+        confidence=float(p) if _is_number(p) else None,
+        created=created,
+        source=actor if isinstance(actor, str) else None,
+        relations=tuple(relations),
+        line=line,
+        fields=dict(obj),
+        extra={k: v for k, v in obj.items() if k not in SPEC_KEYS},
+        pinned=pinned,
+        archived=archived,
+        native=native,
+    )
+
+
+def _lattice_split(scan: _Scan, memories: list[Memory]) -> list[Memory]:
+    """Drop (and report) records derived from a higher-lattice parent."""
+    rank = {m.id: TYPE_RANK[m.kind] for m in memories}
+    kind = {m.id: m.kind for m in memories}
+    keep: list[Memory] = []
+    for m in memories:
+        parents = m.fields.get("parents") if not m.tombstoned else m.native.get("_parents")
+        higher: list[str] = []
+        for ref in parents or []:
+            if ref in rank and rank[ref] > rank[m.id] and ref not in higher:
+                higher.append(ref)
+        if not higher:
+            keep.append(m)
+            continue
+        names = ", ".join(f"{ref} ({kind[ref]})" for ref in higher)
+        scan.problem(
+            EXPERIENCES,
+            m.line or 0,
+            Reason.LATTICE_VIOLATION,
+            f"{m.kind} derives from higher-lattice parent(s) {names}",
+            id=m.id,
+            title=m.title,
+        )
+    return keep
+
+
+def _ref_issue(
+    scan: _Scan, ref: str, valid: set[str], *, flag_erased: bool = True
+) -> RefIssue | None:
+    if has_path_syntax(ref):
+        return RefIssue.UNSAFE
+    if scan.erased(ref):
+        return RefIssue.TOMBSTONED if flag_erased else None
+    if ref not in valid:
+        return RefIssue.DANGLING
+    return None
+
+
+def _flag(
+    scan: _Scan, rel: str, owner: str, line: int | None, fld: str, ref: str, issue: RefIssue
+) -> None:
+    scan.result.ref_problems.append(
+        ReferenceProblem(
+            format=FORMAT_ID,
+            vault_root=scan.root,
+            path=rel,
+            id=owner,
+            field=fld,
+            ref=ref,
+            reason=issue,
+            line=line,
+        )
+    )
+
+
+def _check_memory_refs(scan: _Scan, memories: list[Memory]) -> list[Memory]:
+    """Flag broken links and fill each Relation's `resolved`."""
+    valid = {m.id for m in memories}
+    out: list[Memory] = []
+    for m in memories:
+        seen: set[tuple[str, str]] = set()
+        rels: list[Relation] = []
+        for r in m.relations:
+            issue = _ref_issue(scan, r.target, valid)
+            if issue is not None and (r.field, r.target) not in seen:
+                seen.add((r.field, r.target))
+                _flag(scan, EXPERIENCES, m.id, m.line, r.field, r.target, issue)
+            resolved = r.target if issue is None or issue is RefIssue.TOMBSTONED else None
+            rels.append(Relation(target=r.target, type=r.type, field=r.field, resolved=resolved))
+        m.relations = tuple(rels)
+        out.append(m)
+    return out
+
+
+def _record_links(record: dict[str, Any], kind: str) -> list[tuple[str, str, str]]:
+    """(field, edge type, target) for every id a view or stance names."""
+    links: list[tuple[str, str, str]] = []
+    if kind == "views":
+        links += [("applied_to", "applied_to", t) for t in record.get("applied_to") or []]
+        links += [
+            ("provenance_braid", "provenance", t) for t in record.get("provenance_braid") or []
+        ]
+    else:
+        for cand in record.get("candidates") or []:
+            if isinstance(cand.get("exp"), str):
+                links.append(("candidates.exp", "candidate", cand["exp"]))
+        decision = record.get("decision")
+        if isinstance(decision, dict):
+            links += [("decision.support", "support", t) for t in decision.get("support") or []]
+    return links
+
+
+def _check_record_refs(
+    scan: _Scan, kind: str, records: list[dict[str, Any]], exp_ids: set[str], any_ids: set[str]
+) -> None:
+    rel = VIEWS if kind == "views" else STANCES
+    edges = scan.result.records.setdefault("edges", [])
+    for record in records:
+        seen: set[tuple[str, str]] = set()
+        for fld, etype, target in _record_links(record, kind):
+            # Raw-only fields must name an experience; lineage/support may
+            # also name views and stances.
+            valid = exp_ids if fld in ("applied_to", "candidates.exp") else any_ids
+            issue = _ref_issue(scan, target, valid, flag_erased=fld != "provenance_braid")
+            edges.append(
+                {
+                    "source": record["id"],
+                    "target": target,
+                    "type": etype,
+                    "field": fld,
+                    "issue": issue.value if issue is not None else None,
+                }
+            )
+            if issue is not None and (fld, target) not in seen:
+                seen.add((fld, target))
+                _flag(scan, rel, record["id"], record["_line"], fld, target, issue)
+
+
+# --------------------------------------------------------------------------
+# The adapter
 
 
 class ExperienceRecordAdapter:
-    format_id: ClassVar[str] = "experience-records"
-    label: ClassVar[str] = r"Experience\ records"
+    """Reads an experience-record vault (JSON Lines raw + view stores)."""
+
+    format_id: ClassVar[str] = FORMAT_ID
+    label: ClassVar[str] = "Experience records"
 
     def detect(self, root: Path) -> bool:
-        return False
+        return (root / EXPERIENCES).is_file()
 
     def scan(self, root: Path) -> ScanResult:
-        return ScanResult()
+        scan = _Scan(root=root)
+        # The WAL first: whether an experience is erased decides what of it
+        # may be kept at all.
+        scan.load_records(WAL, "wal", _validate_wal, id_key="wal_id", unique_ids=False)
+        views = scan.load_records(VIEWS, "views", _validate_view)
+        stances = scan.load_records(STANCES, "stances", _validate_stance)
+        scan.apply_pins(views)
+
+        record_problems = scan.result.problems
+        scan.result.problems = []
+        candidates: list[Memory] = []
+        for item in scan.read(EXPERIENCES):
+            obj = item.obj
+            try:
+                _validate_experience(obj)
+            except _Invalid as bad:
+                exp_id = obj.get("id") if isinstance(obj.get("id"), str) else None
+                title = None
+                content = obj.get("content")
+                if (
+                    exp_id is not None
+                    and not scan.erased(exp_id)
+                    and isinstance(content, dict)
+                    and isinstance(content.get("text"), str)
+                ):
+                    title = title_of(content["text"]) or None
+                scan.problem(EXPERIENCES, item.line, bad.reason, bad.detail, id=exp_id, title=title)
+                continue
+            memory = _build_memory(scan, obj, item.line)
+            if memory.tombstoned:
+                # Kept out of the Memory; needed only for the lattice check.
+                parents = obj.get("parents")
+                memory.native["_parents"] = list(parents) if _is_str_list(parents) else []
+            candidates.append(memory)
+
+        unique, dups = split_duplicates(candidates, FORMAT_ID, root)
+        scan.result.problems.extend(dups)
+        memories = _lattice_split(scan, unique)
+        for m in memories:
+            m.native.pop("_parents", None)
+        scan.result.memories = _check_memory_refs(scan, memories)
+
+        exp_ids = {m.id for m in memories}
+        any_ids = exp_ids | {v["id"] for v in views} | {s["id"] for s in stances}
+        scan.result.records["edges"] = []
+        _check_record_refs(scan, "views", views, exp_ids, any_ids)
+        _check_record_refs(scan, "stances", stances, exp_ids, any_ids)
+
+        scan.result.problems.sort(key=lambda p: p.line or 0)
+        scan.result.problems.extend(record_problems)
+        return scan.result
 
     def decay(self, memory: Memory, as_of: date) -> DecayInfo:
-        raise NotImplementedError
+        created = memory.created
+        if isinstance(created, datetime) and created.tzinfo is not None:
+            # created_at is a UTC capture time: count days from its UTC date.
+            created = created.astimezone(UTC)
+        age = days_between(created, as_of) if created is not None else None
+        age_text = "unknown" if age is None else f"{age} day{'s' if age != 1 else ''}"
+        if memory.tombstoned:
+            info = memory.native.get("tombstone") or {}
+            status = "tombstoned"
+            why = (
+                "No decay model in the experience-record format; the record is excluded from "
+                f"the live set only because {info.get('wal_id') or 'the WAL'} carries a tombstone "
+                f"op for it (reason {info.get('reason') or 'unstated'}, "
+                f"ts {info.get('ts') or '?'}). "
+                "Content must not be shown; the raw line stays on disk (append-only store)."
+            )
+        elif memory.archived:
+            info = memory.native.get("archive") or {}
+            status = "archived"
+            why = (
+                "No decay model in the experience-record format; archived by a tombstone op "
+                f"with reason 'archived' in {info.get('wal_id') or 'the WAL'} "
+                f"(ts {info.get('ts') or '?'}). Content stays readable; a later WAL restore op "
+                f"brings it back. Age {age_text}."
+            )
+        else:
+            status = "live"
+            why = (
+                "The experience-record format defines no decay or TTL: raw experiences are "
+                "immutable and stay live until a WAL tombstone names them. "
+                f"Age {age_text} and confidence.p do not change status."
+            )
+            if memory.pinned:
+                why += f" Pinned by view {memory.native.get('pinned_by', '?')}."
+        live = status == "live"
+        return DecayInfo(
+            status=status,
+            health=STATUS_HEALTH[status],
+            strength=1.0 if live else 0.0,
+            weight=1.0 if live else 0.0,
+            age_days=max(0, age) if age is not None else None,
+            why=why,
+        )
+
+
+__all__ = [
+    "EXPERIENCES",
+    "LATTICE",
+    "STANCES",
+    "TYPE_RANK",
+    "VIEWS",
+    "WAL",
+    "ExperienceRecordAdapter",
+    "JsonLine",
+    "LineError",
+    "archive_op",
+    "is_external_pointer",
+    "next_wal_id",
+    "parse_json_lines",
+    "pin_view",
+    "read_json_lines",
+    "restore_op",
+    "title_of",
+]
