@@ -48,6 +48,30 @@ def _nesting_openers(source: str) -> int:
     )
 
 
+#: Why: anchors and aliases let a tiny header describe an exponentially large
+#: tree ("billion laughs").  Loading shares the objects, but anything that walks
+#: the values (display, JSON output, search) would hang; such headers are
+#: reported instead.  Only headers that use anchors pay for the count.
+_MAX_NODES = 100_000
+
+
+def _expands_too_far(data: Any) -> bool:
+    """True if walking `data` (aliases expanded) visits more than _MAX_NODES values."""
+    budget = _MAX_NODES
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        budget -= 1
+        if budget < 0:
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class SplitDocument:
     """A markdown document cut at its frontmatter fences (text already decoded)."""
@@ -83,7 +107,15 @@ def safe_load_yaml(source: str, path: str, first_line: int = 2) -> Any:
     if _nesting_openers(source) > _MAX_OPENERS_FOR_C:
         loader = yaml.SafeLoader
     try:
-        return yaml.load(source, Loader=loader)
+        data = yaml.load(source, Loader=loader)
+        if "&" in source and _expands_too_far(data):
+            raise ParseError(
+                path,
+                Reason.MALFORMED_FRONTMATTER,
+                f"YAML error: aliases expand to more than {_MAX_NODES} values",
+                at_line=first_line,
+            )
+        return data
     except RecursionError:
         raise ParseError(
             path, Reason.MALFORMED_FRONTMATTER, "YAML error: nested too deeply", at_line=first_line
