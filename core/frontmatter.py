@@ -124,14 +124,16 @@ def safe_load_yaml(source: str, path: str, first_line: int = 2) -> Any:
         mark = getattr(exc, "problem_mark", None)
         at = first_line + mark.line if mark is not None else first_line
         context = getattr(exc, "context", None) or getattr(exc, "problem", None) or str(exc)
+        context = " ".join(str(context).split())  # details are one line
         raise ParseError(
             path, Reason.MALFORMED_FRONTMATTER, f"YAML error: {context}", at_line=at
         ) from None
     except (ValueError, TypeError, OverflowError) as exc:
         # The safe constructor can still raise on odd scalars (e.g. a date
         # like 2026-02-30); treat that as malformed YAML, not a crash.
+        detail = " ".join(str(exc).split())
         raise ParseError(
-            path, Reason.MALFORMED_FRONTMATTER, f"YAML error: {exc}", at_line=first_line
+            path, Reason.MALFORMED_FRONTMATTER, f"YAML error: {detail}", at_line=first_line
         ) from None
 
 
