@@ -272,11 +272,30 @@ def _documents(root: Path) -> Iterator[tuple[_Folder, Path]]:
 
 def _read_document(root: Path, rel: str, path: Path, folder: _Folder) -> Memory:
     """One file as a Memory; ParseError for anything invalid."""
-    text = read_text(path).text
+    return parse_document(root, rel, read_text(path).text, folder.kind, folder.archived)
+
+
+def parse_document(root: Path, rel: str, text: str, kind: str, archived: bool) -> Memory:
+    """One decoded document (BOM removed, `\\n` endings) as a Memory.
+
+    `kind` is KIND_OBSERVATION or KIND_COMPREHENSION.  Raises ParseError for
+    anything invalid, exactly as a scan reports it.  Writers use this to
+    re-read a file and to validate the bytes they are about to write.
+    References are not resolved (that needs the whole vault).
+    """
     data, doc = load_frontmatter(text, rel)
-    if folder.kind == KIND_OBSERVATION:
-        return _observation(root, rel, data, doc, folder.archived)
-    return _comprehension(root, rel, data, doc, folder.archived)
+    if kind == KIND_OBSERVATION:
+        return _observation(root, rel, data, doc, archived)
+    return _comprehension(root, rel, data, doc, archived)
+
+
+def folder_of(rel: str) -> tuple[str, bool] | None:
+    """(kind, archived) of a vault-relative document path, None outside the folders."""
+    parent = rel.rpartition("/")[0]
+    for folder in _FOLDERS:
+        if parent == folder.rel:
+            return folder.kind, folder.archived
+    return None
 
 
 def _observation(
