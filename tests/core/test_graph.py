@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from memlens.core.graph import (
     MAX_DEPTH,
     GraphEdge,
@@ -192,14 +193,15 @@ def test_record_node_without_stored_record_is_named_by_its_prefix() -> None:
 
 
 def test_one_way_relation_in_cognitive_memory_both_ways_round() -> None:
-    a = mem(R, "a", rel("b", "SOLVES", "outgoing"))  # B lacks the incoming twin
+    # A -SOLVES-> B: B lacks the incoming twin.  A also writes e -RELATED_TO-> a
+    # in the incoming form, but E's outgoing link to A is SOLVES: a type
+    # mismatch is not a twin, so both are one-way.
+    a = mem(R, "a", rel("b", "SOLVES", "outgoing"), rel("e", "RELATED_TO", "incoming"))
     b = mem(R, "b")
     c = mem(R, "c", rel("d", "REQUIRES", "incoming"))  # D lacks the outgoing twin
     d = mem(R, "d")
     e = mem(R, "e", rel("a", "SOLVES", "outgoing"))
-    # A type mismatch is not a twin: A says e -RELATED_TO-> a (incoming form).
-    a2 = mem(R, "a", rel("b", "SOLVES", "outgoing"), rel("e", "RELATED_TO", "incoming"))
-    g = build_graph([vault(R, CM, [a2, b, c, d, e])])
+    g = build_graph([vault(R, CM, [a, b, c, d, e])])
     ow = {
         (o.declared_on[1], o.missing_on[1], o.edge.type, o.expected_direction)
         for o in g.one_way_relations()
@@ -210,7 +212,6 @@ def test_one_way_relation_in_cognitive_memory_both_ways_round() -> None:
         ("e", "a", "SOLVES", "incoming"),
         ("a", "e", "RELATED_TO", "outgoing"),
     }
-    del a
 
 
 def test_dangling_unsafe_and_tombstoned_references_are_reported() -> None:

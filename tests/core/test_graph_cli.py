@@ -72,8 +72,6 @@ def test_health_is_clean_for_a_vault_without_links(fixtures_dir: Path) -> None:
     assert json.loads(res.stdout) == []
 
 
-
-
 def _centre_id(fixtures_dir: Path) -> str:
     (p,) = (fixtures_dir / "cognitive-memory" / "graph" / "solutions").glob("*-0539aa.md")
     for line in p.read_text(encoding="utf-8-sig").splitlines():
