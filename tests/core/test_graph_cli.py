@@ -153,3 +153,66 @@ def test_usage_errors_exit_2(fixtures_dir: Path, args: list[str]) -> None:
 
 def test_no_vault_is_a_usage_error(tmp_path: Path) -> None:
     assert run(str(tmp_path), "--health").exit_code == 2
+
+
+def _write_small_vaults(root: Path) -> None:
+    """A cognitive-memory link written on one end only, and a parents cycle."""
+    sol = root / "cm" / "graph" / "solutions"
+    prob = root / "cm" / "graph" / "problems"
+    sol.mkdir(parents=True)
+    prob.mkdir(parents=True)
+    head = (
+        "importance: 0.7\ncreated: 2026-11-01T10:00:00+00:00\nupdated: 2026-11-01T10:00:00+00:00\n"
+    )
+    (sol / "fix-a-aaaaaa.md").write_text(
+        '---\nid: aaaaaaaa-0000-4000-8000-000000000001\ntype: solution\ntitle: "Fix A"\n'
+        + head
+        + "relations:\n  - target: bbbbbbbb-0000-4000-8000-000000000002\n"
+        "    type: SOLVES\n    direction: outgoing\n    strength: 0.9\n---\nBody.\n",
+        encoding="utf-8",
+    )
+    (prob / "problem-b-bbbbbb.md").write_text(
+        '---\nid: bbbbbbbb-0000-4000-8000-000000000002\ntype: problem\ntitle: "Problem B"\n'
+        + head
+        + "---\nBody.\n",
+        encoding="utf-8",
+    )
+    er = root / "er"
+    er.mkdir()
+    lines = [
+        {"id": "exp_1", "type": "observation", "created_at": "2026-11-01T10:00:00Z",
+         "content": {"text": "one"}, "parents": ["exp_2"]},
+        {"id": "exp_2", "type": "observation", "created_at": "2026-11-01T10:00:00Z",
+         "content": {"text": "two"}, "parents": ["exp_1"]},
+    ]  # fmt: skip
+    (er / "experiences.jsonl").write_text(
+        "".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8"
+    )
+
+
+def test_health_reports_one_way_relations_and_cycles(tmp_path: Path) -> None:
+    _write_small_vaults(tmp_path)
+    res = run(str(tmp_path), "--health", "--json")
+    if res.exit_code == 2:
+        pytest.skip("format adapters not written yet")
+    assert res.exit_code == 1
+    data = json.loads(res.stdout)
+    (ow,) = [r for r in data if r["kind"] == "one_way"]
+    assert (ow["vault"], ow["type"], ow["direction"], ow["expected_direction"]) == (
+        "cm",
+        "SOLVES",
+        "outgoing",
+        "incoming",
+    )
+    assert ow["missing_on"] == "bbbbbbbb-0000-4000-8000-000000000002"
+    assert ow["path"] == "graph/solutions/fix-a-aaaaaa.md"
+    (cyc,) = [r for r in data if r["kind"] == "cycle"]
+    assert cyc["ids"] == ["exp_1", "exp_2"] and cyc["field"] == "parents"
+    assert sorted(map(tuple, cyc["cycle"])) == [("exp_1", "exp_2"), ("exp_2", "exp_1")]
+    text = run(str(tmp_path), "--health")
+    assert "One-way relations (1)" in text.stdout
+    assert "parents cycle in experience-records: exp_1 -> exp_2 -> exp_1" in text.stdout
+    # The drawing marks the one-way link.
+    drawn = run(str(tmp_path / "cm"), "aaaaaaaa-0000-4000-8000-000000000001", "--width", "60")
+    assert drawn.exit_code == 0
+    assert drawn.stdout.splitlines()[1:] == ["└─ SOLVES → (1)", "   └─→ Problem B  0.90  one-way"]
