@@ -882,7 +882,9 @@ def layout_neighbourhood(
     """Draw a neighbourhood as a tree of text rows with box characters.
 
     The centre comes first; its links are grouped by edge type and direction
-    (`SOLVES →` for links leaving it, `SOLVES ←` for links arriving), each
+    (`SOLVES →` for links leaving it, `SOLVES ←` for links arriving; the
+    field is added, `cites · observations →`, when one type comes from
+    several fields), each
     group showing at most `per_group` nodes (strongest first) then `… N more`
     (groups named in `expanded` are shown whole).  At depth 2-3 each node
     lists at most `per_node` further nodes.  Flagged references of the centre
@@ -926,13 +928,21 @@ def _draw(
     ]
     placed: set[NodeKey] = {centre}
 
-    groups: dict[tuple[str, bool], list[Neighbour]] = defaultdict(list)
+    groups: dict[tuple[str, str, bool], list[Neighbour]] = defaultdict(list)
+    fields_of: dict[str, set[str]] = defaultdict(set)
     for n in _neighbours_in(nb, centre):
-        groups[(n.edge.type, n.outgoing)].append(n)
-    ordered = sorted(groups.items(), key=lambda kv: (kv[0][0], not kv[0][1]))
+        groups[(n.edge.type, n.edge.field, n.outgoing)].append(n)
+        fields_of[n.edge.type].add(n.edge.field)
+    ordered = sorted(groups.items(), key=lambda kv: (kv[0][0], not kv[0][2], kv[0][1]))
     broken = [p for p in nb.broken if (str(p.vault_root), p.id) == centre]
+    # The field joins the label only when one type comes from several fields
+    # (observation-v1 `cites` from `observations` and `posterior.observations_used`).
     sections: list[tuple[str, list[Neighbour] | None]] = [
-        (f"{t} {'→' if out else '←'}", items) for (t, out), items in ordered
+        (
+            f"{t}{f' · {f}' if len(fields_of[t]) > 1 else ''} {'→' if out else '←'}",
+            items,
+        )
+        for (t, f, out), items in ordered
     ]
     if broken:
         sections.append(("broken", None))

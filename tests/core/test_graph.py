@@ -477,3 +477,31 @@ def test_health_of_json_nodes_uses_as_of_and_never_crashes() -> None:
     g = build_graph([vault(R, "made-up", [mem(R, "a", fmt="made-up")])])
     data = neighbourhood_json(g, g.neighbourhood(key("a")), Path("/v"), date(2026, 11, 22))
     assert data["nodes"][0]["health"] is None
+
+
+def test_layout_names_the_field_when_one_type_comes_from_several_fields() -> None:
+    root = Path("/v/o1")
+    comp = mem(
+        root,
+        "comp",
+        rel("o1", "cites", None, None, "observations"),
+        rel("o1", "cites", None, None, "posterior.observations_used"),
+        rel("o2", "cites", None, None, "observations"),
+        fmt="observation-v1",
+        title="Comp",
+    )
+    g = build_graph([vault(root, "observation-v1", [comp, mem(root, "o1"), mem(root, "o2")])])
+    text = [r.text for r in layout_neighbourhood(g, g.neighbourhood(key("comp", root)))]
+    assert text[1] == "├─ cites · observations → (2)"
+    assert text[4] == "└─ cites · posterior.observations_used → (1)"
+    # a single-field type keeps the short label
+    g2 = build_graph(
+        [
+            vault(
+                root,
+                "observation-v1",
+                [mem(root, "x", rel("o1", "cites", None, None, "observations")), mem(root, "o1")],
+            )
+        ]
+    )
+    assert layout_neighbourhood(g2, g2.neighbourhood(key("x", root)))[1].text == "└─ cites → (1)"
