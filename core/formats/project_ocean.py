@@ -42,7 +42,7 @@ from ..model import (
     Relation,
     ScanResult,
 )
-from ..textio import read_text
+from ..textio import decode_bytes, read_text
 from .base import iter_md, problem_from, rel_posix, split_duplicates
 
 FORMAT_ID = "project-ocean"
@@ -144,6 +144,39 @@ def _locations(root: Path) -> Iterable[_Location]:
         yield _Location(p, rel_posix(root, p), SHARED, "archive", True)
 
 
+def locate(root: Path, rel: str) -> _Location | None:
+    """Where a vault-relative POSIX path sits in the layout; None if it is no observation path.
+
+    Used by the writer to re-read one file exactly as scan() reads it.
+    """
+    parts = rel.split("/")
+    if not parts[-1].endswith(".md") or any(p in ("", ".", "..") for p in parts):
+        return None
+    path = root.joinpath(*parts)
+    in_agent = len(parts) == 5 and parts[0] == "agents" and parts[2] == "memory"
+    if in_agent and parts[3] in ("vault", "archive"):
+        return _Location(path, rel, parts[1], parts[3], parts[3] == "archive")
+    if parts[:2] == ["shared", "observations"]:
+        if len(parts) == 3:
+            return _Location(path, rel, SHARED, "shared", False)
+        if len(parts) == 4 and parts[2] == "archive":
+            return _Location(path, rel, SHARED, "archive", True)
+    return None
+
+
+def parse_observation(root: Path, rel: str, data: bytes | None = None) -> Memory:
+    """Read one observation as scan() does (backlinks left unresolved).
+
+    `data` parses bytes meant for `rel` instead of the file's current bytes
+    (how the writer validates what it is about to write).  Raises ParseError
+    for invalid content, ValueError if `rel` is not an observation path.
+    """
+    loc = locate(root, rel)
+    if loc is None:
+        raise ValueError(f"{rel!r} is not a Project Ocean observation path")
+    return _parse(loc, root, data)
+
+
 def _key_line(header: str, key: str) -> int | None:
     """1-based file line of a top-level `key:` in the header (header starts on line 2)."""
     prefix = f"{key}:"
@@ -207,10 +240,10 @@ class _Fields:
         return value
 
 
-def _parse(loc: _Location, root: Path) -> Memory:
-    """One file -> Memory, or ParseError carrying the path-derived id."""
+def _parse(loc: _Location, root: Path, raw: bytes | None = None) -> Memory:
+    """One file (or `raw`, bytes meant for it) -> Memory, or ParseError with the path id."""
     try:
-        decoded = read_text(loc.path)
+        decoded = read_text(loc.path) if raw is None else decode_bytes(raw, loc.rel)
         data, doc = load_frontmatter(decoded.text, loc.rel)
     except ParseError as err:
         err.id = loc.id
@@ -532,5 +565,7 @@ __all__ = [
     "DecaySpec",
     "ProjectOceanAdapter",
     "backlink_name",
+    "locate",
     "parse_decay_spec",
+    "parse_observation",
 ]
