@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+
 from memlens.core.graph import (
     MAX_DEPTH,
     MIN_DEPTH,
