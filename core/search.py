@@ -97,6 +97,9 @@ FUZZY_WEIGHT = 0.25
 FUZZY_CUTOFF = 80.0
 #: Near words kept per query word.
 FUZZY_LIMIT = 8
+#: Fewer TF-IDF hits than this makes a short query (<= 2 words) fuzzy-match
+#: every word, not only the words the vocabulary does not know.
+FUZZY_FEW_HITS = 20
 #: Completions of a trailing partial word (search-as-you-type).
 PREFIX_LIMIT = 12
 #: Healths a search leaves out unless the query asks for them.
@@ -804,7 +807,7 @@ class SearchIndex:
         # 2. fuzzy title/tag words
         fuzzy: FloatArray | None = None
         if prep.fuzzy_words:
-            short = len(prep.fuzzy_words) <= 2 and n_text_hits < limit + offset
+            short = len(prep.fuzzy_words) <= 2 and n_text_hits < FUZZY_FEW_HITS
             total = np.zeros(n, dtype=np.float64)
             for i, w in enumerate(prep.fuzzy_words):
                 run_fuzzy = short or w not in self._vocab

@@ -147,8 +147,45 @@ def _print_hits(hits: list[Hit], base: Path, total: int, explain: bool) -> None:
     click.echo(f"{len(hits)} of {total} matches", err=True)
 
 
-# ignore_unknown_options: a query word like "-tag:x" is a negation, not an option.
-@click.command(context_settings={"ignore_unknown_options": True})
+class QueryCommand(click.Command):
+    """A command whose arguments may start with ``-`` (query negations).
+
+    ``memlens search PATH consent -tag:archive`` must not read ``-tag:archive``
+    as options (click would take ``-h`` out of ``-health:x`` as --help): known
+    options are kept, every other argument that does not start with ``--``
+    becomes a positional, as if written after ``--``.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        takes_value: set[str] = set()
+        flags: set[str] = set()
+        for param in self.get_params(ctx):
+            if isinstance(param, click.Option):
+                names = [*param.opts, *param.secondary_opts]
+                (flags if param.is_flag or param.count else takes_value).update(names)
+        opts: list[str] = []
+        positional: list[str] = []
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            name = arg.split("=", 1)[0]
+            if arg == "--":
+                positional.extend(args[i + 1 :])
+                break
+            if name in takes_value:
+                opts.append(arg)
+                if "=" not in arg and i + 1 < len(args):
+                    opts.append(args[i + 1])
+                    i += 1
+            elif arg in flags or arg.startswith("--"):
+                opts.append(arg)  # unknown --options still fail as usage errors
+            else:
+                positional.append(arg)
+            i += 1
+        return super().parse_args(ctx, [*opts, "--", *positional])
+
+
+@click.command(cls=QueryCommand)
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.argument("query", nargs=-1, required=True)
 @click.option("--limit", "-n", type=click.IntRange(min=1), default=None, help="Hits to show (20).")

@@ -1,0 +1,95 @@
+"""`memlens search` through click's CliRunner, on the public fixtures."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner, Result
+
+from memlens.tui.cli_search import search
+
+FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures"
+if not FIXTURES.exists():  # pragma: no cover - layout fallback
+    FIXTURES = Path("/work/shared/fixtures")
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(search, [str(FIXTURES), *args, "--as-of", "2026-11-22"])
+
+
+def as_json(*args: str) -> Any:
+    result = run(*args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_json_hits_are_list_records_plus_score_and_explain() -> None:
+    hits = as_json("tcpa disclosure", "--json")
+    assert hits[0]["id"] == "shield/obs-2026-11-19-002"
+    for rank, h in enumerate(hits, 1):
+        for key in ("vault", "format", "id", "path", "kind", "title", "tags", "status", "health"):
+            assert key in h
+        assert h["vault"] == "project-ocean"
+        assert h["rank"] == rank
+        e = h["explain"]
+        assert math.isclose(h["score"], e["relevance"] * e["confidence"] * e["decay_weight"])
+    assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+
+
+def test_limit_and_negation_argument() -> None:
+    hits = as_json("consent", "-agent:shared", "--json", "--limit", "2")
+    assert [h["id"] for h in hits] == ["shield/obs-2026-01-15-001", "shield/obs-2026-11-12-001"]
+
+
+def test_ocean_format_and_script_flags() -> None:
+    out = as_json("consent", "--agent", "shield", "--format", "ocean")
+    assert out["total"] == len(out["results"]) <= 5  # the script's default limit
+    first = out["results"][0]
+    assert set(first) >= {
+        "score",
+        "file",
+        "path",
+        "source",
+        "tags",
+        "confidence",
+        "created",
+        "snippet",
+    }
+    assert first["file"] == "obs-2026-01-15-001.md"
+    assert first["path"].startswith("project-ocean/")
+    # --agent includes shared/ unless --no-shared
+    assert any(r["path"].startswith("project-ocean/shared/") for r in out["results"])
+    out = as_json("consent", "--agent", "shield", "--no-shared", "--format", "ocean")
+    assert not any(r["path"].startswith("project-ocean/shared/") for r in out["results"])
+    assert all("/shield/" in r["path"] for r in out["results"])
+
+
+def test_tags_and_min_confidence_flags() -> None:
+    hits = as_json("consent", "--tags", "block,tcpa", "--json")
+    assert hits and all({"block", "tcpa"} & set(h["tags"]) for h in hits)
+    hits = as_json("consent", "--min-confidence", "0.95", "--json")
+    assert {h["id"] for h in hits} == {
+        "shield/obs-2026-01-15-001",
+        "shared/obs-2026-01-15-001",
+        "shield/obs-2026-11-05-001",
+    }
+
+
+def test_no_hits_is_exit_0_and_bad_query_exit_2() -> None:
+    assert as_json("zzzqqqxx", "--json") == []
+    result = run("nosuch:thing")
+    assert result.exit_code == 2
+    assert "nosuch:thing" in result.output
+    assert run("x", "--agent", "a", "--all").exit_code == 2
+
+
+def test_text_output_with_explain() -> None:
+    result = run("restik", "--explain")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[0].split("\t")[:3] == ["#", "score", "format"]
+    assert "8b627624-d612-4bfc-bc86-ee90fe189732" in lines[1]
+    assert "restik~restic" in lines[2]
