@@ -47,6 +47,18 @@ Views and pins
     file order) with lens `unpin` applied to the same id supersedes it, and a
     still later `pin` pins it again.  Raw records are never rewritten.
 
+Metadata edits (memlens's `set` action)
+    A view with lens `edit_v1` carries `delta_from_raw.fields`, a mapping of
+    edited metadata (`EDITABLE_FIELDS`: `tags`, `confidence.p`, `note`) to the
+    new values; `null` drops the override so the raw value shows again.  Edit
+    views apply in file order, later ones winning per field, to every id in
+    `applied_to`.  The Memory shows the edited `tags` and `confidence`, keeps
+    the raw record untouched in `fields`, and lists the active overrides in
+    `native["edits"]` (`native["note"]` for a note) and the edit views in
+    `native["edited_by"]`.  An edit view whose `fields` is not an object, or
+    holds a bad value for an editable field, is an invalid view (unknown
+    field names are kept but not applied).  Erased experiences ignore edits.
+
 References
     Experiences: `parents` (type `derived_from`) and `evidence_ptrs` (type
     `evidence`; external pointers such as `uri:...`, `urn:...` or any
@@ -131,6 +143,9 @@ OP_TOMBSTONE = "tombstone"
 OP_RESTORE = "restore"
 LENS_PIN = "pin"
 LENS_UNPIN = "unpin"
+LENS_EDIT = "edit_v1"
+#: Metadata an `edit_v1` view may override (raw records stay immutable).
+EDITABLE_FIELDS: tuple[str, ...] = ("tags", "confidence.p", "note")
 
 _TITLE_MAX = 100
 _SHOW_MAX = 60
@@ -395,6 +410,32 @@ def _validate_experience(obj: dict[str, Any]) -> None:
             raise _Invalid(Reason.WRONG_TYPE, f"{key} is not a list of strings")
 
 
+def edit_value_problem(name: str, value: Any) -> tuple[Reason, str] | None:
+    """Why `value` cannot be the edited value of field `name` (None if it can).
+
+    `null` is always allowed: it drops the override.
+    """
+    if value is None:
+        return None
+    if name == "tags":
+        if not _is_str_list(value) or not all(t.strip() for t in value):
+            return Reason.WRONG_TYPE, f"tags {_show(value)} is not a list of non-empty strings"
+    elif name == "confidence.p":
+        if not _is_number(value):
+            return Reason.WRONG_TYPE, f"confidence.p {_show(value)} is not a number"
+        if not 0.0 <= value <= 1.0:
+            return Reason.OUT_OF_RANGE, f"confidence.p {_show(value)} outside 0-1"
+    elif name == "note" and not isinstance(value, str):
+        return Reason.WRONG_TYPE, f"note {_show(value)} is not a string"
+    return None
+
+
+def _edit_fields(obj: dict[str, Any]) -> dict[str, Any] | None:
+    delta = obj.get("delta_from_raw")
+    fields = delta.get("fields") if isinstance(delta, dict) else None
+    return fields if isinstance(fields, dict) else None
+
+
 def _validate_view(obj: dict[str, Any]) -> None:
     _require_id(obj)
     if "lens" in obj and not isinstance(obj["lens"], str):
@@ -403,6 +444,43 @@ def _validate_view(obj: dict[str, Any]) -> None:
         value = obj.get(key)
         if value is not None and not _is_str_list(value):
             raise _Invalid(Reason.WRONG_TYPE, f"{key} is not a list of strings")
+    if obj.get("lens") == LENS_EDIT:
+        fields = _edit_fields(obj)
+        if fields is None:
+            raise _Invalid(
+                Reason.WRONG_TYPE, f"delta_from_raw.fields of an {LENS_EDIT} view is not an object"
+            )
+        for name in EDITABLE_FIELDS:
+            bad = edit_value_problem(name, fields.get(name))
+            if bad is not None:
+                raise _Invalid(bad[0], f"delta_from_raw.fields: {bad[1]}")
+
+
+def experience_problem(obj: dict[str, Any]) -> str | None:
+    """The first rule an experience object breaks, as a one-line detail (None: valid)."""
+    try:
+        _validate_experience(obj)
+    except _Invalid as bad:
+        return bad.detail
+    return None
+
+
+def view_problem(obj: dict[str, Any]) -> str | None:
+    """The first rule a view object breaks, as a one-line detail (None: valid)."""
+    try:
+        _validate_view(obj)
+    except _Invalid as bad:
+        return bad.detail
+    return None
+
+
+def wal_problem(obj: dict[str, Any]) -> str | None:
+    """The first rule a WAL entry breaks, as a one-line detail (None: valid)."""
+    try:
+        _validate_wal(obj)
+    except _Invalid as bad:
+        return bad.detail
+    return None
 
 
 def _validate_stance(obj: dict[str, Any]) -> None:
@@ -463,6 +541,8 @@ class _Scan:
     result: ScanResult = field(default_factory=ScanResult)
     states: dict[str, _ExpState] = field(default_factory=dict)
     pinned_by: dict[str, str] = field(default_factory=dict)
+    edits: dict[str, dict[str, Any]] = field(default_factory=dict)
+    edited_by: dict[str, list[str]] = field(default_factory=dict)
 
     def problem(
         self,
@@ -604,6 +684,23 @@ class _Scan:
                 else:
                     self.pinned_by.pop(exp_id, None)
 
+    def apply_edits(self, views: list[dict[str, Any]]) -> None:
+        """Fold `edit_v1` views (already validated) in file order."""
+        for view in views:
+            if view.get("lens") != LENS_EDIT:
+                continue
+            fields = _edit_fields(view) or {}
+            for exp_id in view.get("applied_to") or []:
+                active = self.edits.setdefault(exp_id, {})
+                for name in EDITABLE_FIELDS:
+                    if name not in fields:
+                        continue
+                    if fields[name] is None:
+                        active.pop(name, None)
+                    else:
+                        active[name] = fields[name]
+                self.edited_by.setdefault(exp_id, []).append(view["id"])
+
 
 # --------------------------------------------------------------------------
 # Memories
@@ -654,6 +751,18 @@ def _build_memory(scan: _Scan, obj: dict[str, Any], line: int) -> Memory:
     pinned = exp_id in scan.pinned_by
     if pinned:
         native["pinned_by"] = scan.pinned_by[exp_id]
+    shown_tags = tuple(tags) if _is_str_list(tags) else ()
+    shown_p = float(p) if _is_number(p) else None
+    if exp_id in scan.edited_by:
+        edits = scan.edits.get(exp_id, {})
+        native["edits"] = dict(edits)
+        native["edited_by"] = list(scan.edited_by[exp_id])
+        if "tags" in edits:
+            shown_tags = tuple(edits["tags"])
+        if "confidence.p" in edits:
+            shown_p = float(edits["confidence.p"])
+        if "note" in edits:
+            native["note"] = edits["note"]
     return Memory(
         format=FORMAT_ID,
         vault_root=scan.root,
@@ -662,8 +771,8 @@ def _build_memory(scan: _Scan, obj: dict[str, Any], line: int) -> Memory:
         title=title_of(text) or exp_id,
         body=text,
         path=EXPERIENCES,
-        tags=tuple(tags) if _is_str_list(tags) else (),
-        confidence=float(p) if _is_number(p) else None,
+        tags=shown_tags,
+        confidence=shown_p,
         created=created,
         source=actor if isinstance(actor, str) else None,
         relations=tuple(relations),
@@ -815,6 +924,7 @@ class ExperienceRecordAdapter:
         views = scan.load_records(VIEWS, "views", _validate_view)
         stances = scan.load_records(STANCES, "stances", _validate_stance)
         scan.apply_pins(views)
+        scan.apply_edits(views)
 
         record_problems = scan.result.problems
         scan.result.problems = []
@@ -907,8 +1017,10 @@ class ExperienceRecordAdapter:
 
 
 __all__ = [
+    "EDITABLE_FIELDS",
     "EXPERIENCES",
     "LATTICE",
+    "LENS_EDIT",
     "STANCES",
     "TYPE_RANK",
     "VIEWS",
@@ -917,6 +1029,8 @@ __all__ = [
     "JsonLine",
     "LineError",
     "archive_op",
+    "edit_value_problem",
+    "experience_problem",
     "is_external_pointer",
     "next_wal_id",
     "parse_json_lines",
@@ -924,4 +1038,6 @@ __all__ = [
     "read_json_lines",
     "restore_op",
     "title_of",
+    "view_problem",
+    "wal_problem",
 ]
