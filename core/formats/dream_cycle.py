@@ -16,6 +16,10 @@ Decisions a reader would question (see DESIGN.md and expected.json `rules`):
   date and only the days since then are charged.
 * Files are decoded line by line, strictly: a bad byte spoils only the section
   (or archive line) it sits in, and that item is reported, not guessed.
+* `archive.jsonl` is append-only: restoring an entry never deletes its line.
+  The restore appends a marker line `{"id": <entry id>, "restored": true, ...}`
+  instead; a marker is not an entry, and it hides every earlier entry with
+  that id (an entry appended after the marker is archived again).
 """
 
 from __future__ import annotations
@@ -850,6 +854,7 @@ class DreamCycleAdapter:
             )
             return
         decoded = _decode_lines(data)
+        restored = restore_markers(decoded.lines, decoded.bad)
         for n, text in enumerate(decoded.lines, 1):
             if n in decoded.bad:
                 problems.append(
@@ -859,6 +864,11 @@ class DreamCycleAdapter:
             text = text.lstrip("\ufeff")
             if not text.strip():
                 continue  # blank lines are ignored
+            if restore_marker_id(text) is not None:
+                continue  # a restore marker, not an entry
+            eid = _peek_id(text) if restored else None
+            if eid is not None and restored.get(eid, 0) > n:
+                continue  # restored by a later marker: no longer archived
             try:
                 out.append(self._archive_memory(root, rel, n, text))
             except _Invalid as inv:
@@ -1088,6 +1098,36 @@ def _peek_id(text: str) -> str | None:
     return None
 
 
+def restore_marker_id(text: str) -> str | None:
+    """The entry id if this archive.jsonl line is a restore marker, else None.
+
+    A marker is a JSON object whose `restored` is `true` and whose `id` is a
+    non-empty string (memlens writes `restored_on` and `section_id` too).
+    """
+    if '"restored"' not in text:
+        return None
+    try:
+        obj = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(obj, dict) or obj.get("restored") is not True:
+        return None
+    eid = obj.get("id")
+    return eid if isinstance(eid, str) and eid.strip() else None
+
+
+def restore_markers(lines: list[str], bad: dict[int, str] | None = None) -> dict[str, int]:
+    """Entry id -> 1-based line of its last restore marker in archive.jsonl lines."""
+    out: dict[str, int] = {}
+    for n, text in enumerate(lines, 1):
+        if bad and n in bad:
+            continue
+        eid = restore_marker_id(text.lstrip("\ufeff"))
+        if eid is not None:
+            out[eid] = n
+    return out
+
+
 def _is_nonneg_int(x: object) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) and x >= 0
 
@@ -1131,6 +1171,8 @@ __all__ = [
     "classify",
     "effective_type",
     "parse_sections",
+    "restore_marker_id",
+    "restore_markers",
     "section_base_id",
     "slugify",
     "split_lines",
