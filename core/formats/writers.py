@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import importlib
 
-WRITER_MODULES: tuple[str, ...] = ("project_ocean_writer",)
+WRITER_MODULES: tuple[str, ...] = (
+    "project_ocean_writer",
+    "observation_v1_writer",
+)
 
 for _name in WRITER_MODULES:
     importlib.import_module(f"{__package__}.{_name}")
