@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any, overload
 
@@ -512,6 +512,40 @@ def strength_histogram(rows: Iterable[MemoryRow], buckets: int = 20) -> list[int
         s = min(max(r.strength, 0.0), 1.0)
         counts[min(int(s * buckets), buckets - 1)] += 1
     return counts
+
+
+def forecast_rows(
+    rows: Iterable[MemoryRow],
+    as_of: date,
+    horizons: Sequence[int] = (7, 30, 90),
+    cancelled: Callable[[], bool] | None = None,
+) -> dict[int, list[MemoryRow]]:
+    """Rows healthy (stable/active) at `as_of` that are fading or expired `h` days later.
+
+    Same rule as `core.decay.forecast`, but over rows whose health at `as_of`
+    is already known, so each memory costs one decay per horizon.
+    """
+    healthy = [
+        r
+        for r in rows
+        if r.memory is not None and r.health in (Health.ACTIVE.value, Health.STABLE.value)
+    ]
+    out: dict[int, list[MemoryRow]] = {}
+    for h in horizons:
+        later = as_of + timedelta(days=h)
+        fading: list[MemoryRow] = []
+        for r in healthy:
+            if cancelled is not None and cancelled():
+                return out
+            assert r.memory is not None
+            try:
+                health = decay_of(r.memory, later).health
+            except Exception:  # a decay bug is shown on the row already
+                continue
+            if health in (Health.FADING, Health.EXPIRED):
+                fading.append(r)
+        out[h] = fading
+    return out
 
 
 # --------------------------------------------------------------------------- problems

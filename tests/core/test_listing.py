@@ -7,6 +7,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+
 from memlens.core import open_catalog
 from memlens.core.listing import (
     INVALID,
@@ -237,3 +238,15 @@ def test_rows_from_the_fixture_vaults(fixtures_dir: Path) -> None:
     refs = sum(len(v.ref_problems) for v in catalog.vaults)
     assert len(entries) == problems + refs
     assert all(e.reason and e.path for e in entries)
+
+
+def test_forecast_rows_agrees_with_core_decay_forecast(fixtures_dir: Path) -> None:
+    from memlens.core.decay import forecast
+    from memlens.core.listing import forecast_rows
+
+    catalog = open_catalog(fixtures_dir)
+    rows = rows_for_vaults(catalog.vaults, AS_OF)
+    ours = forecast_rows(rows, AS_OF)
+    theirs = forecast(catalog.memories(), AS_OF)
+    assert {h: len(v) for h, v in ours.items()} == theirs
+    assert all(r.health in ("active", "stable") for v in ours.values() for r in v)

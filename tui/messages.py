@@ -1,0 +1,78 @@
+"""App-wide messages: what the loader thread and the screens tell the app.
+
+Widget-level messages are nested in the widget that sends them
+(`MemoryTable.Highlighted`, `VaultSidebar.ScopeChanged`, ...).  Messages here
+cross screens or threads; the app handles them and calls down.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.message import Message
+
+from memlens.core.listing import MemoryRow
+from memlens.core.vault import Vault
+
+
+class VaultsDiscovered(Message):
+    """The loader found these vault roots (not scanned yet)."""
+
+    def __init__(self, vaults: list[Vault]) -> None:
+        super().__init__()
+        #: Discovered vaults, in discovery order.
+        self.vaults = vaults
+
+
+class VaultLoaded(Message):
+    """One vault is scanned and its rows are computed (sent once per vault)."""
+
+    def __init__(self, vault: Vault, rows: list[MemoryRow]) -> None:
+        super().__init__()
+        #: The scanned vault.
+        self.vault = vault
+        #: Its rows at the app's `as_of`.
+        self.rows = rows
+
+
+class VaultFailed(Message):
+    """Discovering or scanning failed for one path or vault; the others go on."""
+
+    def __init__(self, where: str, error: BaseException, root: Path | None = None) -> None:
+        super().__init__()
+        #: The path or vault name that failed.
+        self.where = where
+        #: What went wrong.
+        self.error = error
+        #: The vault root, when a discovered vault failed to scan.
+        self.root = root
+
+
+class LoadFinished(Message):
+    """Every vault below every path has been scanned."""
+
+
+class OpenMemory(Message):
+    """Show this memory in the memories screen (from triage, problems, relations)."""
+
+    def __init__(self, vault_root: Path, memory_id: str) -> None:
+        super().__init__()
+        self.vault_root = vault_root
+        self.memory_id = memory_id
+
+
+class OpenRaw(Message):
+    """Show a vault file's raw text, scrolled to a line."""
+
+    def __init__(
+        self, path: Path, line: int | None = None, title: str = "", needle: str | None = None
+    ) -> None:
+        super().__init__()
+        #: Absolute path of the file.
+        self.path = path
+        #: 1-based line to mark and scroll to.
+        self.line = line
+        #: What to call it in the header (display text, made safe by the viewer).
+        self.title = title
+        #: Without a line: scroll to the first line containing this text.
+        self.needle = needle

@@ -1,0 +1,290 @@
+"""The main screen: vaults on the left, the memory list, the detail of the highlighted row."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Container, Vertical
+from textual.content import Content
+from textual.timer import Timer
+from textual.widgets import Footer, Input, Static
+
+from memlens.core.listing import COLUMNS, MemoryList, MemoryRow
+
+from ..messages import OpenRaw
+from ..safe_text import safe
+from ..widgets.detail import MemoryDetail, RelationList, RelationView
+from ..widgets.memory_table import MemoryTable
+from ..widgets.vault_sidebar import VaultSidebar
+from .base import MemlensScreen
+
+#: Seconds to wait before redrawing the detail pane while the cursor moves fast.
+DETAIL_DELAY = 0.08
+_LABELS = {c.key: c.label for c in COLUMNS}
+
+
+class MainScreen(MemlensScreen):
+    """Browse every memory of every vault."""
+
+    CSS_PATH = "main.tcss"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (160, "-wide")]
+
+    BINDINGS = [
+        Binding("slash", "focus_filter", "Filter", id="main.filter"),
+        Binding("s", "sort_next", "Sort", id="main.sort"),
+        Binding("S", "sort_reverse", "Reverse", id="main.reverse"),
+        Binding("i", "toggle_invalid", "Invalid", id="main.invalid"),
+        Binding("v", "raw", "Raw text", id="main.raw"),
+        Binding("b", "jump_back", "Back", show=False, id="main.jump_back"),
+        Binding("escape", "escape", "Back", show=False, id="main.escape"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: Every row of every loaded vault, in the order and filter shown.
+        self.model = MemoryList()
+        #: How many of the app's loaded vault batches are in `model`.
+        self._batches = 0
+        #: Memories visited before following a relation (for `b`).
+        self._history: list[tuple[str, str]] = []
+        self._detail_timer: Timer | None = None
+        self._detail_dirty = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="topbar")
+        with Container(id="main-body"):
+            yield VaultSidebar(id="vaults")
+            with Container(id="center"):
+                with Vertical(id="list-pane"):
+                    yield Input(
+                        placeholder="/ filter: words, tag:x kind:x health:x vault:x",
+                        id="filter",
+                    )
+                    yield MemoryTable(self.model, id="memories")
+                yield MemoryDetail(id="detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.memlens.register_main_screen(self)
+        self.watch(self.memlens, "catalog_version", self._catalog_changed, init=True)
+        self.query_one(MemoryTable).focus()
+
+    # ------------------------------------------------------------------ data from the app
+    def _catalog_changed(self, _version: int) -> None:
+        app = self.memlens
+        table = self.query_one(MemoryTable)
+        current = table.current_row()
+        if len(app.loaded) < self._batches:  # reloaded: start again
+            self.model.replace([])
+            self._batches = 0
+        new_batches = app.loaded[self._batches :]
+        self._batches = len(app.loaded)
+        for _vault, rows in new_batches:
+            self.model.extend(rows)
+        self.query_one(VaultSidebar).set_summaries(app.summaries())
+        self._rows_changed(current.key if current else None)
+
+    def _rows_changed(self, key: tuple[str, str] | None) -> None:
+        table = self.query_one(MemoryTable)
+        position = self.model.position_of(key) if key is not None else None
+        table.rows_changed(keep_cursor=position if position is not None else 0)
+        if not len(self.model):
+            self._show_detail(None)
+        self._update_topbar()
+
+    def _update_topbar(self) -> None:
+        app = self.memlens
+        model = self.model
+        arrow = "▼" if model.reverse else "▲"
+        parts: list[Content | str | tuple[str, str]] = [
+            ("memlens", "bold $accent"),
+            f"  {len(app.loaded)}/{len(app.summaries())} vaults",
+            f" · {len(model)} of {model.total} rows",
+            f" · as of {app.as_of.isoformat()}",
+            f" · sort {_LABELS[model.sort_column]} {arrow}",
+        ]
+        if not model.show_invalid:
+            parts.append(" · invalid hidden")
+        if model.query:
+            parts += [" · filter ", safe(model.query, "italic")]
+        if app.loading:
+            parts.append((" · loading…", "$warning"))
+        self.query_one("#topbar", Static).update(Content.assemble(*parts))
+
+    # ------------------------------------------------------------------ list events
+    @on(MemoryTable.Highlighted)
+    def _highlighted(self, event: MemoryTable.Highlighted) -> None:
+        # Leading edge: draw at once; while keys repeat, redraw at most
+        # every DETAIL_DELAY seconds (markdown bodies are not free to build).
+        if self._detail_timer is None:
+            self._show_detail(event.row)
+            self._detail_timer = self.set_timer(DETAIL_DELAY, self._detail_tick)
+        else:
+            self._detail_dirty = True
+
+    def _detail_tick(self) -> None:
+        self._detail_timer = None
+        if self._detail_dirty:
+            self._detail_dirty = False
+            self._show_detail(self.query_one(MemoryTable).current_row())
+
+    @on(MemoryTable.Selected)
+    def _selected(self, event: MemoryTable.Selected) -> None:
+        self._show_detail(event.row)
+        self.query_one(MemoryDetail).focus()
+
+    @on(MemoryTable.SortClicked)
+    def _sort_clicked(self, event: MemoryTable.SortClicked) -> None:
+        if event.column == self.model.sort_column:
+            self._resort(reverse=not self.model.reverse)
+        else:
+            self._resort(column=event.column, reverse=False)
+
+    def _show_detail(self, row: MemoryRow | None) -> None:
+        detail = self.query_one(MemoryDetail)
+        if row is None or row.memory is None:
+            detail.show(row)
+            return
+        views: list[RelationView] = []
+        issues = self.memlens.ref_issues.get(row.key, {})
+        for rel in row.memory.relations:
+            target = self.model.find(row.vault_root, rel.resolved or rel.target)
+            views.append(
+                RelationView(
+                    relation=rel,
+                    target_title=target.title if target else None,
+                    issue=issues.get(rel.target),
+                )
+            )
+        detail.show(row, views)
+
+    # ------------------------------------------------------------------ filter and scope
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        current = self.query_one(MemoryTable).current_row()
+        self.model.set_query(event.value)
+        self._rows_changed(current.key if current else None)
+
+    @on(Input.Submitted, "#filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        self.query_one(MemoryTable).focus()
+
+    @on(VaultSidebar.ScopeChanged)
+    def _scope_changed(self, event: VaultSidebar.ScopeChanged) -> None:
+        if event.root == self.model.scope:
+            return
+        current = self.query_one(MemoryTable).current_row()
+        self.model.set_scope(event.root)
+        self._rows_changed(current.key if current else None)
+
+    # ------------------------------------------------------------------ relations
+    @on(RelationList.Jump)
+    def _jump(self, event: RelationList.Jump) -> None:
+        row = self.query_one(MemoryDetail).row
+        rel = event.view.relation
+        if event.view.issue == "unsafe_reference":
+            self.notify("Unsafe reference: not followed.", severity="warning")
+            return
+        if row is None:
+            return
+        if not self.select_memory(row.vault_root, rel.resolved or rel.target, remember=True):
+            self.notify("No memory with that id in this vault.", severity="warning")
+
+    def select_memory(self, vault_root: Path, memory_id: str, *, remember: bool = False) -> bool:
+        """Put the cursor on a memory, widening the filter if it hides it."""
+        target = self.model.find(vault_root, memory_id)
+        if target is None:
+            return False
+        table = self.query_one(MemoryTable)
+        current = table.current_row()
+        if self.model.position_of(target.key) is None:
+            self._clear_narrowing()
+        position = self.model.position_of(target.key)
+        if position is None:
+            return False
+        if remember and current is not None and current.key != target.key:
+            self._history.append(current.key)
+        table.move_to(position)
+        self._show_detail(target)
+        table.focus()
+        return True
+
+    def _clear_narrowing(self) -> None:
+        filter_input = self.query_one("#filter", Input)
+        with filter_input.prevent(Input.Changed):
+            filter_input.value = ""
+        self.model.set_query("")
+        self.model.set_scope(None)
+        self.model.set_show_invalid(True)
+        sidebar = self.query_one(VaultSidebar)
+        with sidebar.prevent(VaultSidebar.ScopeChanged):
+            sidebar.highlighted = 0
+        self._rows_changed(None)
+
+    def action_jump_back(self) -> None:
+        if not self._history:
+            return
+        root, memory_id = self._history.pop()
+        self.select_memory(Path(root), memory_id)
+
+    # ------------------------------------------------------------------ actions
+    def action_focus_filter(self) -> None:
+        self.query_one("#filter", Input).focus()
+
+    def action_escape(self) -> None:
+        focused = self.focused
+        table = self.query_one(MemoryTable)
+        if focused is table:
+            if self.model.query:
+                self.query_one("#filter", Input).value = ""
+            elif self._history:
+                self.action_jump_back()
+            return
+        table.focus()
+
+    def _resort(self, column: str | None = None, reverse: bool | None = None) -> None:
+        current = self.query_one(MemoryTable).current_row()
+        self.model.sort_by(column or self.model.sort_column, reverse=reverse)
+        self._rows_changed(current.key if current else None)
+
+    def action_sort_next(self) -> None:
+        current = self.query_one(MemoryTable).current_row()
+        self.model.cycle_sort()
+        self._rows_changed(current.key if current else None)
+
+    def action_sort_reverse(self) -> None:
+        self._resort(reverse=not self.model.reverse)
+
+    def sort_by(self, column: str) -> None:
+        """Sort by a column key (used by the command palette)."""
+        self._resort(column=column)
+
+    def show_vault(self, option: int) -> None:
+        """Scope the list to the sidebar's option `option` (0: every vault)."""
+        sidebar = self.query_one(VaultSidebar)
+        if 0 <= option < sidebar.option_count:
+            sidebar.highlighted = option
+
+    def action_toggle_invalid(self) -> None:
+        current = self.query_one(MemoryTable).current_row()
+        self.model.set_show_invalid(not self.model.show_invalid)
+        self._rows_changed(current.key if current else None)
+
+    def action_raw(self) -> None:
+        row = self.query_one(MemoryTable).current_row()
+        if row is None:
+            return
+        if row.problem is not None:
+            p = row.problem
+            line = p.at_line if p.at_line is not None else p.line
+            self.post_message(OpenRaw(p.vault_root / p.path, line, f"{row.vault}/{p.path}"))
+            return
+        memory = row.memory
+        assert memory is not None
+        needle = None if memory.line is not None else memory.title[:60]
+        self.post_message(
+            OpenRaw(memory.abs_path, memory.line, f"{row.vault}/{memory.path}", needle)
+        )

@@ -1,0 +1,325 @@
+"""The detail pane: one memory's metadata, decay, relations and body, or one problem."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from markdown_it import MarkdownIt
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.await_complete import AwaitComplete
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Markdown, OptionList, Static
+from textual.widgets.option_list import Option
+
+from memlens.core.listing import INVALID, MemoryRow
+from memlens.core.model import Relation
+from memlens.core.records import jsonable
+
+from ..safe_text import safe, safe_markdown, visible, visible_block
+from .raw_view import read_raw_lines
+
+#: Bodies longer than this are cut for the markdown view (the raw view shows all).
+MAX_BODY_CHARS = 20_000
+#: Lines of raw text shown around the faulty line of an invalid file.
+RAW_CONTEXT = 12
+
+
+def literal_parser() -> MarkdownIt:
+    """A CommonMark parser that never makes links, images or raw HTML.
+
+    Why: a memory body is data.  `[text](url)`, `<https://...>` and HTML
+    stay literal text, so nothing in a body is clickable or hidden.
+    """
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False})
+    md.enable(["table", "strikethrough"])
+    md.disable(["link", "image", "autolink", "html_inline", "html_block", "reference"])
+    return md
+
+
+class SafeMarkdown(Markdown):
+    """Markdown for memory bodies: literal parser, and link clicks do nothing."""
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes, parser_factory=literal_parser, open_links=False)
+
+    def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
+        # No link can come from the literal parser; if one ever does, it is
+        # swallowed here rather than opened or passed up.
+        event.prevent_default()
+        event.stop()
+
+
+def field_text(value: Any) -> str:
+    """A metadata value as one readable string (JSON for structures)."""
+    value = jsonable(value)
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True)
+class RelationView:
+    """A relation with what the screen knows about its target."""
+
+    relation: Relation
+    #: Title of the memory it points at, if that exists.
+    target_title: str | None = None
+    #: Reference problem reason (`dangling_reference`, ...), if flagged.
+    issue: str | None = None
+
+
+class RelationList(OptionList):
+    """Relations of the shown memory; enter posts `Jump`."""
+
+    class Jump(Message):
+        def __init__(self, relations: RelationList, view: RelationView) -> None:
+            super().__init__()
+            self.relations = relations
+            #: The relation to follow.
+            self.view = view
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.views: list[RelationView] = []
+
+    def set_views(self, views: list[RelationView]) -> None:
+        self.views = views
+        self.clear_options()
+        self.add_options(Option(self._prompt(v)) for v in views)
+
+    @staticmethod
+    def _prompt(view: RelationView) -> Content:
+        rel = view.relation
+        parts: list[Content | str | tuple[str, str]] = [
+            safe(rel.type, "bold"),
+            " → ",
+            safe(rel.target),
+        ]
+        if view.target_title:
+            parts += ["  ", safe(view.target_title, "$text-muted")]
+        if view.issue:
+            parts += ["  ", (view.issue, "$error")]
+        if rel.field and rel.field != "relations":
+            parts += ["  ", (f"({visible(rel.field)})", "$text-muted")]
+        return Content.assemble(*parts)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.post_message(self.Jump(self, self.views[event.option_index]))
+
+
+class MemoryDetail(VerticalScroll, can_focus=True):
+    """Everything about the highlighted row.  Calls down: `show(row, relations)`."""
+
+    BINDINGS = [
+        Binding("j", "scroll_down", "Scroll down", show=False, id="detail.down"),
+        Binding("k", "scroll_up", "Scroll up", show=False, id="detail.up"),
+        Binding("g", "scroll_home", "Top", show=False, id="detail.top"),
+        Binding("G", "scroll_end", "Bottom", show=False, id="detail.bottom"),
+    ]
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        #: The row shown, if any.
+        self.row: MemoryRow | None = None
+        self._pending: AwaitComplete | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="detail-title")
+        yield Static(id="detail-summary")
+        yield Static(id="detail-problem")
+        yield Static("Metadata", classes="detail-heading", id="detail-meta-heading")
+        yield Static(id="detail-meta")
+        yield Static("Relations", classes="detail-heading", id="detail-relations-heading")
+        yield RelationList(id="detail-relations")
+        yield Static("Body", classes="detail-heading", id="detail-body-heading")
+        yield SafeMarkdown(id="detail-body")
+        yield Static("Raw text", classes="detail-heading", id="detail-raw-heading")
+        yield Static(id="detail-raw")
+
+    # ------------------------------------------------------------------ calls down
+    def show(self, row: MemoryRow | None, relations: list[RelationView] | None = None) -> None:
+        self.row = row
+        self.scroll_home(animate=False)
+        title = self.query_one("#detail-title", Static)
+        summary = self.query_one("#detail-summary", Static)
+        if row is None:
+            title.update(Content("Nothing selected"))
+            summary.update(Content(""))
+            self._toggle(problem=False, meta=False, relations=False, body=False, raw=False)
+            self._set_body("")
+            return
+        title.update(safe(row.title, "bold"))
+        summary.update(self._summary(row))
+        if row.health == INVALID:
+            self._show_problem(row)
+        else:
+            self._show_memory(row, relations or [])
+
+    async def settled(self) -> None:
+        """Wait until the body markdown is mounted (for tests and screenshots)."""
+        if self._pending is not None:
+            await self._pending
+
+    # ------------------------------------------------------------------ internals
+    def _toggle(self, **shown: bool) -> None:
+        for name, on in shown.items():
+            for widget in self.query(f"#detail-{name}, #detail-{name}-heading"):
+                widget.display = on
+
+    def _set_body(self, markdown: str) -> None:
+        body = self.query_one(SafeMarkdown)
+        self._pending = body.update(markdown)
+
+    @staticmethod
+    def _summary(row: MemoryRow) -> Content:
+        where = row.problem.path if row.problem else (row.memory.path if row.memory else "")
+        line = None
+        if row.memory is not None:
+            line = row.memory.line or row.memory.index
+        if row.problem is not None:
+            line = row.problem.line or row.problem.index
+        sep = (
+            "#" if (row.memory and row.memory.index) or (row.problem and row.problem.index) else ":"
+        )
+        loc = f"{where}{sep}{line}" if line else where
+        parts: list[Content | str | tuple[str, str]] = [
+            safe(row.kind, "$accent"),
+            " · ",
+            (row.health, "bold"),
+            " · ",
+            safe(row.vault),
+            "/",
+            safe(loc),
+        ]
+        if row.when and row.health != INVALID:
+            parts += [" · ", safe(row.when)]
+        return Content.assemble(*parts)
+
+    def _show_problem(self, row: MemoryRow) -> None:
+        assert row.problem is not None
+        p = row.problem
+        problem = Content.assemble(
+            ("✗ ", "$error bold"),
+            (p.reason.value, "$error bold"),
+            "\n",
+            safe(p.detail),
+        )
+        self.query_one("#detail-problem", Static).update(problem)
+        lines, note = read_raw_lines(p.vault_root / p.path)
+        mark = p.at_line if p.at_line is not None else p.line
+        self.query_one("#detail-raw", Static).update(raw_excerpt(lines, mark, note))
+        meta = Table.grid(padding=(0, 2))
+        meta.add_column(style="bold", no_wrap=True)
+        meta.add_column()
+        for key, value in (
+            ("format", p.format),
+            ("path", p.path),
+            ("line", p.line),
+            ("section", p.index),
+            ("at line", p.at_line),
+            ("id", p.id),
+        ):
+            if value is not None:
+                meta.add_row(Text(key), Text(visible(str(value))))
+        self.query_one("#detail-meta", Static).update(meta)
+        self._toggle(problem=True, meta=True, relations=False, body=False, raw=True)
+        self._set_body("")
+
+    def _show_memory(self, row: MemoryRow, relations: list[RelationView]) -> None:
+        memory = row.memory
+        assert memory is not None
+        self.query_one("#detail-meta", Static).update(self._meta_table(row))
+        self.query_one(RelationList).set_views(relations)
+        body = memory.body
+        if len(body) > MAX_BODY_CHARS:
+            cut = len(body) - MAX_BODY_CHARS
+            body = (
+                body[:MAX_BODY_CHARS] + f"\n\n*… {cut} more characters: press v for the raw text*"
+            )
+        self._toggle(
+            problem=row.decay_error is not None,
+            meta=True,
+            relations=bool(relations),
+            body=True,
+            raw=False,
+        )
+        if row.decay_error is not None:
+            self.query_one("#detail-problem", Static).update(
+                Content.assemble(("decay failed: ", "$error bold"), safe(row.decay_error))
+            )
+        self._set_body(safe_markdown(body) if body.strip() else "*(empty body)*")
+
+    @staticmethod
+    def _meta_table(row: MemoryRow) -> Table:
+        memory = row.memory
+        assert memory is not None
+        table = Table.grid(padding=(0, 2))
+        table.add_column(style="bold", no_wrap=True, max_width=24)
+        table.add_column()
+        extra = set(memory.extra)
+        for key, value in memory.fields.items():
+            label = Text(visible(str(key)))
+            if key in extra:
+                label.append(" *", style="italic")
+            table.add_row(label, Text(visible_block(field_text(value))))
+        info = row.info
+        if info is not None:
+            table.add_row(Text("─ decay", style="dim"), Text(""))
+            decay: list[tuple[str, Any]] = [
+                ("status", info.status),
+                ("health", info.health.value),
+                ("strength", f"{info.strength:.3f}"),
+                ("score", info.score),
+                ("current importance", info.current_importance),
+                ("importance band", info.importance_band),
+                ("linear weight", info.linear_weight),
+                ("days elapsed", info.days_elapsed),
+                ("age (days)", info.age_days),
+                ("expires on", info.expires_on),
+                ("ttl (days)", info.ttl_days),
+                ("lifespan (days)", info.lifespan_days),
+                ("why", info.why or None),
+                ("would archive", ", ".join(info.archive_reasons) or None),
+            ]
+            for key, value in decay:
+                if value is not None:
+                    table.add_row(Text(key), Text(visible(field_text(value))))
+        table.add_row(Text("─ where", style="dim"), Text(""))
+        table.add_row(Text("id"), Text(visible(memory.id)))
+        table.add_row(Text("format"), Text(memory.format))
+        table.add_row(Text("vault"), Text(visible(row.vault)))
+        table.add_row(Text("path"), Text(visible(memory.path)))
+        if extra:
+            table.add_row(
+                Text(""), Text("* not defined by the format (kept as is)", style="italic")
+            )
+        return table
+
+
+def raw_excerpt(lines: list[str], mark: int | None, note: str | None = None) -> Content:
+    """Numbered lines around `mark` (1-based), the marked line highlighted."""
+    if not lines:
+        return Content.styled(note or "(empty file)", "$text-muted italic")
+    center = (mark or 1) - 1
+    start = max(0, center - RAW_CONTEXT)
+    stop = min(len(lines), start + 2 * RAW_CONTEXT + 1)
+    width = len(str(stop))
+    parts: list[Content] = []
+    for i in range(start, stop):
+        number = Content.styled(f"{i + 1:>{width}} ", "$text-muted")
+        text = safe(lines[i].expandtabs(4))
+        if mark is not None and i == center:
+            text = text.stylize("on $error 30%")
+            number = Content.styled(f"{i + 1:>{width}}▶", "$error bold")
+        parts.append(number + text)
+    if note:
+        parts.append(Content.styled(note, "$text-muted italic"))
+    return Content("\n").join(parts)
