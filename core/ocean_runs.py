@@ -27,6 +27,7 @@ import os
 from datetime import date
 from pathlib import Path
 
+from .errors import UnsafePathError
 from .formats.project_ocean import FORMAT_ID, SHARED, ProjectOceanAdapter, locate
 from .model import Memory, Problem
 from .paths import has_path_syntax, safe_join
@@ -85,7 +86,10 @@ def _judge(
         return f"confidence {confidence} below threshold {threshold}"
     if require_verified and not memory.native.get("verified"):
         return "not verified (--require-verified)"
-    copy = _promoted_copy(memory.vault_root, _file_of(memory))
+    try:
+        copy = _promoted_copy(memory.vault_root, _file_of(memory))
+    except UnsafePathError:
+        return "shared/observations/ leaves the vault (a symbolic link?); refused"
     if copy is not None:
         return f"already promoted ({copy} exists)"
     return None

@@ -188,6 +188,12 @@ class ProjectOceanWriter:
             )
         if memory.archived:
             raise RefusedError(f"{memory.id} is archived: restore it to vault/ before promoting")
+        for option in ("importance", "type"):
+            if options.get(option) is not None:
+                raise RefusedError(
+                    f"{option}: Project Ocean promote copies the file to shared/; "
+                    "it has no such option"
+                )
         doc = _load(memory)
         if doc.fresh.native.get("area") != "vault":  # pragma: no cover - checked above
             raise RefusedError(f"{memory.id}: only files in an agent's vault/ can be promoted")

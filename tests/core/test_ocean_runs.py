@@ -253,3 +253,17 @@ def test_cli_decay_report_lists_the_same_candidates(root: Path) -> None:
     assert res.exit_code == 0, res.output
     listed = {r["id"] for r in json.loads(res.stdout)}
     assert listed == {m.id for m, _ in decay_candidates(open_catalog(root), AS_OF)}
+
+
+def test_promotion_candidates_never_look_through_a_symlinked_shared_folder(
+    root: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    shared = root / "shared" / "observations"
+    shared.rename(tmp_path / "real-shared")
+    shared.symlink_to(outside, target_is_directory=True)
+    cands, skipped = promotion_candidates(open_catalog(root), threshold=0.0)
+    assert cands == []
+    assert skipped and all("leaves the vault" in w for m, w in skipped if m.kind != "invalid")
+    assert list(outside.iterdir()) == []

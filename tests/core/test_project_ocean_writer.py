@@ -589,3 +589,8 @@ def test_other_formats_are_not_handled(root: Path) -> None:
     m = dataclasses.replace(memory(root, HAWK), format="dream-cycle")
     with pytest.raises(RefusedError, match="not project-ocean"):
         ProjectOceanWriter().plan_pin(m)
+
+
+def test_promote_refuses_options_of_other_formats(root: Path) -> None:
+    with pytest.raises(RefusedError, match=r"^importance:"):
+        Action("promote", memory(root, HAWK), {"as_of": "2026-11-22", "importance": 0.9}).plan()
