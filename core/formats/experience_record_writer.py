@@ -25,7 +25,8 @@ edit body / promote
     an observation; an inference is promoted only with `type=reconciliation`
     chosen explicitly.  Promote options: `text` (or `body`; default: the
     original text prefixed "Observed: " / "Inferred: " / "Reconciled: "),
-    `type` (a type above the current one), `now`.
+    `type` (a type above the current one), `now`; `as_of` (sent by the CLI)
+    is ignored, any other option is refused naming it.
 archive / restore
     A WAL entry (`wal_NNNNNN`, the next number) with a tombstone op of reason
     `archived` (reversible, never an erasure) or a `restore` op.  A decay
