@@ -205,7 +205,8 @@ def promote(
         f"{len(skipped)} skipped, {refused} refused",
         err=True,
     )
-    if refused:
+    if refused or (file_name is not None and not cands):
+        # A named --file that selects nothing is a failed request, not a no-op.
         sys.exit(EXIT_PROBLEMS)
 
 
