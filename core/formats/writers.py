@@ -11,6 +11,7 @@ import importlib
 WRITER_MODULES: tuple[str, ...] = (
     "project_ocean_writer",
     "experience_record_writer",
+    "cognitive_memory_writer",
     "observation_v1_writer",
 )
 
