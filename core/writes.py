@@ -27,6 +27,7 @@ from pathlib import Path
 
 from .errors import ConflictError, MemlensError, UnsafePathError
 from .paths import is_inside
+from .selfwrites import note_write
 
 #: Prefix of memlens's own temp files (the watcher ignores these).
 TEMP_PREFIX = ".memlens-tmp-"
@@ -151,6 +152,8 @@ def atomic_write(
         if expected is not None:
             # Last check right before the replace narrows the race window.
             check_unchanged(expected)
+        # Tell the watcher before the change lands, so it is never echoed.
+        note_write(path, digest(data))
         os.replace(tmp, path)
     except OSError as exc:
         with contextlib.suppress(OSError):
@@ -186,6 +189,8 @@ def move_no_clobber(
         raise ConflictError(f"{dst} already exists; memlens never overwrites on a move")
     try:
         dst.parent.mkdir(parents=True, exist_ok=True)
+        # Tell the watcher before the move lands, so it is never echoed.
+        note_write(dst, digest(src.read_bytes()), moved_from=src)
         try:
             os.link(src, dst)
         except OSError as exc:
