@@ -13,6 +13,7 @@ WRITER_MODULES: tuple[str, ...] = (
     "experience_record_writer",
     "cognitive_memory_writer",
     "observation_v1_writer",
+    "dream_cycle_writer",
 )
 
 for _name in WRITER_MODULES:
