@@ -193,3 +193,25 @@ class ScanResult:
     ref_problems: list[ReferenceProblem] = field(default_factory=list)
     #: Non-memory records a format keeps (views, stances, WAL entries, ...).
     records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class FileScan:
+    """What one file of a vault yields on its own, before cross-file checks.
+
+    An adapter's `scan_file` produces one per file and its `link` combines
+    them into a `ScanResult` (duplicates, reference resolution, state files,
+    WAL effects).  Keeping these per file is what lets a changed file be
+    re-read alone and what the persistent cache stores, so everything here
+    must be plain picklable data.
+
+    `order` places the file in the adapter's scan order (`files()` lists
+    files sorted by it); `data` holds format-private intermediate results
+    that `link` needs (raw relations, WAL state, id bases, ...).
+    """
+
+    rel: str
+    order: tuple[Any, ...] = ()
+    memories: list[Memory] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)

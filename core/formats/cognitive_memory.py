@@ -32,6 +32,7 @@ from ..errors import ParseError
 from ..frontmatter import load_frontmatter
 from ..model import (
     DecayInfo,
+    FileScan,
     Health,
     Memory,
     Problem,
@@ -42,8 +43,15 @@ from ..model import (
     ScanResult,
 )
 from ..paths import has_path_syntax
-from ..textio import read_text
-from .base import as_str_list, iter_md, problem_from, rel_posix, split_duplicates
+from ..textio import decode_bytes, read_text
+from .base import (
+    as_str_list,
+    iter_md,
+    problem_from,
+    rel_posix,
+    scan_by_files,
+    split_duplicates,
+)
 
 FORMAT_ID = "cognitive-memory"
 
@@ -234,28 +242,34 @@ def read_state(root: Path) -> tuple[dict[str, StateEntry], Problem | None]:
     path = root / STATE_FILE
     if not path.is_file():
         return {}, None
+    return _parse_state(root, path, None)
+
+
+def _parse_state(
+    root: Path, path: Path, data: bytes | None
+) -> tuple[dict[str, StateEntry], Problem | None]:
     try:
-        text = read_text(path).text
+        text = read_text(path).text if data is None else decode_bytes(data, path).text
     except ParseError as err:
         return {}, problem_from(err, FORMAT_ID, root, STATE_FILE)
     except OSError as exc:
         return {}, _problem(root, STATE_FILE, Reason.MALFORMED_JSON, f"unreadable: {exc}")
     try:
-        data = json.loads(text)
+        parsed = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
         lineno = getattr(exc, "lineno", None)
         msg = getattr(exc, "msg", None) or "too deeply nested"
         return {}, _problem(
             root, STATE_FILE, Reason.MALFORMED_JSON, f"not valid JSON: {msg}", at_line=lineno
         )
-    if not isinstance(data, dict):
+    if not isinstance(parsed, dict):
         return {}, _problem(
             root,
             STATE_FILE,
             Reason.MALFORMED_JSON,
-            f"top level is a {_json_kind(data)}, not an object",
+            f"top level is a {_json_kind(parsed)}, not an object",
         )
-    entries = data.get("entries", {})
+    entries = parsed.get("entries", {})
     if entries is None:
         entries = {}
     if not isinstance(entries, dict):
@@ -282,11 +296,16 @@ def load_index(root: Path) -> dict[str, Any] | None:
     path = root / INDEX_FILE
     if not path.is_file():
         return None
+    return _parse_index(path, None)
+
+
+def _parse_index(path: Path, data: bytes | None) -> dict[str, Any] | None:
     try:
-        data = json.loads(read_text(path).text)
+        text = read_text(path).text if data is None else decode_bytes(data, path).text
+        parsed = json.loads(text)
     except (ParseError, OSError, ValueError, RecursionError):
         return None
-    return data if isinstance(data, dict) else None
+    return parsed if isinstance(parsed, dict) else None
 
 
 def _json_kind(value: Any) -> str:
@@ -531,11 +550,13 @@ def _validate(
     return _Parsed(memory, raw_relations)
 
 
-def _read_memory(root: Path, path: Path, area: str, type_dir: str | None) -> _Parsed | Problem:
+def _read_memory(
+    root: Path, path: Path, area: str, type_dir: str | None, raw: bytes | None = None
+) -> _Parsed | Problem:
     """One memory file -> a validated memory, or the Problem that stops it loading."""
     rel = rel_posix(root, path)
     try:
-        decoded = read_text(path)
+        decoded = read_text(path) if raw is None else decode_bytes(raw, rel)
         data, doc = load_frontmatter(decoded.text, rel)
     except ParseError as err:
         return problem_from(err, FORMAT_ID, root, rel)
@@ -661,30 +682,93 @@ def parse_episode_text(
     return entries
 
 
-def _read_episodes(
-    root: Path, valid_paths: Mapping[str, str]
-) -> tuple[list[dict[str, Any]], list[Problem]]:
-    entries: list[dict[str, Any]] = []
-    problems: list[Problem] = []
-    for path in iter_md(root / EPISODES_DIR):
-        m = _EPISODE_NAME_RE.match(path.name)
-        if m is None:
-            continue
-        rel = rel_posix(root, path)
-        try:
-            text = read_text(path).text
-        except ParseError as err:
-            # An empty daily log is harmless; undecodable bytes are reported.
-            if err.reason is not Reason.EMPTY_FILE:
-                problems.append(problem_from(err, FORMAT_ID, root, rel))
-            continue
-        except OSError:
-            continue
-        entries.extend(parse_episode_text(text, m.group(1), rel, valid_paths))
-    return entries, problems
+def _read_episode(
+    root: Path, path: Path, valid_paths: Mapping[str, str], data: bytes | None = None
+) -> tuple[list[dict[str, Any]], Problem | None]:
+    """Entries of one daily episode file, or the Problem that stops it being read."""
+    m = _EPISODE_NAME_RE.match(path.name)
+    if m is None:
+        return [], None
+    rel = rel_posix(root, path)
+    try:
+        text = read_text(path).text if data is None else decode_bytes(data, rel).text
+    except ParseError as err:
+        # An empty daily log is harmless; undecodable bytes are reported.
+        if err.reason is not Reason.EMPTY_FILE:
+            return [], problem_from(err, FORMAT_ID, root, rel)
+        return [], None
+    except OSError:
+        return [], None
+    return parse_episode_text(text, m.group(1), rel, valid_paths), None
+
+
+def _relink_episode(entry: dict[str, Any], valid_paths: Mapping[str, str]) -> None:
+    """Point an episode entry's memory link at the memories valid now (as parsing would)."""
+    link = entry.get("memory_link")
+    if not isinstance(link, str):
+        return
+    target = episode_link_path(link, valid_paths)
+    entry["memory_path"] = target
+    entry["memory_id"] = valid_paths.get(target) if target else None
+
+
+#: FileScan.data["kind"] values, which also order the files in a scan.
+_MEMORY, _EPISODE, _STATE, _INDEX = 0, 1, 2, 3
+_TYPE_DIR_RANK: dict[str, int] = {d: i for i, d in enumerate(TYPE_DIRS.values())}
+_AREA_RANK: dict[str, int] = {GRAPH_DIR: 0, VAULT_DIR: 1, ARCHIVE_DIR: 2}
+
+
+def _place(rel: str) -> tuple[int, str | None, str | None] | None:
+    """(kind, area, type dir) of a vault file scan() reads, from its path alone."""
+    parts = rel.split("/")
+    if any(p.startswith(".") for p in parts):
+        return None
+    if len(parts) == 1:
+        if rel == STATE_FILE:
+            return _STATE, None, None
+        if rel == INDEX_FILE:
+            return _INDEX, None, None
+        return None
+    if not parts[-1].endswith(".md"):
+        return None
+    if len(parts) == 2:
+        if parts[0] == VAULT_DIR:
+            return _MEMORY, VAULT_DIR, None
+        if parts[0] == EPISODES_DIR and _EPISODE_NAME_RE.match(parts[1]):
+            return _EPISODE, None, None
+        return None
+    if len(parts) == 3 and parts[0] in (GRAPH_DIR, ARCHIVE_DIR) and parts[1] in DIR_TYPES:
+        return _MEMORY, parts[0], parts[1]
+    return None
+
+
+def _order(rel: str, place: tuple[int, str | None, str | None]) -> tuple[int, int, int, str]:
+    kind, area, type_dir = place
+    if kind != _MEMORY:
+        return (kind, 0, 0, rel)
+    area_rank = _AREA_RANK[area or GRAPH_DIR]
+    dir_rank = _TYPE_DIR_RANK[type_dir] if type_dir is not None else 0
+    return (kind, area_rank, dir_rank, rel.rpartition("/")[2])
 
 
 # --------------------------------------------------------------------------- adapter
+
+
+def _apply_state(memory: Memory, entry: StateEntry | None) -> None:
+    """Access counts from `_state.json` (or the defaults of a memory it does not list)."""
+    native = memory.native
+    if entry is None:
+        if native.get("has_state"):
+            native.update(
+                access_count=0, last_accessed=None, has_state=False, stored_decay_score=None
+            )
+        return
+    native.update(
+        access_count=entry.access_count,
+        last_accessed=iso(entry.last_accessed),
+        has_state=True,
+        stored_decay_score=entry.decay_score,
+    )
 
 
 def _fmt(x: float) -> str:
@@ -708,52 +792,90 @@ class CognitiveMemoryAdapter:
         return has_marker and (graph.is_dir() or (root / VAULT_DIR).is_dir())
 
     def scan(self, root: Path) -> ScanResult:
-        result = ScanResult()
-        state, state_problem = read_state(root)
+        return scan_by_files(self, root)
 
-        parsed: list[_Parsed] = []
-        seen_ids: set[str] = set()
-        for path, area, type_dir in _memory_files(root):
-            item = _read_memory(root, path, area, type_dir)
+    # -- per-file scanning (see FormatAdapter) ------------------------------
+
+    def files(self, root: Path) -> list[Path]:
+        out = [path for path, _area, _type_dir in _memory_files(root)]
+        out.extend(p for p in iter_md(root / EPISODES_DIR) if _EPISODE_NAME_RE.match(p.name))
+        out.extend(root / name for name in (STATE_FILE, INDEX_FILE) if (root / name).is_file())
+        return out
+
+    def owns(self, root: Path, rel: str) -> bool:
+        return _place(rel) is not None
+
+    def scan_file(self, root: Path, path: Path, data: bytes | None = None) -> FileScan:
+        rel = rel_posix(root, path)
+        place = _place(rel)
+        if place is None:
+            return FileScan(rel)
+        kind, area, type_dir = place
+        out = FileScan(rel, order=_order(rel, place), data={"kind": kind})
+        if kind == _MEMORY:
+            item = _read_memory(root, path, area or GRAPH_DIR, type_dir, data)
             if isinstance(item, Problem):
-                result.problems.append(item)
-                if item.id is not None:
-                    seen_ids.add(item.id)
+                out.problems.append(item)
             else:
-                parsed.append(item)
-                seen_ids.add(item.memory.id)
+                out.memories.append(item.memory)
+                out.data["raw_relations"] = item.raw_relations
+        elif kind == _EPISODE:
+            # Links are pointed at memories by link(), which knows them all.
+            entries, problem = _read_episode(root, path, {}, data)
+            out.data["entries"] = entries
+            if problem is not None:
+                out.problems.append(problem)
+        elif kind == _STATE:
+            state, problem = _parse_state(root, path, data)
+            out.data["state"] = state
+            if problem is not None:
+                out.problems.append(problem)
+        else:
+            index = _parse_index(path, data)
+            out.data["index"] = [index] if index is not None else []
+        return out
 
-        by_memory = {id(p.memory): p for p in parsed}
-        valid, dup_problems = split_duplicates([p.memory for p in parsed], FORMAT_ID, root)
+    def link(self, root: Path, scans: Mapping[str, FileScan]) -> ScanResult:
+        result = ScanResult()
+        state: dict[str, StateEntry] = {}
+        state_problems: list[Problem] = []
+        episode_files: list[FileScan] = []
+        index: list[dict[str, Any]] = []
+        parsed: list[Memory] = []
+        raw_of: dict[int, list[_RawRelation]] = {}
+        seen_ids: set[str] = set()
+        for fs in scans.values():
+            kind = fs.data.get("kind", _MEMORY)
+            if kind == _MEMORY:
+                for p in fs.problems:
+                    result.problems.append(p)
+                    if p.id is not None:
+                        seen_ids.add(p.id)
+                for m in fs.memories:
+                    parsed.append(m)
+                    seen_ids.add(m.id)
+                    raw_of[id(m)] = fs.data.get("raw_relations", [])
+            elif kind == _STATE:
+                state = fs.data.get("state", {})
+                state_problems.extend(fs.problems)
+            elif kind == _EPISODE:
+                episode_files.append(fs)
+            else:
+                index = fs.data.get("index", [])
+
+        valid, dup_problems = split_duplicates(parsed, FORMAT_ID, root)
         result.problems.extend(dup_problems)
-        if state_problem is not None:
-            result.problems.append(state_problem)
+        result.problems.extend(state_problems)
 
         valid_ids = {m.id for m in valid}
         for memory in valid:
-            entry = state.get(memory.id)
-            if entry is not None:
-                memory.native.update(
-                    access_count=entry.access_count,
-                    last_accessed=iso(entry.last_accessed),
-                    has_state=True,
-                    stored_decay_score=entry.decay_score,
-                )
-            relations: list[Relation] = []
-            for raw in by_memory[id(memory)].raw_relations:
+            _apply_state(memory, state.get(memory.id))
+            raw_relations = raw_of[id(memory)]
+            resolved_all: list[str | None] = []
+            for raw in raw_relations:
                 unsafe = has_path_syntax(raw.target)
                 resolved = raw.target if not unsafe and raw.target in valid_ids else None
-                relations.append(
-                    Relation(
-                        target=raw.target,
-                        type=raw.type,
-                        field="relations",
-                        resolved=resolved,
-                        direction=raw.direction,
-                        strength=raw.strength,
-                        context=raw.context,
-                    )
-                )
+                resolved_all.append(resolved)
                 if resolved is None:
                     result.ref_problems.append(
                         ReferenceProblem(
@@ -766,17 +888,36 @@ class CognitiveMemoryAdapter:
                             reason=RefIssue.UNSAFE if unsafe else RefIssue.DANGLING,
                         )
                     )
-            memory.relations = tuple(relations)
+            current = memory.relations
+            if len(current) == len(raw_relations) and all(
+                r.resolved == res for r, res in zip(current, resolved_all, strict=True)
+            ):
+                continue  # linked before with the same outcome: keep the objects
+            memory.relations = tuple(
+                Relation(
+                    target=raw.target,
+                    type=raw.type,
+                    field="relations",
+                    resolved=resolved,
+                    direction=raw.direction,
+                    strength=raw.strength,
+                    context=raw.context,
+                )
+                for raw, resolved in zip(raw_relations, resolved_all, strict=True)
+            )
         result.memories = valid
 
         valid_paths = {m.path: m.id for m in valid}
-        episodes, episode_problems = _read_episodes(root, valid_paths)
-        result.problems.extend(episode_problems)
+        episodes: list[dict[str, Any]] = []
+        for fs in episode_files:
+            result.problems.extend(fs.problems)
+            for entry in fs.data.get("entries", []):
+                _relink_episode(entry, valid_paths)
+                episodes.append(entry)
         result.records["episodes"] = episodes
         result.records["state_orphans"] = [{"id": i} for i in state if i not in seen_ids]
-        index = load_index(root)
         # records holds lists; the whole parsed _index.json is its one item.
-        result.records["index"] = [index] if index is not None else []
+        result.records["index"] = list(index)
         return result
 
     def decay(self, memory: Memory, as_of: date) -> DecayInfo:

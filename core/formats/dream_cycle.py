@@ -30,19 +30,22 @@ import json
 import math
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any, ClassVar
 
 from ..dates import parse_date, parse_datetime
 from ..decay import STATUS_HEALTH, clamp01, importance_band
-from ..model import DecayInfo, Health, Memory, Problem, Reason, ScanResult
-from .base import split_duplicates
+from ..model import DecayInfo, FileScan, Health, Memory, Problem, Reason, ScanResult
+from .base import scan_by_files, split_duplicates
 
 OBSERVATIONS = "observations.md"
 ARCHIVE_JSONL = "archive.jsonl"
 ARCHIVED_MD = "archived-observations.md"
+#: The files of a vault in scan order (ids are allocated in this order).
+_FILE_ORDER: tuple[str, ...] = (OBSERVATIONS, ARCHIVED_MD, ARCHIVE_JSONL)
 
 #: The seven types: TTL in days (None = never) and daily importance decay.
 TYPE_TTL: dict[str, int | None] = {
@@ -303,6 +306,19 @@ class IdAllocator:
         n = self._seen.get(base, 0) + 1
         self._seen[base] = n
         return base if n == 1 else f"{base}-{n}"
+
+
+class _RecordingIds(IdAllocator):
+    """An IdAllocator that remembers each (base, id given), for link()."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.taken: list[tuple[str, str]] = []
+
+    def take(self, base: str) -> str:
+        given = super().take(base)
+        self.taken.append((base, given))
+        return given
 
 
 def short_title(text: str, limit: int = TITLE_MAX) -> str:
@@ -588,12 +604,56 @@ class DreamCycleAdapter:
     # -- scan ---------------------------------------------------------------
 
     def scan(self, root: Path) -> ScanResult:
+        return scan_by_files(self, root)
+
+    # -- per-file scanning (see FormatAdapter) ------------------------------
+
+    def files(self, root: Path) -> list[Path]:
+        return [root / rel for rel in _FILE_ORDER if (root / rel).is_file()]
+
+    def owns(self, root: Path, rel: str) -> bool:
+        return rel in _FILE_ORDER
+
+    def scan_file(self, root: Path, path: Path, data: bytes | None = None) -> FileScan:
+        rel = path.relative_to(root).as_posix()
+        if rel not in _FILE_ORDER:
+            return FileScan(rel)
+        out = FileScan(rel, order=(_FILE_ORDER.index(rel),))
+        if rel == ARCHIVE_JSONL:
+            self._scan_archive(root, out.memories, out.problems, raw=data)
+            return out
+        # Ids are allocated per file here; link() re-allocates across the
+        # markdown files in order (a title repeated in both gets `-2`).
+        ids = _RecordingIds()
+        self._scan_markdown(
+            root, rel, ids, out.memories, out.problems, archived=rel == ARCHIVED_MD, raw=data
+        )
+        out.data["id_bases"] = ids.taken
+        return out
+
+    def link(self, root: Path, scans: Mapping[str, FileScan]) -> ScanResult:
         result = ScanResult()
         ids = IdAllocator()
         found: list[Memory] = []
-        self._scan_markdown(root, OBSERVATIONS, ids, found, result.problems, archived=False)
-        self._scan_markdown(root, ARCHIVED_MD, ids, found, result.problems, archived=True)
-        self._scan_archive(root, found, result.problems)
+        for fs in scans.values():
+            bases: list[tuple[str, str]] | None = fs.data.get("id_bases")
+            renamed: dict[str, str] = {}
+            for base, given in bases or ():
+                final = ids.take(base)
+                if final != given:
+                    renamed[given] = final
+            if not renamed:
+                found.extend(fs.memories)
+                result.problems.extend(fs.problems)
+                continue
+            # Copies, not edits: the FileScan keeps its own per-file ids.
+            found.extend(
+                replace(m, id=renamed[m.id]) if m.id in renamed else m for m in fs.memories
+            )
+            result.problems.extend(
+                replace(p, id=renamed[p.id]) if p.id is not None and p.id in renamed else p
+                for p in fs.problems
+            )
         keep, dups = split_duplicates(found, self.format_id, root, where=_where)
         result.memories = keep
         result.problems.extend(dups)
@@ -634,8 +694,9 @@ class DreamCycleAdapter:
         problems: list[Problem],
         *,
         archived: bool,
+        raw: bytes | None = None,
     ) -> None:
-        data = _read(root / rel)
+        data = _read(root / rel) if raw is None else raw
         if data is None:
             return
         if isinstance(data, OSError):
@@ -843,9 +904,11 @@ class DreamCycleAdapter:
             memory.native["archive_heading_line"] = sec.start_line
             out.append(memory)
 
-    def _scan_archive(self, root: Path, out: list[Memory], problems: list[Problem]) -> None:
+    def _scan_archive(
+        self, root: Path, out: list[Memory], problems: list[Problem], raw: bytes | None = None
+    ) -> None:
         rel = ARCHIVE_JSONL
-        data = _read(root / rel)
+        data = _read(root / rel) if raw is None else raw
         if data is None:
             return
         if isinstance(data, OSError):

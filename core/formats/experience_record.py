@@ -88,8 +88,8 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, ClassVar, TypeGuard
@@ -98,6 +98,7 @@ from ..dates import days_between, parse_datetime
 from ..decay import STATUS_HEALTH
 from ..model import (
     DecayInfo,
+    FileScan,
     Memory,
     Problem,
     Reason,
@@ -107,7 +108,7 @@ from ..model import (
     ScanResult,
 )
 from ..paths import has_path_syntax
-from .base import split_duplicates
+from .base import scan_by_files, split_duplicates
 
 FORMAT_ID = "experience-records"
 
@@ -115,6 +116,9 @@ EXPERIENCES = "experiences.jsonl"
 VIEWS = "views.jsonl"
 STANCES = "stances.jsonl"
 WAL = "wal.jsonl"
+#: The files of a vault in scan order: the WAL first (erasure decides what of
+#: an experience may be kept), then the view stores, then the raw store.
+_FILE_ORDER: tuple[str, ...] = (WAL, VIEWS, STANCES, EXPERIENCES)
 
 #: The experience type lattice, lowest first.
 LATTICE: tuple[str, ...] = ("occurrence", "observation", "inference", "reconciliation")
@@ -572,10 +576,10 @@ class _Scan:
         state = self.states.get(exp_id)
         return state is not None and state.erased is not None
 
-    def read(self, rel: str) -> list[JsonLine]:
-        """Objects of one file; its unreadable lines become problems."""
+    def read(self, rel: str, data: bytes | None = None) -> list[JsonLine]:
+        """Objects of one file (or of `data`, its bytes); unreadable lines become problems."""
         try:
-            items = read_json_lines(self.root / rel)
+            items = read_json_lines(self.root / rel) if data is None else parse_json_lines(data)
         except OSError as exc:
             # Not a parse failure but still bad input: report, never raise.
             self.problem(rel, 1, Reason.ENCODING, f"cannot read file: {exc.strerror or exc}")
@@ -596,13 +600,14 @@ class _Scan:
         *,
         id_key: str = "id",
         unique_ids: bool = True,
+        data: bytes | None = None,
     ) -> list[dict[str, Any]]:
         """Valid records of a view-store / WAL file, each with `_line`, `_file`.
 
         WAL entries are applied before validation (see the module docstring).
         """
         kept: list[dict[str, Any]] = []
-        for item in self.read(rel):
+        for item in self.read(rel, data):
             obj = item.obj
             if rel == WAL:
                 self.apply_wal(obj, item.line)
@@ -847,14 +852,20 @@ def _check_memory_refs(scan: _Scan, memories: list[Memory]) -> list[Memory]:
     for m in memories:
         seen: set[tuple[str, str]] = set()
         rels: list[Relation] = []
+        changed = False
         for r in m.relations:
             issue = _ref_issue(scan, r.target, valid)
             if issue is not None and (r.field, r.target) not in seen:
                 seen.add((r.field, r.target))
                 _flag(scan, EXPERIENCES, m.id, m.line, r.field, r.target, issue)
             resolved = r.target if issue is None or issue is RefIssue.TOMBSTONED else None
-            rels.append(Relation(target=r.target, type=r.type, field=r.field, resolved=resolved))
-        m.relations = tuple(rels)
+            if r.resolved != resolved:
+                changed = True
+                r = Relation(target=r.target, type=r.type, field=r.field, resolved=resolved)
+            rels.append(r)
+        if changed:
+            # Relinking after one file changed rebuilds only what changed.
+            m.relations = tuple(rels)
         out.append(m)
     return out
 
@@ -917,39 +928,101 @@ class ExperienceRecordAdapter:
         return (root / EXPERIENCES).is_file()
 
     def scan(self, root: Path) -> ScanResult:
-        scan = _Scan(root=root)
-        # The WAL first: whether an experience is erased decides what of it
-        # may be kept at all.
-        scan.load_records(WAL, "wal", _validate_wal, id_key="wal_id", unique_ids=False)
-        views = scan.load_records(VIEWS, "views", _validate_view)
-        stances = scan.load_records(STANCES, "stances", _validate_stance)
-        scan.apply_pins(views)
-        scan.apply_edits(views)
+        return scan_by_files(self, root)
 
-        record_problems = scan.result.problems
-        scan.result.problems = []
+    # -- per-file scanning (see FormatAdapter) ------------------------------
+
+    def files(self, root: Path) -> list[Path]:
+        return [root / rel for rel in _FILE_ORDER if (root / rel).is_file()]
+
+    def owns(self, root: Path, rel: str) -> bool:
+        return rel in _FILE_ORDER
+
+    def scan_file(self, root: Path, path: Path, data: bytes | None = None) -> FileScan:
+        rel = path.relative_to(root).as_posix()
+        if rel not in _FILE_ORDER:
+            return FileScan(rel)
+        out = FileScan(rel, order=(_FILE_ORDER.index(rel),))
+        scan = _Scan(root=root)
+        if rel == WAL:
+            # Which experiences are erased decides what of them may be kept.
+            wal = scan.load_records(
+                WAL, "wal", _validate_wal, id_key="wal_id", unique_ids=False, data=data
+            )
+            out.data.update(records=wal, states=scan.states)
+        elif rel == VIEWS:
+            views = scan.load_records(VIEWS, "views", _validate_view, data=data)
+            scan.apply_pins(views)
+            scan.apply_edits(views)
+            out.data.update(
+                records=views,
+                pinned_by=scan.pinned_by,
+                edits=scan.edits,
+                edited_by=scan.edited_by,
+            )
+        elif rel == STANCES:
+            stances = scan.load_records(STANCES, "stances", _validate_stance, data=data)
+            out.data.update(records=stances)
+        else:
+            # Experiences are built as if the WAL and views said nothing about
+            # them; link() rebuilds the few they do name.
+            for item in scan.read(EXPERIENCES, data):
+                obj = item.obj
+                try:
+                    _validate_experience(obj)
+                except _Invalid as bad:
+                    exp_id = obj.get("id") if isinstance(obj.get("id"), str) else None
+                    title = None
+                    content = obj.get("content")
+                    if (
+                        exp_id is not None
+                        and isinstance(content, dict)
+                        and isinstance(content.get("text"), str)
+                    ):
+                        title = title_of(content["text"]) or None
+                    scan.problem(
+                        EXPERIENCES, item.line, bad.reason, bad.detail, id=exp_id, title=title
+                    )
+                    continue
+                out.memories.append(_build_memory(scan, obj, item.line))
+        out.problems = scan.result.problems
+        return out
+
+    def link(self, root: Path, scans: Mapping[str, FileScan]) -> ScanResult:
+        empty = FileScan("")
+        wal = scans.get(WAL, empty)
+        views_fs = scans.get(VIEWS, empty)
+        stances_fs = scans.get(STANCES, empty)
+        experiences = scans.get(EXPERIENCES, empty)
+
+        scan = _Scan(root=root)
+        scan.states = wal.data.get("states", {})
+        scan.pinned_by = views_fs.data.get("pinned_by", {})
+        scan.edits = views_fs.data.get("edits", {})
+        scan.edited_by = views_fs.data.get("edited_by", {})
+        views: list[dict[str, Any]] = views_fs.data.get("records", [])
+        stances: list[dict[str, Any]] = stances_fs.data.get("records", [])
+        scan.result.records["wal"] = wal.data.get("records", [])
+        scan.result.records["views"] = views
+        scan.result.records["stances"] = stances
+        record_problems = [*wal.problems, *views_fs.problems, *stances_fs.problems]
+
+        for problem in experiences.problems:
+            if problem.title is not None and problem.id is not None and scan.erased(problem.id):
+                # An erased record's content must not show, not even as a title.
+                problem = replace(problem, title=None)
+            scan.result.problems.append(problem)
+
         candidates: list[Memory] = []
-        for item in scan.read(EXPERIENCES):
-            obj = item.obj
-            try:
-                _validate_experience(obj)
-            except _Invalid as bad:
-                exp_id = obj.get("id") if isinstance(obj.get("id"), str) else None
-                title = None
-                content = obj.get("content")
-                if (
-                    exp_id is not None
-                    and not scan.erased(exp_id)
-                    and isinstance(content, dict)
-                    and isinstance(content.get("text"), str)
-                ):
-                    title = title_of(content["text"]) or None
-                scan.problem(EXPERIENCES, item.line, bad.reason, bad.detail, id=exp_id, title=title)
+        touched = scan.states.keys() | scan.pinned_by.keys() | scan.edited_by.keys()
+        for pre in experiences.memories:
+            if pre.id not in touched:
+                candidates.append(pre)
                 continue
-            memory = _build_memory(scan, obj, item.line)
+            memory = _build_memory(scan, pre.fields, pre.line or 0)
             if memory.tombstoned:
                 # Kept out of the Memory; needed only for the lattice check.
-                parents = obj.get("parents")
+                parents = pre.fields.get("parents")
                 memory.native["_parents"] = list(parents) if _is_str_list(parents) else []
             candidates.append(memory)
 
@@ -957,7 +1030,8 @@ class ExperienceRecordAdapter:
         scan.result.problems.extend(dups)
         memories = _lattice_split(scan, unique)
         for m in memories:
-            m.native.pop("_parents", None)
+            if m.tombstoned:
+                m.native.pop("_parents", None)
         scan.result.memories = _check_memory_refs(scan, memories)
 
         exp_ids = {m.id for m in memories}

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -37,6 +37,7 @@ from ..errors import ParseError
 from ..frontmatter import SplitDocument, load_frontmatter
 from ..model import (
     DecayInfo,
+    FileScan,
     Memory,
     Problem,
     Reason,
@@ -46,8 +47,15 @@ from ..model import (
     ScanResult,
 )
 from ..paths import has_path_syntax
-from ..textio import read_text
-from .base import as_str_list, iter_md, problem_from, rel_posix, split_duplicates
+from ..textio import decode_bytes, read_text
+from .base import (
+    as_str_list,
+    iter_md,
+    problem_from,
+    rel_posix,
+    scan_by_files,
+    split_duplicates,
+)
 
 FORMAT_ID = "observation-v1"
 OBSERVATION_SPEC = "observation/v1"
@@ -161,29 +169,51 @@ class ObservationV1Adapter:
     # -- scanning ----------------------------------------------------------
 
     def scan(self, root: Path) -> ScanResult:
+        return scan_by_files(self, root)
+
+    # -- per-file scanning (see FormatAdapter) ------------------------------
+
+    def files(self, root: Path) -> list[Path]:
+        return [path for _folder, path in _documents(root)]
+
+    def owns(self, root: Path, rel: str) -> bool:
+        name = rel.rpartition("/")[2]
+        return name.endswith(".md") and not name.startswith(".") and folder_of(rel) is not None
+
+    def scan_file(self, root: Path, path: Path, data: bytes | None = None) -> FileScan:
+        rel = rel_posix(root, path)
+        place = _folder_rank(rel)
+        if place is None:
+            return FileScan(rel)
+        rank, folder = place
+        out = FileScan(rel, order=(rank, path.name))
+        try:
+            text = read_text(path).text if data is None else decode_bytes(data, rel).text
+            out.memories.append(parse_document(root, rel, text, folder.kind, folder.archived))
+        except ParseError as err:
+            out.problems.append(problem_from(err, FORMAT_ID, root, rel))
+        except FileNotFoundError:
+            pass  # removed while scanning: nothing left to report
+        except OSError as exc:
+            # Why `encoding`: no category fits an unreadable file better;
+            # the bytes could not be decoded because they could not be read.
+            out.problems.append(
+                Problem(
+                    format=FORMAT_ID,
+                    vault_root=root,
+                    path=rel,
+                    reason=Reason.ENCODING,
+                    detail=f"could not read the file: {exc.strerror or exc}",
+                )
+            )
+        return out
+
+    def link(self, root: Path, scans: Mapping[str, FileScan]) -> ScanResult:
         result = ScanResult()
         loaded: list[Memory] = []
-        for folder, path in _documents(root):
-            rel = rel_posix(root, path)
-            try:
-                loaded.append(_read_document(root, rel, path, folder))
-            except ParseError as err:
-                result.problems.append(problem_from(err, FORMAT_ID, root, rel))
-            except FileNotFoundError:
-                continue  # removed while scanning: nothing left to report
-            except OSError as exc:
-                # Why `encoding`: no category fits an unreadable file better;
-                # the bytes could not be decoded because they could not be read.
-                result.problems.append(
-                    Problem(
-                        format=FORMAT_ID,
-                        vault_root=root,
-                        path=rel,
-                        reason=Reason.ENCODING,
-                        detail=f"could not read the file: {exc.strerror or exc}",
-                    )
-                )
-
+        for fs in scans.values():
+            loaded.extend(fs.memories)
+            result.problems.extend(fs.problems)
         # Ids are unique across both kinds: a comprehension and an observation
         # sharing an id would make every citation ambiguous.
         memories, duplicates = split_duplicates(loaded, FORMAT_ID, root)
@@ -270,11 +300,6 @@ def _documents(root: Path) -> Iterator[tuple[_Folder, Path]]:
             yield folder, path
 
 
-def _read_document(root: Path, rel: str, path: Path, folder: _Folder) -> Memory:
-    """One file as a Memory; ParseError for anything invalid."""
-    return parse_document(root, rel, read_text(path).text, folder.kind, folder.archived)
-
-
 def parse_document(root: Path, rel: str, text: str, kind: str, archived: bool) -> Memory:
     """One decoded document (BOM removed, `\\n` endings) as a Memory.
 
@@ -287,6 +312,14 @@ def parse_document(root: Path, rel: str, text: str, kind: str, archived: bool) -
     if kind == KIND_OBSERVATION:
         return _observation(root, rel, data, doc, archived)
     return _comprehension(root, rel, data, doc, archived)
+
+
+def _folder_rank(rel: str) -> tuple[int, _Folder] | None:
+    parent = rel.rpartition("/")[0]
+    for rank, folder in enumerate(_FOLDERS):
+        if parent == folder.rel:
+            return rank, folder
+    return None
 
 
 def folder_of(rel: str) -> tuple[str, bool] | None:
@@ -594,6 +627,11 @@ def _link(memories: list[Memory]) -> list[ReferenceProblem]:
     observations = {m.id: m for m in memories if m.kind == KIND_OBSERVATION}
     comprehension = {m.id for m in memories if m.kind == KIND_COMPREHENSION}
     problems: list[ReferenceProblem] = []
+    # Linking runs again after a file changes (live reload, cache): derived
+    # values are recomputed from scratch, never accumulated.
+    for obs in observations.values():
+        if obs.native.get("incorporated_by"):
+            obs.native["incorporated_by"] = []
 
     def flag(owner: Memory, field: str, ref: str, issue: RefIssue) -> None:
         problems.append(
@@ -651,5 +689,6 @@ def _link(memories: list[Memory]) -> list[ReferenceProblem]:
                 relations.append(
                     Relation(target=belief, type="prior_belief", field=field, resolved=found)
                 )
-        memory.relations = tuple(relations)
+        if memory.relations != tuple(relations):
+            memory.relations = tuple(relations)
     return problems

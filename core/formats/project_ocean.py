@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from pathlib import Path
@@ -34,6 +34,7 @@ from ..errors import ParseError
 from ..frontmatter import load_frontmatter
 from ..model import (
     DecayInfo,
+    FileScan,
     Memory,
     Problem,
     Reason,
@@ -43,7 +44,7 @@ from ..model import (
     ScanResult,
 )
 from ..textio import decode_bytes, read_text
-from .base import iter_md, problem_from, rel_posix, split_duplicates
+from .base import iter_md, problem_from, rel_posix, scan_by_files, split_duplicates
 
 FORMAT_ID = "project-ocean"
 
@@ -162,6 +163,24 @@ def locate(root: Path, rel: str) -> _Location | None:
         if len(parts) == 4 and parts[2] == "archive":
             return _Location(path, rel, SHARED, "archive", True)
     return None
+
+
+def _owned(rel: str) -> _Location | None:
+    """The location of `rel` if scan() would read it (hidden names are skipped)."""
+    parts = rel.split("/")
+    if any(p.startswith(".") for p in parts):
+        return None
+    return locate(Path(), rel)
+
+
+_AREA_RANK = {"vault": 0, "archive": 1, "shared": 0}
+
+
+def _order(loc: _Location) -> tuple[int, str, int, str]:
+    """Scan order: agents by name (vault, then archive), then shared/, then its archive/."""
+    if loc.rel.startswith("agents/"):
+        return (0, loc.agent, _AREA_RANK[loc.area], loc.path.name)
+    return (1, "", _AREA_RANK[loc.area], loc.path.name)
 
 
 def parse_observation(root: Path, rel: str, data: bytes | None = None) -> Memory:
@@ -339,22 +358,25 @@ def _resolution_order(memory: Memory, agents: list[str]) -> list[str]:
 def _resolve_backlinks(
     memories: list[Memory], root: Path
 ) -> tuple[list[Memory], list[ReferenceProblem]]:
+    """Fill each backlink's `resolved` (in place, recomputed every time) and flag broken ones."""
     ids = {m.id for m in memories}
     agents = sorted({str(m.native["agent"]) for m in memories if not m.native.get("shared")})
-    out: list[Memory] = []
     problems: list[ReferenceProblem] = []
     for m in memories:
-        relations: list[Relation] = []
+        if not m.relations:
+            continue
+        order: list[str] | None = None
+        changed = False
+        resolved_all: list[str | None] = []
         for rel in m.relations:
             name = backlink_name(rel.target)
             resolved: str | None = None
             if name is None:
                 issue: RefIssue | None = RefIssue.UNSAFE
             else:
-                resolved = next(
-                    (f"{p}/{name}" for p in _resolution_order(m, agents) if f"{p}/{name}" in ids),
-                    None,
-                )
+                if order is None:
+                    order = _resolution_order(m, agents)
+                resolved = next((f"{p}/{name}" for p in order if f"{p}/{name}" in ids), None)
                 issue = None if resolved else RefIssue.DANGLING
             if issue is not None:
                 problems.append(
@@ -368,10 +390,15 @@ def _resolve_backlinks(
                         reason=issue,
                     )
                 )
-            relations.append(replace(rel, resolved=resolved))
-        m.relations = tuple(relations)
-        out.append(m)
-    return out, problems
+            resolved_all.append(resolved)
+            changed = changed or rel.resolved != resolved
+        if changed:
+            # Only a changed resolution builds new objects: relinking a
+            # 100k-memory vault after one edit stays cheap.
+            m.relations = tuple(
+                replace(rel, resolved=r) for rel, r in zip(m.relations, resolved_all, strict=True)
+            )
+    return memories, problems
 
 
 def _fmt(x: float) -> str:
@@ -389,47 +416,68 @@ class ProjectOceanAdapter:
         return any((m / "vault").is_dir() or (m / "archive").is_dir() for m in _agent_dirs(root))
 
     def scan(self, root: Path) -> ScanResult:
+        return scan_by_files(self, root)
+
+    # -- per-file scanning (see FormatAdapter) ------------------------------
+
+    def files(self, root: Path) -> list[Path]:
+        return [loc.path for loc in _locations(root)]
+
+    def owns(self, root: Path, rel: str) -> bool:
+        return _owned(rel) is not None
+
+    def scan_file(self, root: Path, path: Path, data: bytes | None = None) -> FileScan:
+        rel = rel_posix(root, path)
+        loc = locate(root, rel)
+        if loc is None:
+            return FileScan(rel)
+        out = FileScan(rel, order=_order(loc))
+        problem: Problem | None = None
+        try:
+            out.memories.append(_parse(loc, root, data))
+        except ParseError as err:
+            problem = problem_from(err, FORMAT_ID, root, loc.rel)
+            if "\n" in problem.detail:
+                # Some YAML errors (e.g. a NUL byte) carry a multi-line
+                # message; a problem's detail is one line.
+                problem = replace(problem, detail=" ".join(problem.detail.split()))
+        except OSError as exc:
+            # Unreadable file (permissions, vanished mid-scan): show it,
+            # never crash the scan.  There is no I/O category, so it is
+            # reported as an encoding problem: the bytes could not be read.
+            problem = Problem(
+                format=FORMAT_ID,
+                vault_root=root,
+                path=loc.rel,
+                reason=Reason.ENCODING,
+                detail=f"cannot read file: {exc.strerror or exc}",
+                id=loc.id,
+            )
+        except RecursionError:
+            problem = Problem(
+                format=FORMAT_ID,
+                vault_root=root,
+                path=loc.rel,
+                reason=Reason.MALFORMED_FRONTMATTER,
+                detail="YAML error: nested too deeply",
+                id=loc.id,
+            )
+        if problem is not None:
+            out.problems.append(problem)
+            # The id comes from the path, so a file that failed still claims it.
+            out.data["failed_id"] = loc.id
+        return out
+
+    def link(self, root: Path, scans: Mapping[str, FileScan]) -> ScanResult:
         parsed: list[Memory] = []
         problems: list[Problem] = []
         failed_ids: dict[str, list[str]] = {}
-        for loc in _locations(root):
-            try:
-                parsed.append(_parse(loc, root))
-            except ParseError as err:
-                problem = problem_from(err, FORMAT_ID, root, loc.rel)
-                if "\n" in problem.detail:
-                    # Some YAML errors (e.g. a NUL byte) carry a multi-line
-                    # message; a problem's detail is one line.
-                    problem = replace(problem, detail=" ".join(problem.detail.split()))
-                problems.append(problem)
-                failed_ids.setdefault(loc.id, []).append(loc.rel)
-            except OSError as exc:
-                # Unreadable file (permissions, vanished mid-scan): show it,
-                # never crash the scan.  There is no I/O category, so it is
-                # reported as an encoding problem: the bytes could not be read.
-                problems.append(
-                    Problem(
-                        format=FORMAT_ID,
-                        vault_root=root,
-                        path=loc.rel,
-                        reason=Reason.ENCODING,
-                        detail=f"cannot read file: {exc.strerror or exc}",
-                        id=loc.id,
-                    )
-                )
-                failed_ids.setdefault(loc.id, []).append(loc.rel)
-            except RecursionError:
-                problems.append(
-                    Problem(
-                        format=FORMAT_ID,
-                        vault_root=root,
-                        path=loc.rel,
-                        reason=Reason.MALFORMED_FRONTMATTER,
-                        detail="YAML error: nested too deeply",
-                        id=loc.id,
-                    )
-                )
-                failed_ids.setdefault(loc.id, []).append(loc.rel)
+        for fs in scans.values():
+            parsed.extend(fs.memories)
+            problems.extend(fs.problems)
+            failed = fs.data.get("failed_id")
+            if failed is not None:
+                failed_ids.setdefault(failed, []).append(fs.rel)
 
         memories, dups = split_duplicates(parsed, FORMAT_ID, root)
         problems.extend(dups)
@@ -437,22 +485,25 @@ class ProjectOceanAdapter:
         # claims it: the readable copy is a duplicate too (never loaded).
         # The unreadable copy keeps its own parse problem.
         kept: list[Memory] = []
-        for m in memories:
-            others = failed_ids.get(m.id)
-            if others:
-                problems.append(
-                    Problem(
-                        format=FORMAT_ID,
-                        vault_root=root,
-                        path=m.path,
-                        reason=Reason.DUPLICATE_ID,
-                        detail=f"id {m.id!r} also used by {', '.join(others)}",
-                        id=m.id,
-                        title=m.title,
+        if failed_ids:
+            for m in memories:
+                others = failed_ids.get(m.id)
+                if others:
+                    problems.append(
+                        Problem(
+                            format=FORMAT_ID,
+                            vault_root=root,
+                            path=m.path,
+                            reason=Reason.DUPLICATE_ID,
+                            detail=f"id {m.id!r} also used by {', '.join(others)}",
+                            id=m.id,
+                            title=m.title,
+                        )
                     )
-                )
-            else:
-                kept.append(m)
+                else:
+                    kept.append(m)
+        else:
+            kept = memories
 
         kept, ref_problems = _resolve_backlinks(kept, root)
         return ScanResult(memories=kept, problems=problems, ref_problems=ref_problems)
