@@ -4,8 +4,11 @@ A query is a string of whitespace-separated tokens:
 
 - ``word`` — ranked by TF-IDF (any word may match: OR, ranked by cosine) and by
   fuzzy title/tag matching.  ``-word`` excludes memories containing the word.
-- ``"exact phrase"`` — must appear in the title or body (case-insensitive
-  substring); its words also count for ranking.  ``-"phrase"`` excludes.
+- ``"exact phrase"`` — must appear in the title or body, case-insensitively,
+  starting and ending at word boundaries (whitespace runs count as one
+  space); an unclosed ``"queue dep`` (still being typed) matches any word
+  that starts with its last word.  Its words also count for ranking.
+  ``-"phrase"`` excludes.
 - ``field:value`` filters; ``-field:value`` negates.  Values may be quoted
   (``source:"agent a"``); ``a,b`` means either; a trailing ``*`` is a prefix.
 
@@ -127,6 +130,8 @@ class Query:
     #: True when the text ends inside a bare word (search-as-you-type may
     #: treat that word as a prefix).
     trailing_word: bool = False
+    #: True when the last phrase has no closing quote (its last word is a prefix).
+    open_phrase: bool = False
 
     @property
     def has_text(self) -> bool:
@@ -153,16 +158,17 @@ class Query:
             excluded_phrases=self.excluded_phrases,
             filters=self.filters + tuple(extra),
             trailing_word=self.trailing_word,
+            open_phrase=self.open_phrase,
         )
 
 
-def _split_tokens(text: str) -> list[tuple[str, bool]]:
+def _split_tokens(text: str) -> list[tuple[str, bool, bool]]:
     """Whitespace tokens, keeping quoted runs together.
 
-    Returns (token, quoted_phrase) pairs; an unclosed quote runs to the end
-    (while typing, ``"consent ru`` is already a phrase).
+    Returns (token, quoted_phrase, closed) triples; an unclosed quote runs to
+    the end (while typing, ``"consent ru`` is already a phrase).
     """
-    tokens: list[tuple[str, bool]] = []
+    tokens: list[tuple[str, bool, bool]] = []
     i, n = 0, len(text)
     while i < n:
         if text[i].isspace():
@@ -173,8 +179,9 @@ def _split_tokens(text: str) -> list[tuple[str, bool]]:
         j = i + 1 if neg else i
         if j < n and text[j] == '"':
             end = text.find('"', j + 1)
-            end = n if end < 0 else end
-            tokens.append(((("-" if neg else "") + text[j + 1 : end]), True))
+            closed = end >= 0
+            end = end if closed else n
+            tokens.append(((("-" if neg else "") + text[j + 1 : end]), True, closed))
             i = end + 1
             continue
         # A bare token; a quote inside (``tag:"a b"``) runs to its closing quote.
@@ -184,7 +191,7 @@ def _split_tokens(text: str) -> list[tuple[str, bool]]:
                 i = n if end < 0 else end + 1
             else:
                 i += 1
-        tokens.append((text[start:i], False))
+        tokens.append((text[start:i], False, True))
     return tokens
 
 
@@ -260,7 +267,8 @@ def parse_query(text: str) -> Query:
     excluded_phrases: list[str] = []
     filters: list[Filter] = []
     trailing_word = False
-    for token, quoted in _split_tokens(text):
+    open_phrase = False
+    for token, quoted, closed in _split_tokens(text):
         negated = token.startswith("-")
         body = token[1:] if negated else token
         trailing_word = False
@@ -268,6 +276,7 @@ def parse_query(text: str) -> Query:
             phrase = " ".join(body.lower().split())
             if phrase:
                 (excluded_phrases if negated else phrases).append(phrase)
+                open_phrase = not closed and not negated
             continue
         if not body:
             continue  # a lone "-" while typing
@@ -293,6 +302,7 @@ def parse_query(text: str) -> Query:
         excluded_phrases=tuple(excluded_phrases),
         filters=tuple(filters),
         trailing_word=trailing_word,
+        open_phrase=open_phrase,
     )
 
 

@@ -52,6 +52,7 @@ matches) differ slightly from a rebuild until the next `build`;
 from __future__ import annotations
 
 import bisect
+import gc
 import json
 import math
 import re
@@ -102,6 +103,9 @@ FUZZY_LIMIT = 8
 FUZZY_FEW_HITS = 20
 #: Completions of a trailing partial word (search-as-you-type).
 PREFIX_LIMIT = 12
+#: Up to this many rows needing a phrase check are all checked (exact total);
+#: beyond it rows are checked in score order until the page is full.
+VERIFY_ALL_MAX = 2000
 #: Healths a search leaves out unless the query asks for them.
 DEFAULT_EXCLUDED_HEALTH = frozenset({Health.EXPIRED, Health.ARCHIVED, Health.TOMBSTONED})
 
@@ -134,8 +138,11 @@ class SearchResults:
     """A page of hits plus how many memories matched in all."""
 
     hits: list[Hit]
+    #: Memories matching in all; an upper bound when `total_exact` is False
+    #: (phrase checks were done lazily, only as far as the page needed).
     total: int
     query: Query
+    total_exact: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +213,35 @@ class _Prepared:
     fuzzy_matches: list[dict[str, float]] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class _Phrase:
+    """A phrase compiled for narrowing (tokens) and checking (regex)."""
+
+    text: str
+    pattern: re.Pattern[str]
+    #: Tokens a containing row must have exactly.
+    exact: tuple[str, ...]
+    #: An open phrase's last word: a containing row has a token starting with it.
+    prefix: str | None
+
+
+def compile_phrase(text: str, open_end: bool = False) -> _Phrase | None:
+    """The phrase as word-bounded pattern; None without a word of 2+ letters."""
+    tokens = list(_TOKEN_RE.finditer(text))
+    if not tokens:
+        return None
+    exact = [t.group() for t in tokens]
+    prefix = None
+    if open_end and tokens[-1].end() == len(text):
+        prefix = exact.pop()
+    pattern = re.escape(text)
+    if re.match(r"\w", text[0]):
+        pattern = r"(?<!\w)" + pattern
+    if not open_end and re.match(r"\w", text[-1]):
+        pattern += r"(?!\w)"
+    return _Phrase(text, re.compile(pattern), tuple(exact), prefix)
+
+
 def _date_ordinal(value: date | datetime | None) -> int:
     if value is None:
         return 0
@@ -273,6 +309,8 @@ class SearchIndex:
         self._importance = _Column(np.float64)
         self._conf = _Column(np.float64)
         self._weight = _Column(np.float64)
+        #: Decay at `_as_of` per row (explain reuses it; `set_as_of` refreshes it).
+        self._info: list[DecayInfo] = []
         self._fmt_codes = _Codes()
         self._kind_codes = _Codes()
         self._vault_codes = _Codes()
@@ -326,6 +364,20 @@ class SearchIndex:
         replaceable for tests.  Later memories with an already indexed key
         (vault root, id) replace earlier ones.
         """
+        # The build allocates millions of small objects and no cycles; the
+        # cyclic GC would rescan the whole heap many times over (seconds at 100k).
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return cls._build(memories, as_of, vaults, decay)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+
+    @classmethod
+    def _build(
+        cls, memories: Iterable[Memory], as_of: date, vaults: Iterable[Vault], decay: DecayFn
+    ) -> SearchIndex:
         from sklearn.feature_extraction.text import TfidfVectorizer  # lazy: ~1 s import
 
         index = cls(as_of, decay)
@@ -336,8 +388,7 @@ class SearchIndex:
         for m in memories:
             mems[m.key] = m
         docs = list(mems.values())
-        for m in docs:
-            index._append_row(m)
+        index._append_rows(docs)
         vectorizer = TfidfVectorizer(
             analyzer=analyze, sublinear_tf=True, norm="l2", smooth_idf=True, dtype=np.float64
         )
@@ -353,17 +404,25 @@ class SearchIndex:
         xt = x.T.tocsr()
         xt.sort_indices()
         index._vocab = vocab
+        index._sorted_terms = sorted(vocab)
         index._terms = [""] * len(vocab)
         for term, tid in vocab.items():
             index._terms[tid] = term
+        # _prefix_rows relies on ids in sorted term order (scikit-learn's own).
+        assert index._terms == index._sorted_terms or not vocab
         index._idf = idf
-        index._sorted_terms = sorted(vocab)
         index._n_fit_docs = len(docs)
         index._n_base_terms = len(vocab)
         index._n_base_rows = len(docs)
         index._xt_indptr = np.asarray(xt.indptr, dtype=np.int64)
         index._xt_indices = np.asarray(xt.indices, dtype=np.int64)
         index._xt_data = np.asarray(xt.data, dtype=np.float64)
+        # Posting arrays for title/tag words and tags now, not on first use, so
+        # the first keystrokes do not pay for them.
+        for w in index._tw_rows:
+            index._tw_array(w)
+        for t in index._tag_rows:
+            index._tag_array(t)
         return index
 
     @classmethod
@@ -378,40 +437,90 @@ class SearchIndex:
             self._vault_names[root] = (name,) if name else ()
         return self._vault_codes.of(root)
 
-    def _append_row(self, m: Memory) -> int:
-        """Metadata columns, title words and tags for a new row (no terms)."""
-        row = len(self._memories)
-        self._memories.append(m)
-        self._row_of[m.key] = row
-        info = _safe_decay(self._decay, m, self._as_of)
-        self._alive.append(True)
-        self._fmt.append(self._fmt_codes.of(m.format))
-        self._kind.append(self._kind_codes.of(m.kind.lower()))
-        self._vault.append(self._vault_code(m))
+    def _columns(self) -> tuple[_Column, ...]:
+        return (
+            self._alive,
+            self._fmt,
+            self._kind,
+            self._vault,
+            self._agent,
+            self._health,
+            self._status,
+            self._source,
+            self._created,
+            self._importance,
+            self._conf,
+            self._weight,
+        )
+
+    def _row_values(self, m: Memory, info: DecayInfo) -> tuple[Any, ...]:
+        """One row's column values, in `_columns` order."""
         agent = m.native.get("agent")
-        self._agent.append(self._agent_codes.of(agent.lower() if isinstance(agent, str) else ""))
-        self._health.append(_HEALTHS.index(info.health))
-        self._status.append(self._status_codes.of(info.status.lower()))
-        self._source.append(self._source_codes.of((m.source or "").lower()))
-        self._created.append(_date_ordinal(m.created))
         imp = m.importance
-        self._importance.append(float(imp) if isinstance(imp, int | float) else math.nan)
-        self._conf.append(confidence_value(m.confidence)[0])
-        self._weight.append(float(info.weight))
+        return (
+            True,
+            self._fmt_codes.of(m.format),
+            self._kind_codes.of(m.kind.lower()),
+            self._vault_code(m),
+            self._agent_codes.of(agent.lower() if isinstance(agent, str) else ""),
+            _HEALTHS.index(info.health),
+            self._status_codes.of(info.status.lower()),
+            self._source_codes.of((m.source or "").lower()),
+            _date_ordinal(m.created),
+            float(imp) if isinstance(imp, int | float) and not isinstance(imp, bool) else math.nan,
+            confidence_value(m.confidence)[0],
+            float(info.weight),
+        )
+
+    def _index_words(self, m: Memory, row: int) -> list[str]:
+        """Title/tag words and tags of a row; returns title words never seen before."""
         words = frozenset(analyze(m.title + "\n" + " ".join(m.tags)))
         self._row_tw.append(words)
+        new: list[str] = []
         for w in words:
             rows = self._tw_rows.get(w)
             if rows is None:
                 self._tw_rows[w] = [row]
-                self._tw_by_len.setdefault(len(w), []).append(w)
-                bisect.insort(self._tw_sorted, w)
+                new.append(w)
             else:
                 rows.append(row)
                 self._tw_arr.pop(w, None)
         for t in {t.lower() for t in m.tags}:
             self._tag_rows.setdefault(t, []).append(row)
             self._tag_arr.pop(t, None)
+        return new
+
+    def _append_rows(self, memories: Sequence[Memory]) -> None:
+        """Bulk version of `_append_row` for a build (columns made once)."""
+        values: list[tuple[Any, ...]] = []
+        new_words: list[str] = []
+        for m in memories:
+            row = len(self._memories)
+            self._memories.append(m)
+            self._row_of[m.key] = row
+            info = _safe_decay(self._decay, m, self._as_of)
+            self._info.append(info)
+            values.append(self._row_values(m, info))
+            new_words.extend(self._index_words(m, row))
+        for col, data in zip(self._columns(), zip(*values, strict=True), strict=True):
+            col.data = np.array(data, dtype=col.data.dtype)
+            col.size = len(data)
+        for w in new_words:
+            self._tw_by_len.setdefault(len(w), []).append(w)
+        self._tw_sorted = sorted(self._tw_rows)
+
+    def _append_row(self, m: Memory) -> int:
+        """Metadata columns, title words and tags for a new row (no terms)."""
+        row = len(self._memories)
+        self._memories.append(m)
+        self._row_of[m.key] = row
+        info = _safe_decay(self._decay, m, self._as_of)
+        self._info.append(info)
+        for col, value in zip(self._columns(), self._row_values(m, info), strict=True):
+            col.append(value)
+        for w in self._index_words(m, row):
+            self._tw_by_len.setdefault(len(w), []).append(w)
+            bisect.insort(self._tw_sorted, w)
         return row
 
     # ------------------------------------------------------------ properties
@@ -449,7 +558,7 @@ class SearchIndex:
         health = self._health.view
         status = self._status.view
         for row in self._row_of.values():
-            info = _safe_decay(self._decay, self._memories[row], as_of)
+            info = self._info[row] = _safe_decay(self._decay, self._memories[row], as_of)
             weight[row] = info.weight
             health[row] = _HEALTHS.index(info.health)
             status[row] = self._status_codes.of(info.status.lower())
@@ -664,37 +773,38 @@ class SearchIndex:
                 return np.abs(col - x) <= 1e-9
         raise QueryError(f.token, f"unsupported filter {f.field!r}")  # pragma: no cover
 
-    def _phrase_rows(self, phrase: str, within: IntArray | None) -> IntArray:
-        """Rows whose title/body contain the phrase (case-insensitive)."""
-        # Narrow by words wholly inside the phrase (bounded on both sides), which
-        # the matching documents must contain as tokens; else by completions
-        # of the last word; else scan.
-        cand = within
-        for mt in _TOKEN_RE.finditer(phrase):
-            if mt.start() > 0 and mt.end() < len(phrase):
-                rows = self._term_rows(mt.group())
-                cand = rows if cand is None else np.intersect1d(cand, rows, assume_unique=False)
-        if cand is None:
-            tokens = list(_TOKEN_RE.finditer(phrase))
-            if tokens and tokens[-1].start() > 0:
-                last = tokens[-1].group()
-                completions = self._prefix_terms(last, 64)
-                if len(completions) < 64:
-                    parts = [self._term_rows(t) for t in completions]
-                    cand = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
-        if cand is None:
-            cand = np.fromiter(self._row_of.values(), dtype=np.int64, count=len(self._row_of))
-        alive = self._alive.view
-        keep = [int(r) for r in np.unique(cand) if alive[r] and phrase in self._lower_text(int(r))]
-        return np.asarray(keep, dtype=np.int64)
+    def _prefix_rows(self, prefix: str) -> IntArray:
+        """Rows with a token starting with `prefix` (base and delta)."""
+        parts: list[IntArray] = []
+        base = self._terms[: self._n_base_terms]
+        # scikit-learn numbers its vocabulary in sorted order, so a prefix's
+        # base terms are one contiguous id range: one slice of postings.
+        lo = bisect.bisect_left(base, prefix)
+        hi = bisect.bisect_left(base, prefix + "\U0010ffff")
+        if hi > lo:
+            a, b = int(self._xt_indptr[lo]), int(self._xt_indptr[hi])
+            parts.append(self._xt_indices[a:b])
+        for tid, post in self._delta_post.items():
+            if lo <= tid < hi or (
+                tid >= self._n_base_terms and self._terms[tid].startswith(prefix)
+            ):
+                parts.append(np.fromiter(post.keys(), np.int64, len(post)))
+        if not parts:
+            return np.zeros(0, dtype=np.int64)
+        return np.concatenate(parts)
 
-    def _word_rows(self, word: str) -> IntArray:
-        """Rows an excluded word rules out (its analysed terms, or its text)."""
-        terms = analyze(word)
-        if len(terms) == 1:
-            return self._term_rows(terms[0])
-        # "-debt-relief": exclude the written form, as a phrase.
-        return self._phrase_rows(" ".join(word.lower().split()), None)
+    def _phrase_mask(self, ph: _Phrase) -> BoolArray:
+        """Rows that may contain the phrase (a superset, from the postings)."""
+        masks = [self._rows_mask(self._term_rows(t)) for t in ph.exact]
+        if ph.prefix is not None:
+            masks.append(self._rows_mask(self._prefix_rows(ph.prefix)))
+        mark = masks[0]
+        for m in masks[1:]:
+            mark &= m
+        return mark
+
+    def _has_phrase(self, row: int, ph: _Phrase) -> bool:
+        return ph.pattern.search(self._lower_text(row)) is not None
 
     # -------------------------------------------------------------- fuzzy
 
@@ -787,9 +897,112 @@ class SearchIndex:
         n = len(self._memories)
         if q.is_empty or n == 0:
             return SearchResults([], 0, q)
+        # A phrase needs a word of two or more letters ('"f' while typing).
+        last = len(q.phrases) - 1
+        pos = [
+            ph
+            for i, p in enumerate(q.phrases)
+            if (ph := compile_phrase(p, q.open_phrase and i == last)) is not None
+        ]
+        if q.phrases and not pos and not q.words:
+            return SearchResults([], 0, q)
+        neg = [ph for p in q.excluded_phrases if (ph := compile_phrase(p)) is not None]
+        # "-debt-relief" (several terms): exclude the written form, as a phrase.
+        neg += [
+            ph
+            for w in q.excluded_words
+            if len(analyze(w)) > 1 and (ph := compile_phrase(" ".join(w.lower().split())))
+        ]
         prep = self._prepare(q, as_you_type)
+        cosine, fuzzy = self._text_scores(prep, as_you_type)
 
-        # 1. cosine over the postings of the query terms only
+        # candidates: rows with text evidence, or that hold every phrase
+        alive = self._alive.view
+        if q.has_text:
+            rel = np.zeros(n, dtype=np.float64)
+            if cosine is not None:
+                rel += cosine
+            if fuzzy is not None:
+                rel += FUZZY_WEIGHT * fuzzy / 100.0
+            cand_mask = alive.copy() if pos else rel > 0
+            for ph in pos:
+                cand_mask &= self._phrase_mask(ph)
+            cand = np.flatnonzero(cand_mask)
+        else:
+            rel = np.ones(n, dtype=np.float64)
+            cand = np.flatnonzero(alive)
+
+        # filters, vectorised
+        mask = alive[cand].copy()
+        health_asked = any(f.field in ("health", "status") and not f.negated for f in q.filters)
+        if not (include_inactive or health_asked):
+            excluded = np.array([h in DEFAULT_EXCLUDED_HEALTH for h in _HEALTHS], dtype=bool)
+            mask &= ~excluded[self._health.view[cand]]
+        for f in q.filters:
+            fm = self._filter_mask(f, cand)
+            mask &= ~fm if f.negated else fm
+        for w in q.excluded_words:
+            terms = analyze(w)
+            if len(terms) == 1:  # none: "-h" while typing; several: a phrase above
+                mask &= ~self._rows_mask(self._term_rows(terms[0]))[cand]
+        cand = cand[mask]
+        if len(cand) == 0 or limit <= 0:
+            return SearchResults([], len(cand), q)
+
+        # phrase checks on the text, then rank and explain the page exactly
+        scores = rel[cand] * self._conf.view[cand] * self._weight.view[cand]
+        need = np.full(len(cand), bool(pos))
+        neg_masks = [(ph, self._phrase_mask(ph)) for ph in neg]
+        for _, m in neg_masks:
+            need |= m[cand]
+
+        def passes(row: int) -> bool:
+            return all(self._has_phrase(row, ph) for ph in pos) and not any(
+                m[row] and self._has_phrase(row, ph) for ph, m in neg_masks
+            )
+
+        want = offset + limit
+        exact = True
+        if int(need.sum()) <= VERIFY_ALL_MAX:
+            if need.any():
+                keep = np.ones(len(cand), dtype=bool)
+                for i in np.flatnonzero(need).tolist():
+                    keep[i] = passes(int(cand[i]))
+                cand, scores = cand[keep], scores[keep]
+            total = len(cand)
+            top = np.argpartition(-scores, want - 1)[:want] if want < total else np.arange(total)
+        else:
+            # Many rows to check: check in score order until the page is full.
+            order = np.argsort(-scores, kind="stable")
+            picked: list[int] = []
+            seen = 0
+            for i in order.tolist():
+                seen += 1
+                if not need[i] or passes(int(cand[i])):
+                    picked.append(i)
+                    if len(picked) == want:
+                        break
+            top = np.asarray(picked, dtype=np.int64)
+            total = len(picked) + (len(cand) - seen)
+            exact = seen == len(cand)
+        rows_top = cand[top]
+        top_scores = scores[top]
+        order_page = sorted(
+            range(len(rows_top)),
+            key=lambda i: (-top_scores[i], -rel[rows_top[i]], self._memories[rows_top[i]].id),
+        )
+        page = [int(rows_top[i]) for i in order_page]
+        weights = self._page_weights(page, prep.term_ids)
+        hits = [self._hit(r, prep, weights[r]) for r in page]
+        hits.sort(key=lambda h: (-h.score, -h.explain["relevance"], h.memory.id))
+        return SearchResults(hits[offset : offset + limit], total, q, exact)
+
+    def _text_scores(
+        self, prep: _Prepared, as_you_type: bool
+    ) -> tuple[FloatArray | None, FloatArray | None]:
+        """Cosine over the query terms' postings, and the fuzzy title/tag score."""
+        n = len(self._memories)
+        q = prep.query
         cosine: FloatArray | None = None
         if prep.term_ids:
             parts_r: list[IntArray] = []
@@ -798,13 +1011,10 @@ class SearchIndex:
                 rows, data = self._postings(tid)
                 parts_r.append(rows)
                 parts_w.append(data * qw)
-            all_rows = np.concatenate(parts_r)
-            cosine = np.bincount(all_rows, weights=np.concatenate(parts_w), minlength=n).astype(
-                np.float64
-            )
+            cosine = np.bincount(
+                np.concatenate(parts_r), weights=np.concatenate(parts_w), minlength=n
+            ).astype(np.float64)
         n_text_hits = int(np.count_nonzero(cosine)) if cosine is not None else 0
-
-        # 2. fuzzy title/tag words
         fuzzy: FloatArray | None = None
         if prep.fuzzy_words:
             short = len(prep.fuzzy_words) <= 2 and n_text_hits < FUZZY_FEW_HITS
@@ -823,60 +1033,7 @@ class SearchIndex:
                 total += best
             if total.any():
                 fuzzy = total / len(prep.fuzzy_words)
-
-        # 3. candidates
-        if q.has_text:
-            rel = np.zeros(n, dtype=np.float64)
-            if cosine is not None:
-                rel += cosine
-            if fuzzy is not None:
-                rel += FUZZY_WEIGHT * fuzzy / 100.0
-            # phrases only: the phrase rows are the candidates
-            cand = np.flatnonzero(rel > 0) if q.words else None
-            for p in q.phrases:
-                cand = self._phrase_rows(p, cand)
-            assert cand is not None
-        else:
-            rel = np.ones(n, dtype=np.float64)
-            cand = np.flatnonzero(self._alive.view)
-
-        # 4. filters
-        mask = self._alive.view[cand].copy()
-        health_asked = any(f.field in ("health", "status") and not f.negated for f in q.filters)
-        if not (include_inactive or health_asked):
-            excluded = np.array([h in DEFAULT_EXCLUDED_HEALTH for h in _HEALTHS], dtype=bool)
-            mask &= ~excluded[self._health.view[cand]]
-        for f in q.filters:
-            fm = self._filter_mask(f, cand)
-            mask &= ~fm if f.negated else fm
-        for w in q.excluded_words:
-            rows = self._word_rows(w)
-            if len(rows):
-                mask &= ~self._rows_mask(rows)[cand]
-        for p in q.excluded_phrases:
-            rows = self._phrase_rows(p, cand[mask])
-            if len(rows):
-                mask &= ~self._rows_mask(rows)[cand]
-        cand = cand[mask]
-        total_hits = len(cand)
-        if total_hits == 0 or limit <= 0:
-            return SearchResults([], total_hits, q)
-
-        # 5. rank, then explain the page exactly
-        scores = rel[cand] * self._conf.view[cand] * self._weight.view[cand]
-        want = min(total_hits, offset + limit)
-        if want < total_hits:
-            top = np.argpartition(-scores, want - 1)[:want]
-        else:
-            top = np.arange(total_hits)
-        rows_top = cand[top]
-        order = sorted(
-            range(len(rows_top)),
-            key=lambda i: (-scores[top[i]], -rel[rows_top[i]], self._memories[rows_top[i]].id),
-        )
-        hits = [self._hit(int(rows_top[i]), prep, cosine is not None, fuzzy) for i in order]
-        hits.sort(key=lambda h: (-h.score, -h.explain["relevance"], h.memory.id))
-        return SearchResults(hits[offset : offset + limit], total_hits, q)
+        return cosine, fuzzy
 
     def search(
         self,
@@ -898,13 +1055,33 @@ class SearchIndex:
             extra_filters=extra_filters,
         ).hits
 
-    def _hit(self, row: int, prep: _Prepared, has_terms: bool, fuzzy: FloatArray | None) -> Hit:
+    def _page_weights(self, rows: list[int], term_ids: list[int]) -> dict[int, list[float]]:
+        """d_t for a page of rows and the query terms (one searchsorted per term)."""
+        out = {r: [0.0] * len(term_ids) for r in rows}
+        base = [r for r in rows if r < self._n_base_rows]
+        if base:
+            arr = np.asarray(base, dtype=np.int64)
+            for j, tid in enumerate(term_ids):
+                if tid >= self._n_base_terms:
+                    continue
+                lo, hi = int(self._xt_indptr[tid]), int(self._xt_indptr[tid + 1])
+                if hi == lo:
+                    continue
+                seg = self._xt_indices[lo:hi]
+                pos = np.minimum(np.searchsorted(seg, arr), hi - lo - 1)
+                for k in np.flatnonzero(seg[pos] == arr).tolist():
+                    out[base[k]][j] = float(self._xt_data[lo + int(pos[k])])
+        for r in rows:
+            if r in self._delta_vec:
+                out[r] = [self._delta_post.get(tid, {}).get(r, 0.0) for tid in term_ids]
+        return out
+
+    def _hit(self, row: int, prep: _Prepared, doc_weights: list[float]) -> Hit:
         m = self._memories[row]
-        info = _safe_decay(self._decay, m, self._as_of)
+        info = self._info[row]
         conf, conf_src = confidence_value(m.confidence)
         terms: list[dict[str, Any]] = []
-        for tid, qw in zip(prep.term_ids, prep.q_weights, strict=True):
-            dw = self._doc_weight(row, tid)
+        for tid, qw, dw in zip(prep.term_ids, prep.q_weights, doc_weights, strict=True):
             if dw > 0:
                 terms.append(
                     {

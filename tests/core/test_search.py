@@ -244,7 +244,11 @@ def test_excluded_words_and_phrases(index: SearchIndex) -> None:
 def test_phrases_must_appear(index: SearchIndex) -> None:
     assert ids(index.search('"queue depth"')) == ["a3"]
     assert ids(index.search('"depth hit 4,200"')) == ["a3"]
-    assert ids(index.search('"pth hi"')) == ["a3"]  # substring, not whole words
+    assert index.search('"pth hi"') == []  # phrases start and end at word boundaries
+    assert index.search('"queue dep"') == []  # closed: "dep" is not a word here
+    assert ids(index.search('"queue dep')) == ["a3"]  # open (being typed): a prefix
+    assert ids(index.search('"dep')) == ["a3"]
+    assert index.search('"f') == []  # no word of two letters yet
     assert index.search('"depth queue"') == []
     assert ids(index.search('consent "pre-ticked"')) == ["a2"]
 
@@ -379,3 +383,22 @@ def test_core_search_imports_no_scikit_learn_until_built() -> None:
         "assert 'textual' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_many_phrase_candidates_are_checked_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
+    import memlens.core.search as search_mod
+
+    ms = [
+        mem(f"p{i:03d}", f"Note {i}", f"alpha beta {'gamma' if i % 3 else 'delta'} {i}")
+        for i in range(60)
+    ]
+    index = SearchIndex.build(ms, AS_OF, decay=fake_decay)
+    exact = index.run('"alpha beta gamma"', limit=5)
+    assert exact.total_exact and exact.total == 40
+    monkeypatch.setattr(search_mod, "VERIFY_ALL_MAX", 10)
+    lazy = index.run('"alpha beta gamma"', limit=5)
+    assert not lazy.total_exact and lazy.total >= 40
+    assert ids(lazy.hits) == ids(exact.hits)
+    assert ids(index.search('alpha -"beta delta"', limit=60)) == ids(
+        index.search("alpha -delta", limit=60)
+    )

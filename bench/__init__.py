@@ -1,0 +1,1 @@
+"""Benchmarks: `python -m bench NAME [options]` (see bench/__main__.py)."""
