@@ -28,6 +28,8 @@ from memlens.core.records import (
 from memlens.core.sanitize import one_line, visible
 
 from .cli_actions import COMMANDS as ACTION_COMMANDS
+from .cli_cognitive import COMMANDS as COGNITIVE_COMMANDS
+from .cli_dream import dream
 from .cli_common import (
     EXIT_PROBLEMS,
     as_of_option,
@@ -389,7 +391,8 @@ def decay(path: Path, as_of: date | None, as_json: bool, apply_: bool) -> None:
 
 cli.add_command(search)
 cli.add_command(graph)
-for _command in ACTION_COMMANDS:
+cli.add_command(dream)
+for _command in (*ACTION_COMMANDS, *COGNITIVE_COMMANDS):
     cli.add_command(_command)
 
 
