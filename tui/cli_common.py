@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import click
+
 from memlens.core import Catalog, MemlensError, open_catalog
+from memlens.core.config import CONFIG_ENV, Config, load_config
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1  # problems found / operation refused
@@ -61,3 +63,55 @@ def emit_json(data: Any) -> None:
 
 def is_terminal() -> bool:
     return sys.stdout.isatty()
+
+
+# ------------------------------------------------------------------ config
+
+#: Where `--config` leaves its value: `ctx.meta` is shared by every context of
+#: one invocation, so the option works on the group and on any subcommand.
+CONFIG_PATH_META = "memlens.config_path"
+_CONFIG_META = "memlens.config"
+
+
+def _config_callback(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
+    if value is not None:
+        ctx.meta[CONFIG_PATH_META] = value
+        ctx.meta.pop(_CONFIG_META, None)  # a later --config wins over a loaded one
+
+
+config_option = click.option(
+    "--config",
+    "config_path",
+    metavar="PATH",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    expose_value=False,
+    is_eager=True,
+    callback=_config_callback,
+    help=f"Read settings from this TOML file (default: ${CONFIG_ENV}, "
+    "then the file `memlens locate config` prints).",
+)
+
+
+def config_path_option(ctx: click.Context | None = None) -> Path | None:
+    """The `--config` value given anywhere on this command line, if any."""
+    ctx = ctx or click.get_current_context(silent=True)
+    if ctx is None:
+        return None
+    value = ctx.meta.get(CONFIG_PATH_META)
+    return value if isinstance(value, Path) else None
+
+
+def current_config(ctx: click.Context | None = None) -> Config:
+    """The settings for this invocation, read once; each warning goes to stderr once."""
+    ctx = ctx or click.get_current_context(silent=True)
+    if ctx is not None:
+        cached = ctx.meta.get(_CONFIG_META)
+        if isinstance(cached, Config):
+            return cached
+    config, warnings = load_config(config_path_option(ctx))
+    for warning in warnings:
+        click.echo(f"memlens: warning: {warning}", err=True)
+    if ctx is not None:
+        ctx.meta[_CONFIG_META] = config
+    return config

@@ -1,0 +1,124 @@
+"""The wheel `pipx install .` / `uv tool install .` would install.
+
+Built from a copy of the source tree (so the build never writes `build/` or
+`*.egg-info` into the working tree other work shares), with pip in an isolated
+build environment, as installers do.
+"""
+
+from __future__ import annotations
+
+import configparser
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Messages meaning "could not fetch the build backend", i.e. no network.
+OFFLINE_HINTS = (
+    "No matching distribution found",
+    "Could not find a version that satisfies",
+    "NewConnectionError",
+    "Temporary failure in name resolution",
+)
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
+    tmp = tmp_path_factory.mktemp("wheel")
+    src = tmp / "src"
+    shutil.copytree(
+        ROOT,
+        src,
+        ignore=shutil.ignore_patterns(
+            ".git",
+            ".venv",
+            "build",
+            "dist",
+            "*.egg-info",
+            ".*_cache",
+            "__pycache__",
+            ".hypothesis",
+            "tests",
+            "bench",
+        ),
+    )
+    out = tmp / "dist"
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "-w", str(out), "-q"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if result.returncode != 0:
+        if any(hint in result.stderr for hint in OFFLINE_HINTS):
+            pytest.skip("cannot fetch the build backend (offline?)")
+        pytest.fail(f"pip wheel failed:\n{result.stdout}\n{result.stderr}")
+    (built,) = out.glob("memlens-*.whl")
+    return zipfile.ZipFile(built)
+
+
+def _names(wheel: zipfile.ZipFile) -> set[str]:
+    return set(wheel.namelist())
+
+
+pytestmark = pytest.mark.slow
+
+
+def test_every_demo_vault_file_of_every_format_is_packaged(wheel: zipfile.ZipFile) -> None:
+    names = _names(wheel)
+    demo = ROOT / "core" / "demo_vaults"
+    formats = sorted(p.name for p in demo.iterdir() if p.is_dir())
+    assert set(formats) >= {
+        "cognitive-memory",
+        "dream-cycle",
+        "experience-records",
+        "observation-v1",
+        "project-ocean",
+    }
+    files = [p for p in demo.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    missing = [
+        p.relative_to(ROOT).as_posix()
+        for p in files
+        if "memlens/" + p.relative_to(ROOT).as_posix() not in names
+    ]
+    assert missing == []
+    for fmt in formats:
+        assert any(n.startswith(f"memlens/core/demo_vaults/{fmt}/") for n in names), fmt
+
+
+def test_every_tcss_file_and_py_typed_is_packaged(wheel: zipfile.ZipFile) -> None:
+    names = _names(wheel)
+    tcss = sorted((ROOT / "tui").rglob("*.tcss"))
+    assert tcss, "the app has stylesheets"
+    for path in tcss:
+        assert "memlens/tui/" + path.relative_to(ROOT / "tui").as_posix() in names, path
+    assert "memlens/core/py.typed" in names
+
+
+def test_every_python_module_is_packaged(wheel: zipfile.ZipFile) -> None:
+    names = _names(wheel)
+    for top in ("core", "tui"):
+        for path in (ROOT / top).rglob("*.py"):
+            rel = path.relative_to(ROOT / top)
+            if "demo_vaults" in rel.parts or "__pycache__" in rel.parts:
+                continue
+            assert f"memlens/{top}/{rel.as_posix()}" in names, path
+
+
+def test_the_console_script_is_memlens(wheel: zipfile.ZipFile) -> None:
+    (entry_points,) = [n for n in _names(wheel) if n.endswith(".dist-info/entry_points.txt")]
+    parser = configparser.ConfigParser()
+    parser.read_string(wheel.read(entry_points).decode())
+    assert dict(parser["console_scripts"]) == {"memlens": "memlens.tui.cli:main"}
+
+
+def test_only_the_memlens_package_is_installed(wheel: zipfile.ZipFile) -> None:
+    tops = {name.split("/", 1)[0] for name in _names(wheel)}
+    dist_info = {t for t in tops if t.endswith(".dist-info")}
+    assert len(dist_info) == 1
+    assert tops - dist_info == {"memlens"}  # no top-level core/ or tui/
+    assert "memlens/__init__.py" not in _names(wheel)  # memlens stays a namespace package
