@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import tempfile
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+# Tests never read the developer's own settings or cache: an empty config
+# file and a private cache directory for this test process.
+_ISOLATED = Path(tempfile.mkdtemp(prefix="memlens-tests-"))
+(_ISOLATED / "config.toml").write_text("", encoding="utf-8")
+os.environ["MEMLENS_CONFIG"] = str(_ISOLATED / "config.toml")
+os.environ["MEMLENS_CACHE_DIR"] = str(_ISOLATED / "cache")
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 AS_OF = date(2026, 11, 22)

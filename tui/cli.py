@@ -29,21 +29,24 @@ from memlens.core.sanitize import one_line, visible
 
 from .cli_actions import COMMANDS as ACTION_COMMANDS
 from .cli_cognitive import COMMANDS as COGNITIVE_COMMANDS
-from .cli_dream import dream
 from .cli_common import (
     EXIT_PROBLEMS,
     as_of_option,
+    config_option,
+    current_config,
     emit_json,
     is_terminal,
     json_option,
     load_catalog,
     resolve_as_of,
 )
+from .cli_dream import dream
+from .cli_ecosystem import COMMANDS as ECOSYSTEM_COMMANDS
 from .cli_graph import graph
 from .cli_search import search
 
 #: Group options that take a value (needed to find the first real argument).
-_GROUP_VALUE_OPTIONS: set[str] = set()
+_GROUP_VALUE_OPTIONS: set[str] = {"--config"}
 
 
 class _AppByDefaultGroup(click.Group):
@@ -62,6 +65,9 @@ class _AppByDefaultGroup(click.Group):
                 i += 1
                 continue
             break
+        if i >= len(args) and ctx.resilient_parsing:
+            # Shell completion of the first word: offer commands, not paths.
+            return super().parse_args(ctx, args)
         if i >= len(args) or args[i] not in self.commands:
             args = [*args[:i], "open", *args[i:]]
         return super().parse_args(ctx, args)
@@ -82,6 +88,7 @@ def _version() -> str:
     epilog="Example: memlens ~/agent-memory --as-of 2026-11-22",
 )
 @click.version_option(_version(), "--version", prog_name="memlens")
+@config_option
 def cli() -> None:
     """Browse, triage and fix AI-agent memory vaults.
 
@@ -96,8 +103,9 @@ def cli() -> None:
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @as_of_option
 def open_app(paths: tuple[Path, ...], as_of: date | None) -> None:
-    """Open the app on PATH ... (default: the current directory)."""
-    targets = list(paths) or [Path.cwd()]
+    """Open the app on PATH ... (default: the config's vaults, else the current directory)."""
+    config = current_config()
+    targets = list(paths) or list(config.vaults) or [Path.cwd()]
     missing = [p for p in targets if not p.exists()]
     if missing:
         raise click.UsageError(f"no such path: {missing[0]}")
@@ -107,7 +115,8 @@ def open_app(paths: tuple[Path, ...], as_of: date | None) -> None:
 def _run_app(paths: list[Path], as_of: date | None) -> None:
     from .app import run_app
 
-    run_app(paths, as_of)
+    config = current_config()
+    run_app(paths, config.resolve_as_of(as_of, date.today()))
 
 
 @cli.command()
@@ -392,7 +401,7 @@ def decay(path: Path, as_of: date | None, as_json: bool, apply_: bool) -> None:
 cli.add_command(search)
 cli.add_command(graph)
 cli.add_command(dream)
-for _command in (*ACTION_COMMANDS, *COGNITIVE_COMMANDS):
+for _command in (*ACTION_COMMANDS, *COGNITIVE_COMMANDS, *ECOSYSTEM_COMMANDS):
     cli.add_command(_command)
 
 

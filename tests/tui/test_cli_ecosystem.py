@@ -181,10 +181,6 @@ def test_the_completion_protocol_completes_subcommands_and_options(memlens: clic
     assert _complete(memlens, "memlens completion f", 2) == ["fish"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tui/cli.py's default-to-open group turns `memlens <TAB>` into `memlens open <TAB>`",
-)
 def test_the_completion_protocol_completes_top_level_commands(memlens: click.Group) -> None:
     assert _complete(memlens, "memlens loc", 1) == ["locate"]
 
