@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import bisect
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import cache as _cache
+from .cache import CacheStats, FileStamp, ScanProgress
 from .errors import NotFoundError
 from .formats import ADAPTERS, FormatAdapter, adapter_for
-from .model import Memory, Problem, ReferenceProblem, ScanResult
+from .model import FileScan, Memory, Problem, ReferenceProblem, ScanResult
 
 #: Folders never worth descending into while looking for vaults.
 _SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".memlens"}
@@ -24,6 +27,13 @@ class Vault:
     #: Vault root relative to the path the user gave (`.` if it is that path).
     rel: str
     result: ScanResult = field(default_factory=ScanResult)
+    #: Per-file scans the result was linked from (rel path -> FileScan, in
+    #: scan order); `rescan_paths` replaces entries and relinks.
+    scans: dict[str, FileScan] = field(default_factory=dict)
+    #: What each file looked like when it was read (stat key and sha256).
+    stamps: dict[str, FileStamp] = field(default_factory=dict)
+    #: How the persistent cache served the last full scan (None: not scanned).
+    cache_stats: CacheStats | None = None
 
     @property
     def adapter(self) -> FormatAdapter:
@@ -136,20 +146,181 @@ class Catalog:
         return hits[0]
 
 
-def scan_vault(vault: Vault) -> Vault:
-    """Scan one discovered vault in place and return it."""
-    vault.result = vault.adapter.scan(vault.root)
+def scan_progressive(
+    vault: Vault,
+    *,
+    batch: int = 2000,
+    cache: bool = False,
+    parallel: bool | None = None,
+) -> Iterator[ScanProgress]:
+    """Scan one vault in steps of about `batch` memories; the last step is linked.
+
+    Early steps carry memories read but not linked yet (duplicates not
+    dropped, references unresolved), so a front end can show first rows
+    while the rest is read.  With `cache`, unchanged files come from the
+    persistent cache and their memories arrive in the first steps.  The
+    vault is updated in place when the last step is produced.
+    """
+    for progress in _cache.scan_files(
+        vault.adapter, vault.root, cache=cache, batch=batch, parallel=parallel
+    ):
+        if progress.done:
+            _adopt(vault, progress)
+        yield progress
+
+
+def scan_vault(vault: Vault, *, cache: bool = False, parallel: bool | None = None) -> Vault:
+    """Scan one discovered vault in place and return it.
+
+    `cache` uses (and refreshes) the persistent per-vault cache so only
+    changed files are parsed.  `parallel` forces worker processes for the
+    cold parse on or off (None: only for large vaults, where it pays).
+    """
+    last = _cache.run_to_end(
+        _cache.scan_files(vault.adapter, vault.root, cache=cache, parallel=parallel)
+    )
+    _adopt(vault, last)
     return vault
 
 
-def open_catalog(*paths: Path | str) -> Catalog:
-    """Discover and scan every vault below the given paths."""
-    vaults: list[Vault] = []
+def _adopt(vault: Vault, progress: ScanProgress) -> None:
+    assert progress.result is not None
+    vault.result = progress.result
+    vault.scans = progress.scans
+    vault.stamps = progress.stamps
+    vault.cache_stats = progress.stats
+
+
+def rescan_paths(vault: Vault, changed: Iterable[Path | str]) -> ScanResult:
+    """Re-read only the files named in `changed`, then relink the vault.
+
+    Paths may be absolute or relative to the vault root, files or folders
+    (a folder stands for every vault file below it: a moved or removed
+    folder).  A path that exists and is one of the vault's files is (re)read;
+    one that no longer exists is dropped; anything else (editor swap files,
+    temp files, files of no format) is ignored.  The result equals a full
+    scan of the vault as it is on disk for those paths.  The live-reload
+    watcher calls this with the paths of each batch of events.
+    """
+    root = vault.root
+    adapter = vault.adapter
+    scans = vault.scans
+    fresh: dict[str, tuple[FileScan, FileStamp | None]] = {}
+    gone: set[str] = set()
+    for item in changed:
+        path = Path(item)
+        if not path.is_absolute():
+            path = root / path
+        try:
+            rel = path.relative_to(root).as_posix()
+        except ValueError:
+            continue  # outside this vault
+        if path.is_dir():
+            prefix = "" if rel == "." else rel + "/"
+            known = [r for r in scans if r.startswith(prefix)]
+            listed = {
+                r: p
+                for p in adapter.files(root)
+                if (r := p.relative_to(root).as_posix()).startswith(prefix)
+            }
+            gone.update(r for r in known if r not in listed)
+            for r, p in listed.items():
+                fresh[r] = _cache.scan_one(adapter, root, p)
+            continue
+        if rel in scans or adapter.owns(root, rel):
+            if path.is_file() and adapter.owns(root, rel):
+                fresh[rel] = _cache.scan_one(adapter, root, path)
+            else:
+                gone.add(rel)
+                # A removed folder: everything known below it is gone too.
+                gone.update(r for r in scans if r.startswith(rel + "/"))
+        else:
+            gone.update(r for r in scans if r.startswith(rel + "/"))
+    for rel in gone - fresh.keys():
+        scans.pop(rel, None)
+        vault.stamps.pop(rel, None)
+    added = False
+    for rel, (fs, stamp) in fresh.items():
+        if rel not in scans:
+            added = True
+        scans[rel] = fs
+        if stamp is not None:
+            vault.stamps[rel] = stamp
+        else:
+            vault.stamps.pop(rel, None)
+    if added:
+        vault.scans = scans = _in_scan_order(scans)
+    vault.result = adapter.link(root, scans)
+    return vault.result
+
+
+def _in_scan_order(scans: dict[str, FileScan]) -> dict[str, FileScan]:
+    """The same scans ordered by `FileScan.order` (cheap when nearly sorted)."""
+    items = list(scans.items())
+    orders = [fs.order for _rel, fs in items]
+    # Usually only a few new files sit out of place at the end: insert them
+    # by binary search instead of sorting everything.
+    cut = len(items)
+    while cut > 1 and orders[cut - 2] <= orders[cut - 1]:
+        cut -= 1
+    if cut == 1:
+        return scans
+    head, tail = items[: cut - 1], items[cut - 1 :]
+    head_orders = orders[: cut - 1]
+    if any(head_orders[i] > head_orders[i + 1] for i in range(len(head_orders) - 1)):
+        return dict(sorted(items, key=lambda kv: kv[1].order))
+    for rel, fs in tail:
+        i = bisect.bisect_right(head_orders, fs.order)
+        head_orders.insert(i, fs.order)
+        head.insert(i, (rel, fs))
+    return dict(head)
+
+
+def stale_paths(vault: Vault) -> list[Path]:
+    """Files added, changed or removed since the vault was read (stat walk only).
+
+    A cheap periodic check for anything a file watcher missed; pass the
+    result to `rescan_paths`.
+    """
+    return _cache.stale_files(vault.adapter, vault.root, vault.stamps)
+
+
+def save_cache(vault: Vault) -> CacheStats:
+    """Write the vault's current per-file scans to its cache file (after rescans)."""
+    stats = vault.cache_stats or CacheStats()
+    stats.path = _cache.cache_path(vault.root)
+    try:
+        _cache.save_entries(
+            vault.root,
+            vault.format,
+            _cache.entries_of(vault.scans, vault.stamps),
+            stats.path,
+        )
+        stats.saved = True
+    except Exception as exc:  # a cache that cannot be written is only slower
+        stats.saved = False
+        stats.reason = f"cache not saved: {exc}"
+    vault.cache_stats = stats
+    return stats
+
+
+def iter_catalog(
+    *paths: Path | str, cache: bool = False, parallel: bool | None = None
+) -> Iterator[Vault]:
+    """Discover every vault below the paths and yield each as soon as it is scanned."""
     seen: set[Path] = set()
     for p in paths:
         for v in discover(Path(p)):
             if v.root in seen:
                 continue
             seen.add(v.root)
-            vaults.append(scan_vault(v))
-    return Catalog(vaults)
+            yield scan_vault(v, cache=cache, parallel=parallel)
+
+
+def open_catalog(*paths: Path | str, cache: bool = False, parallel: bool | None = None) -> Catalog:
+    """Discover and scan every vault below the given paths.
+
+    `cache` serves unchanged files from the persistent per-vault cache (in
+    the user's cache directory) and refreshes it.
+    """
+    return Catalog(list(iter_catalog(*paths, cache=cache, parallel=parallel)))

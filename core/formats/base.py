@@ -166,7 +166,14 @@ def split_duplicates(
 
 
 def rel_posix(root: Path, path: Path) -> str:
-    """Vault-relative POSIX path."""
+    """Vault-relative POSIX path (ValueError if `path` is not below `root`)."""
+    # String slicing, not Path.relative_to: this runs for every file of every
+    # stat walk, and pathlib's parsing cost dominated a 100k-file warm start.
+    full, base = str(path), str(root)
+    n = len(base)
+    if len(full) > n + 1 and full.startswith(base) and full[n] == os.sep and base != os.sep:
+        rel = full[n + 1 :]
+        return rel if os.sep == "/" else rel.replace(os.sep, "/")
     return path.relative_to(root).as_posix()
 
 

@@ -1,0 +1,645 @@
+"""Per-file scanning with a persistent cache of what each file yielded.
+
+A vault is scanned file by file (`FormatAdapter.files` / `scan_file` /
+`link`).  This module drives that: it reads each file once (bytes, a stat
+taken before and after the read, and a sha256), hands the bytes to the
+adapter, and, when asked, keeps every file's `FileScan` in a cache file so
+the next start re-parses only the files whose stat changed.
+
+Where the cache lives
+    One file per vault in the user's cache directory
+    (``platformdirs.user_cache_dir("memlens")``, or ``$MEMLENS_CACHE_DIR``),
+    named by a hash of the vault's real path.  Never inside the vault.
+
+When a cached entry is trusted
+    Only when the file's size, mtime_ns, ctime_ns and inode all equal what
+    they were when it was read.  ctime catches a same-size rewrite whose
+    mtime was put back with `os.utime` (utime itself bumps ctime); the inode
+    catches an atomic replace.  A file whose timestamps were within
+    `RACY_WINDOW_NS` of the moment it was read could be rewritten again in the
+    same clock tick without any stat change ("racily clean", as git calls
+    it): such entries are re-read and compared by sha256 before being reused.
+
+Why pickle is acceptable here
+    The cache holds only our own objects, in a file we wrote ourselves
+    (atomically, through `core.writes.atomic_write`), in a per-user cache
+    directory created 0700 with the file 0600.  It is loaded only if it is a
+    regular file owned by this user and writable by no one else, carries our
+    magic bytes and format version, a matching code fingerprint (any change to
+    the scanning code invalidates it), and a sha256 of the payload that
+    matches.  Anything else is discarded and rebuilt, never trusted; the
+    reason is recorded in `CacheStats.reason` (core never prints).  Someone
+    who can write the user's cache directory can already run code as that
+    user, so unpickling it adds no new power.  It is loaded with the garbage
+    collector paused (about 3x faster for 100k small objects).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import hashlib
+import os
+import pickle
+import stat
+import struct
+import time
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .formats import FormatAdapter, adapter_for
+from .formats.base import rel_posix
+from .model import FileScan, Memory, ScanResult
+
+#: Environment variable that moves the cache (tests point it at a tmp dir).
+CACHE_DIR_ENV = "MEMLENS_CACHE_DIR"
+#: Bump when the cache file layout changes.  Code changes are caught by the
+#: fingerprint of the scanning modules, not by this number.
+CACHE_VERSION = 1
+MAGIC = b"MEMLENS-SCAN-CACHE\0"
+_HEADER = struct.Struct(">IQ32s")  # version, payload length, sha256 of payload
+#: Files whose timestamps are this close to the moment they were read are
+#: re-checked by content on the next start (coarse file system clocks).
+RACY_WINDOW_NS = 2_000_000_000
+#: Cold parses of at least this many files are split over worker processes
+#: (see `parse_files`); below it, process start-up costs more than it saves.
+PARALLEL_MIN_FILES = 20_000
+PARALLEL_CHUNK = 2_000
+
+#: Modules whose code decides what a FileScan holds: their source is hashed
+#: into the cache so a new memlens never trusts an old memlens's parse.
+_CODE_MODULES = (
+    "model.py",
+    "errors.py",
+    "dates.py",
+    "decay.py",
+    "frontmatter.py",
+    "paths.py",
+    "textio.py",
+    "cache.py",
+)
+
+
+@dataclass(slots=True)
+class FileStamp:
+    """What a file looked like when it was read (treat as immutable).
+
+    Not a frozen dataclass on purpose: frozen slotted dataclasses unpickle
+    through a Python-level `__setstate__`, which doubled the time to load
+    100k cache entries.
+    """
+
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    inode: int
+    #: sha256 of the bytes read (for reporting and conflict checks).
+    sha256: str
+    #: Timestamps were within RACY_WINDOW_NS of the read: verify by content.
+    racy: bool = False
+
+    def matches(self, st: os.stat_result) -> bool:
+        return (
+            st.st_size == self.size
+            and st.st_mtime_ns == self.mtime_ns
+            and st.st_ctime_ns == self.ctime_ns
+            and st.st_ino == self.inode
+        )
+
+
+@dataclass(slots=True)
+class CacheStats:
+    """How one vault scan used the cache.  Timings are seconds."""
+
+    #: The cache file (None when the cache is off).
+    path: Path | None = None
+    #: "off", "cold" (no cache file yet), "warm" (entries used) or "discarded".
+    status: str = "off"
+    #: Why a cache file was not used or not saved.
+    reason: str | None = None
+    files: int = 0
+    reused: int = 0
+    parsed: int = 0
+    #: Cached entries whose file is gone.
+    dropped: int = 0
+    #: Racy entries re-read and found unchanged.
+    verified: int = 0
+    #: Files parsed by worker processes.
+    parallel: int = 0
+    saved: bool = False
+    load_s: float = 0.0
+    walk_s: float = 0.0
+    parse_s: float = 0.0
+    link_s: float = 0.0
+    save_s: float = 0.0
+
+
+@dataclass(slots=True)
+class ScanProgress:
+    """One step of a progressive scan.
+
+    `memories` are the new ones since the last step, read but not linked yet
+    (no duplicate check or resolved references: good for showing first
+    rows).  The last step has `done` set and carries the linked `result`.
+    """
+
+    memories: list[Memory]
+    files_done: int
+    files_total: int
+    done: bool = False
+    result: ScanResult | None = None
+    scans: dict[str, FileScan] = field(default_factory=dict)
+    stamps: dict[str, FileStamp] = field(default_factory=dict)
+    stats: CacheStats = field(default_factory=CacheStats)
+
+
+# --------------------------------------------------------------------------- locations
+
+
+def cache_dir() -> Path:
+    """`$MEMLENS_CACHE_DIR`, else the platform's user cache dir for memlens."""
+    env = os.environ.get(CACHE_DIR_ENV)
+    if env:
+        return Path(env)
+    import platformdirs  # lazy: only when the cache is used
+
+    return Path(platformdirs.user_cache_dir("memlens"))
+
+
+def cache_path(root: Path) -> Path:
+    """The cache file of the vault at `root` (keyed by its real path)."""
+    real = os.path.realpath(root)
+    key = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return cache_dir() / f"scan-{key}.pickle"
+
+
+_fingerprints: dict[str, str] = {}
+
+
+def code_fingerprint(format_id: str) -> str:
+    """sha256 over the source of the modules that decide a format's FileScans."""
+    cached = _fingerprints.get(format_id)
+    if cached is not None:
+        return cached
+    here = Path(__file__).parent
+    digest = hashlib.sha256(f"v{CACHE_VERSION}:{format_id}".encode())
+    names = [here / n for n in _CODE_MODULES]
+    names += sorted((here / "formats").glob("*.py"))
+    for path in names:
+        with contextlib.suppress(OSError):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    _fingerprints[format_id] = value = digest.hexdigest()
+    return value
+
+
+# --------------------------------------------------------------------------- garbage collector
+
+
+@contextlib.contextmanager
+def quiet_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building long-lived objects, then freeze them.
+
+    Why: a scan creates millions of small objects (memories, their field
+    dicts, relations) that live as long as the catalog.  With the collector
+    on, every few thousand allocations trigger a pass, and the first passes
+    after a big load walk all of them: at 100k memories that cost seconds.
+    Frozen objects (`gc.freeze`) are skipped by every later pass.  They are
+    still freed by reference counting; only garbage *cycles* created before
+    the freeze would linger, and scan results hold none.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
+# --------------------------------------------------------------------------- reading files
+
+
+def read_stamped(path: Path) -> tuple[bytes, FileStamp]:
+    """The bytes of `path` and the stamp they belong to.
+
+    fstat before and after the read on the same descriptor: a write that
+    lands during the read shows up as a difference, and the read is retried,
+    so a stamp never vouches for bytes it did not describe.
+    """
+    with open(path, "rb") as fh:
+        fd = fh.fileno()
+        for _ in range(3):
+            before = os.fstat(fd)
+            data = fh.read()
+            after = os.fstat(fd)
+            if (before.st_mtime_ns, before.st_ctime_ns, before.st_size) == (
+                after.st_mtime_ns,
+                after.st_ctime_ns,
+                after.st_size,
+            ) and after.st_size == len(data):
+                break
+            fh.seek(0)
+    newest = max(after.st_mtime_ns, after.st_ctime_ns)
+    return data, FileStamp(
+        size=after.st_size,
+        mtime_ns=after.st_mtime_ns,
+        ctime_ns=after.st_ctime_ns,
+        inode=after.st_ino,
+        sha256=hashlib.sha256(data).hexdigest(),
+        racy=time.time_ns() - newest < RACY_WINDOW_NS,
+    )
+
+
+def scan_one(adapter: FormatAdapter, root: Path, path: Path) -> tuple[FileScan, FileStamp | None]:
+    """One file through the adapter, with its stamp (None if it could not be read).
+
+    An unreadable file is left to the adapter, which reports it its own way;
+    without a stamp it is never cached, so it is read again next time.
+    """
+    try:
+        data, stamp = read_stamped(path)
+    except OSError:
+        return adapter.scan_file(root, path), None
+    return adapter.scan_file(root, path, data), stamp
+
+
+def _parse_chunk(
+    format_id: str, root: str, rels: list[str]
+) -> list[tuple[str, FileScan, FileStamp | None]]:
+    """Worker: parse some files of one vault (runs in another process)."""
+    adapter = adapter_for(format_id)
+    base = Path(root)
+    out: list[tuple[str, FileScan, FileStamp | None]] = []
+    for rel in rels:
+        fs, stamp = scan_one(adapter, base, base / rel)
+        out.append((rel, fs, stamp))
+    return out
+
+
+def parse_files(
+    adapter: FormatAdapter,
+    root: Path,
+    paths: list[Path],
+    *,
+    parallel: bool | None = None,
+    chunk_size: int = PARALLEL_CHUNK,
+) -> Iterator[list[tuple[str, FileScan, FileStamp | None]]]:
+    """Parse files, yielding results in chunks (about `chunk_size` files), in order.
+
+    `parallel=None` decides by size: worker processes only pay for many
+    files (start-up, and sending every parsed object back through pickle,
+    cost roughly what parsing does on small vaults; see bench/README.md).
+    """
+    use_workers = (parallel if parallel is not None else len(paths) >= PARALLEL_MIN_FILES) and (
+        os.cpu_count() or 1
+    ) > 1
+    rels = [rel_posix(root, p) for p in paths]
+    if not use_workers or len(paths) < 2:
+        chunk: list[tuple[str, FileScan, FileStamp | None]] = []
+        for rel, path in zip(rels, paths, strict=True):
+            fs, stamp = scan_one(adapter, root, path)
+            chunk.append((rel, fs, stamp))
+            if len(chunk) >= chunk_size:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
+        return
+    import multiprocessing
+
+    # forkserver, not fork: the app runs threads, and forking a threaded
+    # process can deadlock the child.
+    context = multiprocessing.get_context("forkserver")
+    workers = min(os.cpu_count() or 2, 4)
+    size = max(200, min(PARALLEL_CHUNK, len(rels) // (workers * 4) or 1))
+    pieces = [rels[i : i + size] for i in range(0, len(rels), size)]
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        futures = [pool.submit(_parse_chunk, adapter.format_id, str(root), p) for p in pieces]
+        for fut in futures:
+            results = fut.result()
+            for _rel, fs, _stamp in results:
+                # Share the one root Path object again (smaller cache file).
+                for m in fs.memories:
+                    m.vault_root = root
+            yield results
+
+
+# --------------------------------------------------------------------------- the cache file
+
+
+Entries = dict[str, tuple[FileStamp, FileScan]]
+
+
+def _private_dir(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with contextlib.suppress(OSError):
+        if stat.S_IMODE(folder.stat().st_mode) & 0o077:
+            folder.chmod(0o700)
+
+
+def load_entries(
+    root: Path, format_id: str, path: Path | None = None
+) -> tuple[Entries, str | None]:
+    """Cached entries of a vault, or ({}, reason) when there is nothing to trust.
+
+    The reason is None only when there simply is no cache file yet.
+    """
+    path = path or cache_path(root)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return {}, None
+    except OSError as exc:
+        return {}, f"cannot stat the cache file: {exc.strerror or exc}"
+    if not stat.S_ISREG(st.st_mode):
+        return {}, "the cache path is not a regular file"
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return {}, "the cache file belongs to another user"
+    if st.st_mode & 0o022:
+        return {}, "the cache file is writable by others"
+    try:
+        blob = path.read_bytes()
+    except OSError as exc:
+        return {}, f"cannot read the cache file: {exc.strerror or exc}"
+    if not blob.startswith(MAGIC):
+        return {}, "not a memlens cache file (bad magic)"
+    head = len(MAGIC)
+    if len(blob) < head + _HEADER.size:
+        return {}, "truncated cache file (no header)"
+    version, length, digest = _HEADER.unpack_from(blob, head)
+    if version != CACHE_VERSION:
+        return {}, f"cache format version {version}, expected {CACHE_VERSION}"
+    payload = memoryview(blob)[head + _HEADER.size :]
+    if len(payload) != length:
+        return {}, f"truncated cache file ({len(payload)} of {length} payload bytes)"
+    if hashlib.sha256(payload).digest() != digest:
+        return {}, "cache checksum mismatch"
+    try:
+        with quiet_gc():
+            data = pickle.loads(payload)
+    except Exception as exc:  # a checksummed file should never fail; never trust it if it does
+        return {}, f"cache payload unreadable: {type(exc).__name__}"
+    if not isinstance(data, dict):
+        return {}, "cache payload is not a mapping"
+    if data.get("root") != str(root) or data.get("format") != format_id:
+        return {}, "cache belongs to another vault or format"
+    if data.get("code") != code_fingerprint(format_id):
+        return {}, "cache written by a different version of the scanning code"
+    entries = data.get("entries")
+    if not isinstance(entries, dict):
+        return {}, "cache entries missing"
+    return entries, None
+
+
+def save_entries(root: Path, format_id: str, entries: Entries, path: Path | None = None) -> None:
+    """Write the cache file atomically (0600, in a 0700 directory)."""
+    from .writes import atomic_write
+
+    path = path or cache_path(root)
+    _private_dir(path.parent)
+    payload = pickle.dumps(
+        {
+            "root": str(root),
+            "format": format_id,
+            "code": code_fingerprint(format_id),
+            "entries": entries,
+        },
+        protocol=pickle.HIGHEST_PROTOCOL,
+    )
+    header = _HEADER.pack(CACHE_VERSION, len(payload), hashlib.sha256(payload).digest())
+    atomic_write(path, MAGIC + header + payload, None)
+    with contextlib.suppress(OSError):
+        os.chmod(path, 0o600)
+
+
+def clear(root: Path) -> bool:
+    """Remove a vault's cache file; True if there was one."""
+    try:
+        cache_path(root).unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------- scanning
+
+
+def scan_files(
+    adapter: FormatAdapter,
+    root: Path,
+    *,
+    cache: bool = False,
+    batch: int | None = None,
+    parallel: bool | None = None,
+    save: bool = True,
+) -> Iterator[ScanProgress]:
+    """Scan a vault file by file, yielding progress; the last step is linked.
+
+    With `cache`, unchanged files come from the cache file (their memories
+    are yielded first, at once) and only new or changed files are parsed.
+    `batch` sets how many memories a progress step carries (None: one final
+    step only).  The cache file is rewritten at the end when anything
+    changed (`save`).
+    """
+    stats = CacheStats()
+    entries: Entries = {}
+    if cache:
+        stats.path = cache_path(root)
+        t = time.perf_counter()
+        entries, reason = load_entries(root, adapter.format_id, stats.path)
+        stats.load_s = time.perf_counter() - t
+        if reason is not None:
+            stats.status, stats.reason = "discarded", reason
+        else:
+            stats.status = "warm" if entries else "cold"
+
+    t = time.perf_counter()
+    with quiet_gc():
+        paths = adapter.files(root)
+        slots, todo = _walk(root, paths, entries, stats)
+    stats.files = len(paths)
+    stats.dropped = len(entries)
+    stats.reused = len(paths) - len(todo)
+    stats.walk_s = time.perf_counter() - t
+
+    pending: list[Memory] = []
+    done = 0
+
+    def step() -> Iterator[ScanProgress]:
+        nonlocal pending
+        if batch is not None and len(pending) >= batch:
+            out, pending = pending, []
+            yield ScanProgress(out, done, len(paths), stats=stats)
+
+    if batch is not None:
+        for _rel, reused, _stamp in slots:
+            if reused is not None:
+                pending.extend(reused.memories)
+                done += 1
+                yield from step()
+
+    t = time.perf_counter()
+    parsed: dict[str, tuple[FileScan, FileStamp | None]] = {}
+    chunk_size = PARALLEL_CHUNK if batch is None else max(1, min(batch, PARALLEL_CHUNK))
+    chunks = parse_files(adapter, root, todo, parallel=parallel, chunk_size=chunk_size)
+    while True:
+        with quiet_gc():
+            chunk = next(chunks, None)
+        if chunk is None:
+            break
+        for rel, got, got_stamp in chunk:
+            parsed[rel] = (got, got_stamp)
+            if batch is not None:
+                pending.extend(got.memories)
+                done += 1
+        yield from step()
+    stats.parse_s = time.perf_counter() - t
+    stats.parsed = len(todo)
+    stats.parallel = len(todo) if todo and _used_workers(len(todo), parallel) else 0
+
+    scans: dict[str, FileScan] = {}
+    stamps: dict[str, FileStamp] = {}
+    for rel, cached_scan, cached_stamp in slots:
+        if cached_scan is not None and cached_stamp is not None:
+            scans[rel], stamps[rel] = cached_scan, cached_stamp
+        else:
+            new_scan, new_stamp = parsed[rel]
+            scans[rel] = new_scan
+            if new_stamp is not None:
+                stamps[rel] = new_stamp
+
+    t = time.perf_counter()
+    with quiet_gc():
+        result = adapter.link(root, scans)
+    stats.link_s = time.perf_counter() - t
+
+    if (
+        cache
+        and save
+        and (stats.parsed or stats.dropped or stats.verified or stats.status != "warm")
+    ):
+        t = time.perf_counter()
+        try:
+            save_entries(root, adapter.format_id, entries_of(scans, stamps), stats.path)
+            stats.saved = True
+        except Exception as exc:  # a cache that cannot be written is only slower
+            stats.reason = f"cache not saved: {exc}"
+        stats.save_s = time.perf_counter() - t
+
+    yield ScanProgress(
+        pending,
+        len(paths),
+        len(paths),
+        done=True,
+        result=result,
+        scans=scans,
+        stamps=stamps,
+        stats=stats,
+    )
+
+
+def _walk(
+    root: Path, paths: list[Path], entries: Entries, stats: CacheStats
+) -> tuple[list[tuple[str, FileScan | None, FileStamp | None]], list[Path]]:
+    """Stat every file: cached entries still valid fill their slot, the rest go to `todo`.
+
+    Entries found are popped from `entries`, so what is left there vanished.
+    """
+    slots: list[tuple[str, FileScan | None, FileStamp | None]] = []
+    todo: list[Path] = []
+    for path in paths:
+        rel = rel_posix(root, path)
+        entry = entries.pop(rel, None) if entries else None
+        if entry is not None:
+            stamp, fs = entry
+            try:
+                st = os.stat(path)
+            except OSError:
+                st = None
+            if st is not None and stamp.matches(st):
+                if not stamp.racy:
+                    slots.append((rel, fs, stamp))
+                    continue
+                fresh = _verify(path, stamp)
+                if fresh is not None:
+                    stats.verified += 1
+                    slots.append((rel, fs, fresh))
+                    continue
+        slots.append((rel, None, None))
+        todo.append(path)
+    return slots, todo
+
+
+def _used_workers(n: int, parallel: bool | None) -> bool:
+    wanted = parallel if parallel is not None else n >= PARALLEL_MIN_FILES
+    return wanted and (os.cpu_count() or 1) > 1 and n >= 2
+
+
+def _verify(path: Path, stamp: FileStamp) -> FileStamp | None:
+    """A fresh stamp if the file still holds the bytes `stamp` hashed, else None."""
+    try:
+        _data, fresh = read_stamped(path)
+    except OSError:
+        return None
+    return fresh if fresh.sha256 == stamp.sha256 else None
+
+
+def entries_of(scans: dict[str, FileScan], stamps: dict[str, FileStamp]) -> Entries:
+    """Cache entries for the files that have a stamp (unreadable ones are left out)."""
+    return {rel: (stamps[rel], fs) for rel, fs in scans.items() if rel in stamps}
+
+
+def stale_files(adapter: FormatAdapter, root: Path, stamps: dict[str, FileStamp]) -> list[Path]:
+    """Files added, changed or removed since they were stamped (a stat walk only).
+
+    For a periodic cheap rescan that catches what a file watcher missed;
+    pass the result to `vault.rescan_paths`.
+    """
+    out: list[Path] = []
+    seen: set[str] = set()
+    for path in adapter.files(root):
+        rel = rel_posix(root, path)
+        seen.add(rel)
+        stamp = stamps.get(rel)
+        try:
+            st = os.stat(path)
+        except OSError:
+            out.append(path)
+            continue
+        if stamp is None or not stamp.matches(st) or stamp.racy:
+            out.append(path)
+    out.extend(root / rel for rel in stamps if rel not in seen)
+    return out
+
+
+def run_to_end(steps: Iterable[ScanProgress]) -> ScanProgress:
+    """The final step of a progressive scan."""
+    last: ScanProgress | None = None
+    for step in steps:
+        last = step
+    assert last is not None and last.done
+    return last
+
+
+__all__ = [
+    "CACHE_DIR_ENV",
+    "CACHE_VERSION",
+    "CacheStats",
+    "FileStamp",
+    "ScanProgress",
+    "cache_dir",
+    "cache_path",
+    "clear",
+    "entries_of",
+    "load_entries",
+    "parse_files",
+    "read_stamped",
+    "run_to_end",
+    "save_entries",
+    "scan_files",
+    "scan_one",
+    "stale_files",
+]

@@ -1,0 +1,295 @@
+"""Per-file scanning: scan == link(scan_file ...), and rescans equal full scans."""
+
+from __future__ import annotations
+
+import pickle
+import shutil
+from pathlib import Path
+
+import pytest
+
+from memlens.core.cache import scan_files
+from memlens.core.formats import adapter_for
+from memlens.core.formats.base import rel_posix
+from memlens.core.model import FileScan, ScanResult
+from memlens.core.vault import (
+    Vault,
+    discover,
+    open_catalog,
+    rescan_paths,
+    scan_progressive,
+    scan_vault,
+    stale_paths,
+)
+
+FORMATS = (
+    "dream-cycle",
+    "observation-v1",
+    "experience-records",
+    "project-ocean",
+    "cognitive-memory",
+)
+
+
+def assert_same(got: ScanResult, want: ScanResult) -> None:
+    assert [m.id for m in got.memories] == [m.id for m in want.memories]
+    assert got.memories == want.memories
+    assert got.problems == want.problems
+    assert got.ref_problems == want.ref_problems
+    assert got.records == want.records
+
+
+def vault_of(root: Path, fmt: str) -> Vault:
+    (vault,) = [v for v in discover(root) if v.format == fmt]
+    return vault
+
+
+def per_file(vault: Vault) -> dict[str, FileScan]:
+    adapter = vault.adapter
+    return {
+        rel_posix(vault.root, p): adapter.scan_file(vault.root, p)
+        for p in adapter.files(vault.root)
+    }
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_scan_is_link_over_scan_file(fixtures_dir: Path, fmt: str) -> None:
+    vault = vault_of(fixtures_dir, fmt)
+    adapter = vault.adapter
+    full = adapter.scan(vault.root)
+    assert full.memories, "fixture vault should hold memories"
+    assert_same(adapter.link(vault.root, per_file(vault)), full)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_link_is_repeatable(fixtures_dir: Path, fmt: str) -> None:
+    """Linking the same FileScans again (as a rescan does) never accumulates state."""
+    vault = vault_of(fixtures_dir, fmt)
+    adapter = vault.adapter
+    scans = per_file(vault)
+    first = adapter.link(vault.root, scans)
+    snapshot = pickle.loads(pickle.dumps(first))
+    second = adapter.link(vault.root, scans)
+    assert_same(second, snapshot)
+    assert_same(second, adapter.scan(vault.root))
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_scan_file_with_bytes_equals_reading(fixtures_dir: Path, fmt: str) -> None:
+    vault = vault_of(fixtures_dir, fmt)
+    adapter = vault.adapter
+    for path in adapter.files(vault.root):
+        read = adapter.scan_file(vault.root, path)
+        given = adapter.scan_file(vault.root, path, path.read_bytes())
+        assert given == read, path
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_files_are_owned_and_sorted(fixtures_dir: Path, fmt: str) -> None:
+    vault = vault_of(fixtures_dir, fmt)
+    adapter = vault.adapter
+    files = adapter.files(vault.root)
+    rels = [rel_posix(vault.root, p) for p in files]
+    assert all(adapter.owns(vault.root, r) for r in rels)
+    orders = [adapter.scan_file(vault.root, p).order for p in files]
+    assert orders == sorted(orders)
+    for rel in rels[:3]:
+        folder, _, name = rel.rpartition("/")
+        for junk in (f".{name}.swp", f"{name}~", f".memlens-tmp-abc-{name}"):
+            junk_rel = f"{folder}/{junk}" if folder else junk
+            assert not adapter.owns(vault.root, junk_rel), junk_rel
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_file_scans_survive_pickle(fixtures_dir: Path, fmt: str) -> None:
+    vault = vault_of(fixtures_dir, fmt)
+    scans = per_file(vault)
+    again: dict[str, FileScan] = pickle.loads(pickle.dumps(scans))
+    assert_same(vault.adapter.link(vault.root, again), vault.adapter.scan(vault.root))
+
+
+# --------------------------------------------------------------------------- rescans
+
+
+def _sibling(path: Path, prefix: str) -> Path:
+    return path.with_name(f"{prefix}{path.name}")
+
+
+def _edit(path: Path) -> None:
+    data = path.read_bytes()
+    if path.suffix == ".jsonl":
+        # A new valid-looking line and a broken one.
+        path.write_bytes(data + b'\n{"id": "added-by-test", "x": 1}\n{broken\n')
+    elif path.suffix == ".json":
+        path.write_bytes(data.replace(b"1", b"2", 1) if b"1" in data else b"{}")
+    else:
+        path.write_bytes(data + b"\n\n## Edited by the test\n\nMore text.\n")
+
+
+def _cases(vault: Vault) -> list[str]:
+    """A few files of the vault to change: first, middle and last in scan order."""
+    rels = [rel_posix(vault.root, p) for p in vault.adapter.files(vault.root)]
+    picks = {rels[0], rels[len(rels) // 2], rels[-1]}
+    return sorted(picks)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("change", ["edit", "remove", "rename", "add"])
+def test_rescan_after_one_change_equals_full_scan(
+    fixtures_copy: Path, fmt: str, change: str
+) -> None:
+    root = vault_of(fixtures_copy, fmt).root
+    for rel in _cases(vault_of(fixtures_copy, fmt)):
+        # Each case starts from a fresh scan of the vault as the last one left it.
+        vault = scan_vault(Vault(root=root, format=fmt, rel="."))
+        path = root / rel
+        if not path.exists():
+            continue
+        touched = [path]
+        if change == "edit":
+            _edit(path)
+        elif change == "remove":
+            path.unlink()
+        elif change == "rename":
+            target = _sibling(path, "renamed-")
+            path.rename(target)
+            touched.append(target)
+        else:
+            target = _sibling(path, "copy-")
+            shutil.copyfile(path, target)
+            touched = [target]
+        got = rescan_paths(vault, touched)
+        want = vault.adapter.scan(vault.root)
+        assert_same(got, want)
+        assert vault.result is got
+        # The vault's own bookkeeping follows the disk.
+        listed = [rel_posix(root, p) for p in vault.adapter.files(root)]
+        assert list(vault.scans) == listed
+        assert set(vault.stamps) <= set(listed)
+        assert all(p.exists() for p in stale_paths(vault))
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_rescan_of_a_removed_folder(fixtures_copy: Path, fmt: str) -> None:
+    vault = scan_vault(vault_of(fixtures_copy, fmt))
+    rels = [rel_posix(vault.root, p) for p in vault.adapter.files(vault.root)]
+    folders = sorted({r.rpartition("/")[0] for r in rels if "/" in r})
+    if not folders:
+        pytest.skip("every file of this format sits at the vault root")
+    gone = vault.root / folders[0]
+    shutil.rmtree(gone)
+    assert_same(rescan_paths(vault, [gone]), vault.adapter.scan(vault.root))
+
+
+def test_rescan_ignores_foreign_and_outside_paths(fixtures_copy: Path, tmp_path: Path) -> None:
+    vault = scan_vault(vault_of(fixtures_copy, "project-ocean"))
+    before = vault.result
+    swap = vault.root / "agents" / "hawk" / "memory" / "vault" / ".obs.md.swp"
+    swap.parent.mkdir(parents=True, exist_ok=True)
+    swap.write_text("junk")
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("---\n---\n")
+    got = rescan_paths(vault, [swap, outside, "no/such/file.md"])
+    assert_same(got, before)
+
+
+def test_rescan_dream_cycle_ids_follow_the_other_file(tmp_path: Path) -> None:
+    """A title in both markdown files gets `-2` in the archive, and loses it when freed."""
+    root = tmp_path / "dc"
+    root.mkdir()
+    section = "## Same title\n<!-- dc:type=fact dc:importance=5 dc:date=2026-11-01 -->\nBody.\n"
+    (root / "observations.md").write_text("# Obs\n\n" + section)
+    (root / "archived-observations.md").write_text("# Archived\n\n" + section)
+    vault = scan_vault(vault_of(root.parent, "dream-cycle"))
+    ids = sorted(m.id for m in vault.memories)
+    assert ids[1] == ids[0] + "-2"
+    (root / "observations.md").write_text("# Obs\n\n## Another\nText.\n")
+    got = rescan_paths(vault, [root / "observations.md"])
+    assert_same(got, vault.adapter.scan(root))
+    assert ids[0] in {m.id for m in got.memories}
+
+
+def test_rescan_observation_incorporation_is_recomputed(fixtures_copy: Path) -> None:
+    vault = scan_vault(vault_of(fixtures_copy, "observation-v1"))
+    incorporated = [m for m in vault.memories if m.native.get("incorporated_by")]
+    assert incorporated
+    comps = {c for m in incorporated for c in m.native["incorporated_by"]}
+    for comp in [m for m in vault.memories if m.id in comps]:
+        comp.abs_path.unlink()
+        rescan_paths(vault, [comp.abs_path])
+    assert not [m for m in vault.memories if m.native.get("incorporated_by")]
+    assert_same(vault.result, vault.adapter.scan(vault.root))
+
+
+def test_rescan_cognitive_state_change(fixtures_copy: Path) -> None:
+    vault = scan_vault(vault_of(fixtures_copy, "cognitive-memory"))
+    state = vault.root / "_state.json"
+    assert any(m.native.get("has_state") for m in vault.memories)
+    state.write_text('{"entries": {}}')
+    got = rescan_paths(vault, [state])
+    assert not any(m.native.get("has_state") for m in got.memories)
+    assert_same(got, vault.adapter.scan(vault.root))
+    state.unlink()
+    assert_same(rescan_paths(vault, [state]), vault.adapter.scan(vault.root))
+
+
+def test_rescan_experience_wal_erasure(fixtures_copy: Path) -> None:
+    vault = scan_vault(vault_of(fixtures_copy, "experience-records"))
+    live = next(m for m in vault.memories if not m.tombstoned and not m.archived)
+    wal = vault.root / "wal.jsonl"
+    op = (
+        '{"wal_id": "wal_test", "ops": [{"op": "tombstone", "target": "exp", '
+        f'"id": "{live.id}", "reason": "gdpr_erasure"}}]}}\n'
+    )
+    with wal.open("a", encoding="utf-8") as fh:
+        fh.write("\n" + op)
+    got = rescan_paths(vault, [wal])
+    erased = next(m for m in got.memories if m.id == live.id)
+    assert erased.tombstoned and erased.body == ""
+    assert_same(got, vault.adapter.scan(vault.root))
+
+
+# --------------------------------------------------------------------------- progressive
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_progressive_scan_ends_with_the_full_result(fixtures_dir: Path, fmt: str) -> None:
+    vault = vault_of(fixtures_dir, fmt)
+    steps = list(scan_progressive(vault, batch=5))
+    assert steps[-1].done and all(not s.done for s in steps[:-1])
+    final = steps[-1].result
+    assert final is not None
+    assert_same(final, vault.adapter.scan(vault.root))
+    assert vault.result is final
+    shown = {m.id for s in steps for m in s.memories}
+    assert {m.id for m in final.memories} <= shown
+    assert [s.files_done for s in steps] == sorted(s.files_done for s in steps)
+
+
+def test_progressive_scan_shows_rows_before_the_end(fixtures_dir: Path) -> None:
+    vault = vault_of(fixtures_dir, "project-ocean")
+    steps = scan_progressive(vault, batch=10)
+    first = next(steps)
+    assert not first.done and len(first.memories) >= 10
+    assert first.files_done < first.files_total
+    for _ in steps:
+        pass
+
+
+def test_parallel_parse_gives_the_same_result(fixtures_dir: Path) -> None:
+    vault = vault_of(fixtures_dir, "cognitive-memory")
+    adapter = adapter_for("cognitive-memory")
+    steps = list(scan_files(adapter, vault.root, parallel=True))
+    result = steps[-1].result
+    assert result is not None and steps[-1].stats.parallel > 0
+    assert_same(result, adapter.scan(vault.root))
+    assert all(m.vault_root == vault.root for m in result.memories)
+
+
+def test_open_catalog_keeps_per_file_scans(fixtures_dir: Path) -> None:
+    catalog = open_catalog(fixtures_dir)
+    assert {v.format for v in catalog.vaults} == set(FORMATS)
+    for v in catalog.vaults:
+        assert list(v.scans) == [rel_posix(v.root, p) for p in v.adapter.files(v.root)]
+        assert set(v.stamps) <= set(v.scans)
+        assert_same(v.result, v.adapter.scan(v.root))
