@@ -205,8 +205,14 @@ def promote(
         f"{len(skipped)} skipped, {refused} refused",
         err=True,
     )
-    if refused or (file_name is not None and not cands):
-        # A named --file that selects nothing is a failed request, not a no-op.
+    # A --file that names no readable memory is a failed request; one that is
+    # skipped (already promoted, below threshold) is not.
+    matched_nothing = (
+        file_name is not None
+        and not cands
+        and all(m.kind in ("missing", "invalid") for m, _ in skipped)
+    )
+    if refused or matched_nothing:
         sys.exit(EXIT_PROBLEMS)
 
 
