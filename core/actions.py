@@ -71,8 +71,9 @@ def register_writer(writer: FormatWriter) -> FormatWriter:
 
 def writer_for(format_id: str) -> FormatWriter:
     """The writer of a format; RefusedError if it has none."""
-    if not _WRITERS:
-        from .formats import writers  # noqa: F401  (registers every writer)
+    # Always make sure every writer is registered: importing one writer
+    # module directly registers only that one.
+    from .formats import writers  # noqa: F401
     try:
         return _WRITERS[format_id]
     except KeyError:
