@@ -29,10 +29,12 @@ from memlens.core.vault import Vault, discover, scan_vault
 from .commands import MemlensCommands, PaletteCommand
 from .messages import LoadFinished, OpenMemory, OpenRaw, VaultFailed, VaultLoaded, VaultsDiscovered
 from .screens.error import ErrorModal
+from .screens.graph import GraphScreen
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
 from .screens.problems import ProblemsScreen
 from .screens.raw import RawScreen
+from .screens.search import SearchScreen
 from .screens.triage import TriageScreen
 from .widgets.detail import MemoryDetail
 from .widgets.vault_sidebar import VaultSummary
@@ -44,13 +46,13 @@ class MemlensApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "memlens"
 
-    #: One mode per top-level pane.  Slots reserved for later: "search"
-    #: (core/search.py) and "graph" (core/graph.py) become modes here, with
-    #: keys 4 and 5 and palette entries in `palette_commands`.
+    #: One mode per top-level pane (keys 1-5, palette entries in `palette_commands`).
     MODES = {
         "memories": MainScreen,
         "triage": TriageScreen,
         "problems": ProblemsScreen,
+        "search": SearchScreen,
+        "graph": GraphScreen,
     }
     DEFAULT_MODE = "memories"
     COMMANDS = App.COMMANDS | {MemlensCommands}
@@ -59,6 +61,8 @@ class MemlensApp(App[None]):
         Binding("1", "show('memories')", "Memories", id="app.memories"),
         Binding("2", "show('triage')", "Triage", id="app.triage"),
         Binding("3", "show('problems')", "Problems", id="app.problems"),
+        Binding("4", "show('search')", "Search", id="app.search"),
+        Binding("5", "show('graph')", "Graph", id="app.graph"),
         Binding("question_mark", "help", "Help", id="app.help"),
         Binding("ctrl+r", "reload", "Reload", show=False, id="app.reload"),
         Binding("q", "quit", "Quit", id="app.quit"),
@@ -238,6 +242,8 @@ class MemlensApp(App[None]):
             PaletteCommand("Show memories", partial(show, "show('memories')"), "key 1"),
             PaletteCommand("Show decay triage", partial(show, "show('triage')"), "key 2"),
             PaletteCommand("Show problems", partial(show, "show('problems')"), "key 3"),
+            PaletteCommand("Search memories", partial(show, "show('search')"), "key 4"),
+            PaletteCommand("Show relation graph", partial(show, "show('graph')"), "key 5"),
             PaletteCommand("Help: keys", self.action_help, "key ?"),
             PaletteCommand("Reload vaults", self.action_reload, "ctrl+r"),
             PaletteCommand("Filter memories", self._palette_filter, "key /"),

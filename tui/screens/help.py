@@ -11,6 +11,8 @@ from textual.widgets import Static
 
 #: Filter syntax, shown under the keys.
 FILTER_HELP = """\
+Panes: tab / shift+tab move between vaults, filter, list and detail; enter opens, esc goes back.
+Mouse: click a row, double click to open, click a header to sort, wheel to scroll.
 Filter (/): every word must match the title, tags or id, case-insensitive.
   tag:x  kind:x  health:x  status:x  vault:x  format:x  id:x  narrow by one field.
   Typing more narrows the current result; esc clears the filter.
@@ -24,7 +26,7 @@ def _section(title: str, bindings: list[BindingType], key_display: dict[str, str
         if not isinstance(b, Binding) or not b.description:
             continue
         keys = ", ".join(key_display.get(k, k) for k in b.key.split(","))
-        lines.append(Content.assemble((f"  {keys:<22}", "bold"), b.description))
+        lines.append(Content.assemble((f"  {keys:<22}", "bold"), b.tooltip or b.description))
     return Content("\n").join(lines)
 
 
@@ -61,6 +63,7 @@ class HelpScreen(ModalScreen[None]):
             "right_square_bracket": "]",
             "left_curly_bracket": "{",
             "right_curly_bracket": "}",
+            "escape": "esc",
         }
         sections = [
             ("Everywhere", MemlensApp.BINDINGS),

@@ -33,13 +33,35 @@ class MainScreen(MemlensScreen):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (160, "-wide")]
 
     BINDINGS = [
-        Binding("slash", "focus_filter", "Filter", id="main.filter"),
-        Binding("s", "sort_next", "Sort", id="main.sort"),
-        Binding("S", "sort_reverse", "Reverse", id="main.reverse"),
-        Binding("i", "toggle_invalid", "Invalid", id="main.invalid"),
-        Binding("v", "raw", "Raw text", id="main.raw"),
-        Binding("b", "jump_back", "Back", show=False, id="main.jump_back"),
-        Binding("escape", "escape", "Back", show=False, id="main.escape"),
+        Binding("slash", "focus_filter", "Filter", tooltip="Filter as you type", id="main.filter"),
+        Binding("s", "sort_next", "Sort", tooltip="Sort by the next column", id="main.sort"),
+        Binding(
+            "S", "sort_reverse", "Reverse", tooltip="Reverse the sort order", id="main.reverse"
+        ),
+        Binding(
+            "i",
+            "toggle_invalid",
+            "Invalid",
+            tooltip="Show or hide invalid items",
+            id="main.invalid",
+        ),
+        Binding("v", "raw", "Raw text", tooltip="Raw text of the file, at its line", id="main.raw"),
+        Binding(
+            "b",
+            "jump_back",
+            "Back",
+            show=False,
+            tooltip="Back after following a relation",
+            id="main.jump_back",
+        ),
+        Binding(
+            "escape",
+            "escape",
+            "Back",
+            show=False,
+            tooltip="Back to the list; in the list: clear the filter",
+            id="main.escape",
+        ),
     ]
 
     def __init__(self) -> None:
@@ -51,7 +73,6 @@ class MainScreen(MemlensScreen):
         #: Memories visited before following a relation (for `b`).
         self._history: list[tuple[str, str]] = []
         self._detail_timer: Timer | None = None
-        self._detail_dirty = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="topbar")
@@ -70,7 +91,7 @@ class MainScreen(MemlensScreen):
     def on_mount(self) -> None:
         self.memlens.register_main_screen(self)
         self.watch(self.memlens, "catalog_version", self._catalog_changed, init=True)
-        self.query_one(MemoryTable).focus()
+        self.set_focus(self.query_one(MemoryTable))
 
     # ------------------------------------------------------------------ data from the app
     def _catalog_changed(self, _version: int) -> None:
@@ -116,25 +137,27 @@ class MainScreen(MemlensScreen):
 
     # ------------------------------------------------------------------ list events
     @on(MemoryTable.Highlighted)
-    def _highlighted(self, event: MemoryTable.Highlighted) -> None:
-        # Leading edge: draw at once; while keys repeat, redraw at most
-        # every DETAIL_DELAY seconds (markdown bodies are not free to build).
+    def _highlighted(self, _event: MemoryTable.Highlighted) -> None:
+        # Leading edge: draw at once; while keys repeat, redraw at most every
+        # DETAIL_DELAY seconds (markdown bodies are not free to build).  Always
+        # draw the row under the cursor *now*: queued messages may be stale.
         if self._detail_timer is None:
-            self._show_detail(event.row)
+            self._show_current()
             self._detail_timer = self.set_timer(DETAIL_DELAY, self._detail_tick)
-        else:
-            self._detail_dirty = True
 
     def _detail_tick(self) -> None:
         self._detail_timer = None
-        if self._detail_dirty:
-            self._detail_dirty = False
-            self._show_detail(self.query_one(MemoryTable).current_row())
+        current = self.query_one(MemoryTable).current_row()
+        if current is not self.query_one(MemoryDetail).row:
+            self._show_current()
+
+    def _show_current(self) -> None:
+        self._show_detail(self.query_one(MemoryTable).current_row())
 
     @on(MemoryTable.Selected)
     def _selected(self, event: MemoryTable.Selected) -> None:
         self._show_detail(event.row)
-        self.query_one(MemoryDetail).focus()
+        self.set_focus(self.query_one(MemoryDetail))
 
     @on(MemoryTable.SortClicked)
     def _sort_clicked(self, event: MemoryTable.SortClicked) -> None:
@@ -170,7 +193,7 @@ class MainScreen(MemlensScreen):
 
     @on(Input.Submitted, "#filter")
     def _filter_submitted(self, event: Input.Submitted) -> None:
-        self.query_one(MemoryTable).focus()
+        self.set_focus(self.query_one(MemoryTable))
 
     @on(VaultSidebar.ScopeChanged)
     def _scope_changed(self, event: VaultSidebar.ScopeChanged) -> None:
@@ -209,7 +232,7 @@ class MainScreen(MemlensScreen):
             self._history.append(current.key)
         table.move_to(position)
         self._show_detail(target)
-        table.focus()
+        self.set_focus(table)
         return True
 
     def _clear_narrowing(self) -> None:
@@ -232,7 +255,8 @@ class MainScreen(MemlensScreen):
 
     # ------------------------------------------------------------------ actions
     def action_focus_filter(self) -> None:
-        self.query_one("#filter", Input).focus()
+        # Focus now, not after a refresh: keys typed right after "/" go to the input.
+        self.set_focus(self.query_one("#filter", Input))
 
     def action_escape(self) -> None:
         focused = self.focused
@@ -243,7 +267,7 @@ class MainScreen(MemlensScreen):
             elif self._history:
                 self.action_jump_back()
             return
-        table.focus()
+        self.set_focus(table)
 
     def _resort(self, column: str | None = None, reverse: bool | None = None) -> None:
         current = self.query_one(MemoryTable).current_row()

@@ -43,15 +43,13 @@ class RawScreen(MemlensScreen):
         yield Footer()
 
     def _status(self) -> Content:
-        parts: list[Content | str | tuple[str, str]] = [
-            ("raw text ", "bold $accent"),
-            safe(self.display_title),
-            f" · {len(self.lines)} lines",
-        ]
+        parts: list[Content | str | tuple[str, str]] = [("raw text", "bold $accent")]
         if self.line is not None:
-            parts.append((f" · line {self.line}", "$error"))
+            parts.append((f" · line {self.line}", "bold $error"))
+        parts.append(f" of {len(self.lines)}")
         if self.note:
             parts.append((f" · {self.note}", "$warning"))
+        parts += [" · ", safe(self.display_title)]
         return Content.assemble(*parts)
 
     def on_mount(self) -> None:

@@ -194,13 +194,17 @@ class MemoryDetail(VerticalScroll, can_focus=True):
             safe(row.kind, "$accent"),
             " · ",
             (row.health, "bold"),
-            " · ",
-            safe(row.vault),
-            "/",
-            safe(loc),
         ]
+        if row.status and row.status not in (row.health, row.kind):
+            parts += [" (", safe(row.status), ")"]
         if row.when and row.health != INVALID:
             parts += [" · ", safe(row.when)]
+        parts += [
+            "\n",
+            safe(row.vault, "$text-muted"),
+            ("/", "$text-muted"),
+            safe(loc, "$text-muted"),
+        ]
         return Content.assemble(*parts)
 
     def _show_problem(self, row: MemoryRow) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from rich.style import Style
 from rich.text import Text
+from textual.binding import Binding
 from textual.message import Message
 
 from ..safe_text import visible
@@ -58,6 +59,8 @@ class RawTextView(LineList):
     """
 
     COMPONENT_CLASSES = {"raw-text--gutter", "raw-text--mark"}
+
+    BINDINGS = [Binding("enter", "select", "Open", show=False, id="raw.select")]
 
     empty_text = "(empty file)"
 

@@ -59,7 +59,7 @@ class VaultSidebar(OptionList):
 
     DEFAULT_CSS = """
     VaultSidebar {
-        width: 32;
+        width: 30;
         height: 1fr;
         border: none;
         border-right: tall $panel;

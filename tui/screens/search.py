@@ -1,0 +1,416 @@
+"""The search pane: ranked search as you type, why each hit ranked, more like this.
+
+The index (`core.search.SearchIndex`) is built in a thread worker the first
+time the pane is shown, or once loading finishes if it is shown earlier, and
+again after a reload.  Each keystroke restarts a short timer; when it fires
+the query runs in a thread worker (at 10k memories a keystroke is a few ms at
+p50 but can take over 100 ms for a broad prefix, too long for the UI thread).
+An index is not thread-safe, so every use of it holds `_index_lock`, and an
+answer older than the latest keystroke is dropped.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.timer import Timer
+from textual.widgets import Footer, Input, Static
+from textual.worker import get_current_worker
+
+from memlens.core.query import QueryError
+from memlens.core.search import Hit, SearchIndex, SearchResults
+from memlens.core.vault import Vault
+
+from ..messages import OpenMemory
+from ..safe_text import safe
+from ..widgets.search_results import SearchResults as ResultList
+from ..widgets.search_results import explain_content
+from .base import MemlensScreen
+
+#: Seconds without a keystroke before the query runs.
+SEARCH_DELAY = 0.06
+#: Hits shown per query (and per "more like this").
+PAGE = 50
+
+#: The query language in one line (the full table is in `memlens.core.query`).
+FILTER_HINT = (
+    'words  "phrase"  -word  tag:x  type:x  format:x  vault:x  agent:x  health:x|all  '
+    "status:x  source:x  before:/after:YYYY-MM-DD  importance>0.5  confidence>=0.8  a,b = either"
+)
+
+
+@dataclass(slots=True)
+class _Listing:
+    """What the result list shows: a query's hits, or memories like one memory."""
+
+    hits: list[Hit]
+    #: A line saying what the list is (for "more like this" lists).
+    label: str
+    cursor: int = 0
+
+
+class SearchScreen(MemlensScreen):
+    """Search every vault; the highlighted hit's explanation on the right."""
+
+    CSS_PATH = "search.tcss"
+
+    BINDINGS = [
+        Binding("slash", "focus_input", "Search", tooltip="Type a query", id="search.focus"),
+        Binding(
+            "down",
+            "focus_results",
+            "Results",
+            show=False,
+            tooltip="From the query: go to the results",
+            id="search.results",
+        ),
+        Binding(
+            "m",
+            "more_like_this('tfidf')",
+            "More like this",
+            tooltip="Memories nearest to the highlighted hit (TF-IDF)",
+            id="search.similar",
+        ),
+        Binding(
+            "M",
+            "more_like_this('vectors')",
+            "Like (vectors)",
+            show=False,
+            tooltip="Nearest by the vectors a vault ships (_embeddings.json)",
+            id="search.similar_vectors",
+        ),
+        Binding(
+            "g",
+            "graph",
+            "Graph",
+            tooltip="The highlighted hit in the graph pane",
+            id="search.graph",
+        ),
+        Binding(
+            "escape,backspace",
+            "back",
+            "Back",
+            tooltip="Back from 'more like this'; in the results: to the query",
+            id="search.back",
+        ),
+    ]
+
+    class IndexBuilt(Message):
+        """The worker finished an index for one set of loaded vaults."""
+
+        def __init__(self, index: SearchIndex, signature: tuple[int, ...], seconds: float) -> None:
+            super().__init__()
+            self.index = index
+            self.signature = signature
+            self.seconds = seconds
+
+    class Answered(Message):
+        """One query's results (or the query's error)."""
+
+        def __init__(
+            self,
+            seq: int,
+            text: str,
+            results: SearchResults | None,
+            error: str | None,
+            seconds: float,
+        ) -> None:
+            super().__init__()
+            self.seq = seq
+            self.text = text
+            self.results = results
+            self.error = error
+            self.seconds = seconds
+
+    class SimilarFound(Message):
+        """Memories like one memory."""
+
+        def __init__(self, label: str, hits: list[Hit], seconds: float) -> None:
+            super().__init__()
+            self.label = label
+            self.hits = hits
+            self.seconds = seconds
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: The index of every loaded vault (None until built).
+        self.index: SearchIndex | None = None
+        #: The latest query's results (None before the first query).
+        self.results: SearchResults | None = None
+        #: The query text the shown results answer.
+        self.answered: str = ""
+        #: The query's own error, if the text does not parse.
+        self.error: str | None = None
+        #: Seconds the last query (or similarity) took in the worker.
+        self.query_seconds: float | None = None
+        #: Seconds the last index build took.
+        self.build_seconds: float | None = None
+        #: "More like this" lists over the query's results (escape pops one).
+        self.stack: list[_Listing] = []
+        self._query_listing = _Listing([], "")
+        self._index_lock = threading.Lock()
+        self._signature: tuple[int, ...] | None = None
+        self._building: tuple[int, ...] | None = None
+        self._seq = 0
+        self._timer: Timer | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="search-bar")
+        yield Input(placeholder='search: words, "phrases", tag:x health:x …', id="search-input")
+        yield Static(Content.styled(FILTER_HINT, "$text-muted"), id="search-hint")
+        with Horizontal(id="search-body"):
+            yield ResultList(id="search-results")
+            with VerticalScroll(id="search-explain-pane"):
+                yield Static(id="search-explain")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(ResultList).loading = True
+        self.watch(self.memlens, "catalog_version", self._catalog_changed, init=True)
+        self.query_one("#search-input", Input).focus()
+
+    # ------------------------------------------------------------------ the index
+    def _catalog_changed(self, _version: int) -> None:
+        app = self.memlens
+        if app.loading:
+            self._update_bar()
+            return
+        signature = tuple(id(v) for v, _ in app.loaded)
+        if signature in (self._signature, self._building):
+            return
+        self._building = signature
+        self.query_one(ResultList).loading = True
+        self._update_bar()
+        self.build_index([v for v, _ in app.loaded], signature)
+
+    @work(
+        thread=True, exclusive=True, group="search-index", exit_on_error=False, name="search index"
+    )
+    def build_index(self, vaults: list[Vault], signature: tuple[int, ...]) -> None:
+        """Index every memory of `vaults` at the app's date (TF-IDF fit: seconds at 100k)."""
+        worker = get_current_worker()
+        started = time.perf_counter()
+        memories = [m for v in vaults for m in v.memories]
+        index = SearchIndex.build(memories, self.memlens.as_of, vaults=vaults)
+        if worker.is_cancelled:
+            return
+        self.post_message(self.IndexBuilt(index, signature, time.perf_counter() - started))
+
+    @on(IndexBuilt)
+    def _index_built(self, event: IndexBuilt) -> None:
+        if event.signature != self._building:
+            return  # built for vaults that have since been reloaded
+        self._building = None
+        self._signature = event.signature
+        self.index = event.index
+        self.build_seconds = event.seconds
+        self.query_one(ResultList).loading = False
+        self.stack = []
+        self._schedule(now=True)
+
+    # ------------------------------------------------------------------ querying
+    @on(Input.Changed, "#search-input")
+    def _query_changed(self, _event: Input.Changed) -> None:
+        self._schedule()
+
+    def _schedule(self, now: bool = False) -> None:
+        """Run the query after SEARCH_DELAY (restarted by each keystroke)."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        if now:
+            self._start_query()
+        else:
+            self._timer = self.set_timer(SEARCH_DELAY, self._start_query)
+
+    def _start_query(self) -> None:
+        self._timer = None
+        index = self.index
+        if index is None:
+            self._update_bar()
+            return
+        text = self.query_one("#search-input", Input).value
+        self._seq += 1
+        self.run_query(index, self._seq, text)
+
+    @work(thread=True, exclusive=True, group="search-query", exit_on_error=False, name="search")
+    def run_query(self, index: SearchIndex, seq: int, text: str) -> None:
+        """Rank `text`; a newer keystroke cancels this one (its answer is dropped)."""
+        worker = get_current_worker()
+        with self._index_lock:
+            if worker.is_cancelled:
+                return
+            started = time.perf_counter()
+            results: SearchResults | None = None
+            error: str | None = None
+            try:
+                results = index.run(text, PAGE, as_you_type=True)
+            except QueryError as exc:
+                error = str(exc)
+            seconds = time.perf_counter() - started
+        if not worker.is_cancelled:
+            self.post_message(self.Answered(seq, text, results, error, seconds))
+
+    @on(Answered)
+    def _answered(self, event: Answered) -> None:
+        if event.seq != self._seq:
+            return
+        self.query_seconds = event.seconds
+        self.error = event.error
+        if event.results is not None:
+            # Why keep old hits on an error: a half-typed filter ("importance>")
+            # would otherwise blank the list at every keystroke.
+            self.results = event.results
+            self.answered = event.text
+            self._query_listing = _Listing(event.results.hits, "")
+            self.stack = []
+            self._show(self._query_listing)
+        self._update_bar()
+
+    def _empty_text(self) -> str:
+        if self.index is None:
+            return "loading…"
+        if not self.answered.strip():
+            return "type to search"
+        return "no memory matches"
+
+    def _show(self, listing: _Listing) -> None:
+        results = self.query_one(ResultList)
+        results.set_hits(listing.hits, self._empty_text(), listing.cursor)
+        if not listing.hits:
+            self.query_one("#search-explain", Static).update(self._help_content())
+
+    def _remember_cursor(self) -> None:
+        cursor = self.query_one(ResultList).cursor
+        (self.stack[-1] if self.stack else self._query_listing).cursor = cursor
+
+    # ------------------------------------------------------------------ bar and explanation
+    def _vault_name(self, hit: Hit) -> str:
+        root = str(hit.memory.vault_root)
+        for v, _ in self.memlens.loaded:
+            if str(v.root) == root:
+                return str(v.name)
+        return str(hit.memory.vault_root.name)
+
+    def _update_bar(self) -> None:
+        app = self.memlens
+        parts: list[Content | str | tuple[str, str]] = [("Search", "bold $accent")]
+        if self.index is not None:
+            parts.append(f"  {len(self.index)} memories indexed")
+        if app.loading:
+            parts.append((" · loading vaults…", "$warning"))
+        elif self._building is not None:
+            parts.append((" · building the index…", "$warning"))
+        if self.stack:
+            parts += [" · ", safe(self.stack[-1].label, "italic"), f" ({len(self.stack[-1].hits)})"]
+        elif self.results is not None and self.answered.strip():
+            total = self.results.total
+            more = "" if self.results.total_exact else "≤"
+            parts.append(f" · {more}{total} match{'es' if total != 1 else ''}")
+            if total > len(self.results.hits):
+                parts.append(f", best {len(self.results.hits)} shown")
+        if self.query_seconds is not None:
+            parts.append((f" · {self.query_seconds * 1000:.0f} ms", "$text-muted"))
+        if self.error:
+            parts += [" · ", safe(self.error, "$error")]
+        self.query_one("#search-bar", Static).update(Content.assemble(*parts))
+
+    def _help_content(self) -> Content:
+        return Content.styled(
+            "The explanation of the highlighted hit shows here: matched terms and "
+            "their weights, cosine, confidence, decay weight, fuzzy score and the "
+            "final score.\n\nenter opens the memory · m more like this · g graph",
+            "$text-muted",
+        )
+
+    @on(ResultList.Highlighted)
+    def _highlighted(self, event: ResultList.Highlighted) -> None:
+        label = self.stack[-1].label if self.stack else ""
+        self.query_one("#search-explain", Static).update(
+            explain_content(event.hit, self._vault_name(event.hit), label=label)
+        )
+
+    # ------------------------------------------------------------------ keys
+    @on(Input.Submitted, "#search-input")
+    def _submitted(self, _event: Input.Submitted) -> None:
+        self.action_focus_results()
+
+    def action_focus_input(self) -> None:
+        self.query_one("#search-input", Input).focus()
+
+    def action_focus_results(self) -> None:
+        if self.focused is self.query_one("#search-input", Input):
+            self.query_one(ResultList).focus()
+
+    @on(ResultList.Selected)
+    def _open(self, event: ResultList.Selected) -> None:
+        m = event.hit.memory
+        self.post_message(OpenMemory(m.vault_root, m.id))
+
+    def action_more_like_this(self, by: str) -> None:
+        hit = self.query_one(ResultList).current()
+        index = self.index
+        if hit is None or index is None:
+            return
+        if by == "vectors" and not index.has_vectors(hit.memory):
+            self.notify("This memory's vault ships no stored vector for it.", severity="warning")
+            return
+        self._remember_cursor()
+        title = hit.memory.title or hit.memory.id
+        how = "stored vectors" if by == "vectors" else "TF-IDF"
+        self.find_similar(index, hit, by, f"more like “{title}” ({how})")
+
+    @work(thread=True, exclusive=True, group="search-query", exit_on_error=False, name="similar")
+    def find_similar(self, index: SearchIndex, hit: Hit, by: str, label: str) -> None:
+        worker = get_current_worker()
+        with self._index_lock:
+            started = time.perf_counter()
+            hits = index.similar(hit.memory, PAGE, by=by)
+            seconds = time.perf_counter() - started
+        if not worker.is_cancelled:
+            self.post_message(self.SimilarFound(label, hits, seconds))
+
+    @on(SimilarFound)
+    def _similar_found(self, event: SimilarFound) -> None:
+        self.query_seconds = event.seconds
+        listing = _Listing(event.hits, event.label)
+        self.stack.append(listing)
+        self._show(listing)
+        self.query_one(ResultList).focus()
+        if not event.hits:
+            self.notify("No similar memory found.")
+        self._update_bar()
+
+    def action_back(self) -> None:
+        focused = self.focused
+        search_input = self.query_one("#search-input", Input)
+        if focused is search_input:
+            if search_input.value:
+                search_input.value = ""
+            return
+        if self.stack:
+            self.stack.pop()
+            self._show(self.stack[-1] if self.stack else self._query_listing)
+            self._update_bar()
+            return
+        search_input.focus()
+
+    async def action_graph(self) -> None:
+        hit = self.query_one(ResultList).current()
+        if hit is None:
+            return
+        from .graph import GraphScreen
+
+        key = hit.memory.key
+        await self.app.switch_mode("graph")
+        screen = self.app.screen
+        if isinstance(screen, GraphScreen):
+            screen.request_centre(key)
