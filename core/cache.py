@@ -46,6 +46,7 @@ import struct
 import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,9 +64,13 @@ _HEADER = struct.Struct(">IQ32s")  # version, payload length, sha256 of payload
 #: Files whose timestamps are this close to the moment they were read are
 #: re-checked by content on the next start (coarse file system clocks).
 RACY_WINDOW_NS = 2_000_000_000
-#: Cold parses of at least this many files are split over worker processes
-#: (see `parse_files`); below it, process start-up costs more than it saves.
-PARALLEL_MIN_FILES = 20_000
+#: Worker processes for the cold parse are used only when asked for
+#: (`parallel=True`) and the parse has at least this many files.  Measured on
+#: the 2-core development machine (bench/README.md): 20k Project Ocean files
+#: parsed in 13.4 s in one process and 15.8 s with two workers; sending the
+#: parsed objects back through pickle costs about a quarter of the parse
+#: itself, and both cores were shared.  So it stays off by default.
+PARALLEL_MIN_FILES = 2_000
 PARALLEL_CHUNK = 2_000
 
 #: Modules whose code decides what a FileScan holds: their source is hashed
@@ -286,18 +291,16 @@ def parse_files(
     *,
     parallel: bool | None = None,
     chunk_size: int = PARALLEL_CHUNK,
+    stats: CacheStats | None = None,
 ) -> Iterator[list[tuple[str, FileScan, FileStamp | None]]]:
     """Parse files, yielding results in chunks (about `chunk_size` files), in order.
 
-    `parallel=None` decides by size: worker processes only pay for many
-    files (start-up, and sending every parsed object back through pickle,
-    cost roughly what parsing does on small vaults; see bench/README.md).
+    `parallel=True` splits a large parse over worker processes (see
+    PARALLEL_MIN_FILES for why it is not the default).  If the pool cannot
+    start or breaks, the remaining files are parsed here.
     """
-    use_workers = (parallel if parallel is not None else len(paths) >= PARALLEL_MIN_FILES) and (
-        os.cpu_count() or 1
-    ) > 1
     rels = [rel_posix(root, p) for p in paths]
-    if not use_workers or len(paths) < 2:
+    if not _used_workers(len(paths), parallel):
         chunk: list[tuple[str, FileScan, FileStamp | None]] = []
         for rel, path in zip(rels, paths, strict=True):
             fs, stamp = scan_one(adapter, root, path)
@@ -316,15 +319,25 @@ def parse_files(
     workers = min(os.cpu_count() or 2, 4)
     size = max(200, min(PARALLEL_CHUNK, len(rels) // (workers * 4) or 1))
     pieces = [rels[i : i + size] for i in range(0, len(rels), size)]
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = [pool.submit(_parse_chunk, adapter.format_id, str(root), p) for p in pieces]
-        for fut in futures:
-            results = fut.result()
-            for _rel, fs, _stamp in results:
-                # Share the one root Path object again (smaller cache file).
-                for m in fs.memories:
-                    m.vault_root = root
-            yield results
+    done = 0
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            futures = [pool.submit(_parse_chunk, adapter.format_id, str(root), p) for p in pieces]
+            for fut in futures:
+                results = fut.result()
+                for _rel, fs, _stamp in results:
+                    # Share the one root Path object again (smaller cache file).
+                    for m in fs.memories:
+                        m.vault_root = root
+                done += 1
+                if stats is not None:
+                    stats.parallel += len(results)
+                yield results
+    except (BrokenProcessPool, OSError, RuntimeError):
+        # No workers here (a frozen app, a main module without the
+        # `if __name__ == "__main__"` guard, no /dev/shm): parse the rest in-process.
+        for piece in pieces[done:]:
+            yield [(rel, *scan_one(adapter, root, root / rel)) for rel in piece]
 
 
 # --------------------------------------------------------------------------- the cache file
@@ -484,7 +497,7 @@ def scan_files(
     t = time.perf_counter()
     parsed: dict[str, tuple[FileScan, FileStamp | None]] = {}
     chunk_size = PARALLEL_CHUNK if batch is None else max(1, min(batch, PARALLEL_CHUNK))
-    chunks = parse_files(adapter, root, todo, parallel=parallel, chunk_size=chunk_size)
+    chunks = parse_files(adapter, root, todo, parallel=parallel, chunk_size=chunk_size, stats=stats)
     while True:
         with quiet_gc():
             chunk = next(chunks, None)
@@ -498,7 +511,6 @@ def scan_files(
         yield from step()
     stats.parse_s = time.perf_counter() - t
     stats.parsed = len(todo)
-    stats.parallel = len(todo) if todo and _used_workers(len(todo), parallel) else 0
 
     scans: dict[str, FileScan] = {}
     stamps: dict[str, FileStamp] = {}
@@ -574,8 +586,7 @@ def _walk(
 
 
 def _used_workers(n: int, parallel: bool | None) -> bool:
-    wanted = parallel if parallel is not None else n >= PARALLEL_MIN_FILES
-    return wanted and (os.cpu_count() or 1) > 1 and n >= 2
+    return bool(parallel) and n >= PARALLEL_MIN_FILES and (os.cpu_count() or 1) > 1
 
 
 def _verify(path: Path, stamp: FileStamp) -> FileStamp | None:

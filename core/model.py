@@ -215,3 +215,6 @@ class FileScan:
     memories: list[Memory] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
+    #: The file changes memories of other files (a state file, a WAL, a view
+    #: store): after it changes, every memory of the vault may differ.
+    vault_wide: bool = False

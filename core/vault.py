@@ -34,6 +34,9 @@ class Vault:
     stamps: dict[str, FileStamp] = field(default_factory=dict)
     #: How the persistent cache served the last full scan (None: not scanned).
     cache_stats: CacheStats | None = None
+    #: Set by `rescan_paths`: a changed file was vault-wide (a state file, a
+    #: WAL, a view store; `FileScan.vault_wide`), so any memory may differ.
+    last_rescan_vault_wide: bool = False
 
     @property
     def adapter(self) -> FormatAdapter:
@@ -236,13 +239,17 @@ def rescan_paths(vault: Vault, changed: Iterable[Path | str]) -> ScanResult:
                 gone.update(r for r in scans if r.startswith(rel + "/"))
         else:
             gone.update(r for r in scans if r.startswith(rel + "/"))
+    vault_wide = False
     for rel in gone - fresh.keys():
-        scans.pop(rel, None)
+        old = scans.pop(rel, None)
+        vault_wide = vault_wide or (old is not None and old.vault_wide)
         vault.stamps.pop(rel, None)
     added = False
     for rel, (fs, stamp) in fresh.items():
-        if rel not in scans:
+        old = scans.get(rel)
+        if old is None:
             added = True
+        vault_wide = vault_wide or fs.vault_wide or (old is not None and old.vault_wide)
         scans[rel] = fs
         if stamp is not None:
             vault.stamps[rel] = stamp
@@ -250,8 +257,43 @@ def rescan_paths(vault: Vault, changed: Iterable[Path | str]) -> ScanResult:
             vault.stamps.pop(rel, None)
     if added:
         vault.scans = scans = _in_scan_order(scans)
+    vault.last_rescan_vault_wide = vault_wide
     vault.result = adapter.link(root, scans)
     return vault.result
+
+
+@dataclass(slots=True)
+class MemoryChanges:
+    """Memories a rescan added, changed or removed (for updating indexes)."""
+
+    added: list[Memory] = field(default_factory=list)
+    changed: list[Memory] = field(default_factory=list)
+    removed: list[Memory] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.changed or self.removed)
+
+
+def diff_results(old: ScanResult, new: ScanResult, *, everything: bool = False) -> MemoryChanges:
+    """What changed between two results of one vault, by id and object identity.
+
+    A rescan keeps the very objects of memories whose files did not change,
+    so an object that is not the same is a changed memory.  Link-derived
+    values (resolved references, state-file numbers) are updated in place;
+    pass `everything=True` after a vault-wide file changed
+    (`Vault.last_rescan_vault_wide`) to count every surviving memory as
+    changed.
+    """
+    before = {m.id: m for m in old.memories}
+    out = MemoryChanges()
+    for m in new.memories:
+        prev = before.pop(m.id, None)
+        if prev is None:
+            out.added.append(m)
+        elif everything or prev is not m:
+            out.changed.append(m)
+    out.removed = list(before.values())
+    return out
 
 
 def _in_scan_order(scans: dict[str, FileScan]) -> dict[str, FileScan]:

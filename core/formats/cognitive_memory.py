@@ -826,6 +826,7 @@ class CognitiveMemoryAdapter:
             if problem is not None:
                 out.problems.append(problem)
         elif kind == _STATE:
+            out.vault_wide = True  # access counts feed every memory's decay
             state, problem = _parse_state(root, path, data)
             out.data["state"] = state
             if problem is not None:

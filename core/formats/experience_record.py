@@ -942,7 +942,8 @@ class ExperienceRecordAdapter:
         rel = path.relative_to(root).as_posix()
         if rel not in _FILE_ORDER:
             return FileScan(rel)
-        out = FileScan(rel, order=(_FILE_ORDER.index(rel),))
+        # The WAL and the views change experiences (erasure, archive, pins, edits).
+        out = FileScan(rel, order=(_FILE_ORDER.index(rel),), vault_wide=rel in (WAL, VIEWS))
         scan = _Scan(root=root)
         if rel == WAL:
             # Which experiences are erased decides what of them may be kept.

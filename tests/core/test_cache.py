@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import struct
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,9 @@ from memlens.core.cache import (
     save_entries,
 )
 from memlens.core.formats.base import rel_posix
+from memlens.core.index_cache import index_cache_path, load_index
 from memlens.core.model import ScanResult
+from memlens.core.search import SearchIndex
 from memlens.core.vault import Vault, discover, open_catalog, rescan_paths, save_cache, scan_vault
 
 FORMATS = (
@@ -365,3 +368,73 @@ def test_rescans_then_save_cache_round_trip(fixtures_copy: Path) -> None:
     assert final.cache_stats is not None and final.cache_stats.parsed == 0
     assert any(m.body.rstrip().endswith("Appended line.") for m in final.memories)
     assert_same(final.result, final.adapter.scan(root))
+
+
+# --------------------------------------------------------------------------- search index cache
+
+
+AS_OF = date(2026, 11, 22)
+
+
+def _ids(index: SearchIndex, query: str) -> list[str]:
+    return [h.memory.id for h in index.search(query, 50, include_inactive=True)]
+
+
+def test_index_cache_round_trip_shares_the_catalog_objects(fixtures_copy: Path) -> None:
+    catalog = open_catalog(fixtures_copy, cache=True)
+    built, stats = load_index(catalog, AS_OF)
+    assert stats.status == "built"
+    again = open_catalog(fixtures_copy, cache=True)
+    loaded, stats = load_index(again, AS_OF)
+    assert stats.status == "loaded" and stats.updated == stats.added == stats.removed == 0
+    assert len(loaded) == len(built)
+    for query in ("sqlite", "backup", "retry"):
+        assert _ids(loaded, query) == _ids(built, query)
+    # The index holds the catalog's own memory objects, not copies.
+    catalog_objects = {id(m) for m in again.memories()}
+    assert all(id(m) in catalog_objects for m in loaded.memories())
+
+
+def test_index_cache_patches_a_changed_file(fixtures_copy: Path) -> None:
+    catalog = open_catalog(fixtures_copy, cache=True)
+    load_index(catalog, AS_OF)
+    vault = next(v for v in catalog.vaults if v.format == "project-ocean")
+    target = memory_file(vault)
+    target.write_bytes(target.read_bytes() + b"\nzanzibarquux appears now.\n")
+    again = open_catalog(fixtures_copy, cache=True)
+    index, stats = load_index(again, AS_OF)
+    assert stats.status == "loaded" and stats.updated == 1
+    assert _ids(index, "zanzibarquux") == [m.id for m in again.memories() if m.abs_path == target]
+
+
+def test_index_cache_vault_wide_change_reindexes_that_vault(fixtures_copy: Path) -> None:
+    catalog = open_catalog(fixtures_copy, cache=True)
+    load_index(catalog, AS_OF)
+    vault = next(v for v in catalog.vaults if v.format == "cognitive-memory")
+    (vault.root / "_state.json").write_text('{"entries": {}}')
+    again = open_catalog(fixtures_copy, cache=True)
+    index, stats = load_index(again, AS_OF)
+    cognitive = next(v for v in again.vaults if v.format == "cognitive-memory")
+    if stats.status == "loaded":
+        assert stats.updated == len(cognitive.memories)
+    else:  # a small fixture: a tenth of the rows changed, so it was rebuilt
+        assert stats.reason is not None and "too much changed" in stats.reason
+    fresh = SearchIndex.from_catalog(again, AS_OF)
+    assert _ids(index, "sqlite") == _ids(fresh, "sqlite")
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip"])
+def test_corrupt_index_cache_is_rebuilt(fixtures_copy: Path, damage: str) -> None:
+    catalog = open_catalog(fixtures_copy, cache=True)
+    load_index(catalog, AS_OF)
+    path = index_cache_path(catalog.vaults)
+    blob = path.read_bytes()
+    if damage == "truncate":
+        blob = blob[: len(blob) // 3]
+    else:
+        blob = blob[:-5] + bytes([blob[-5] ^ 0x55]) + blob[-4:]
+    path.write_bytes(blob)
+    path.chmod(0o600)
+    index, stats = load_index(open_catalog(fixtures_copy, cache=True), AS_OF)
+    assert stats.status == "rebuilt" and stats.reason is not None
+    assert len(index) == sum(len(v.memories) for v in catalog.vaults)

@@ -8,12 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from memlens.core import cache as scan_cache
 from memlens.core.cache import scan_files
 from memlens.core.formats import adapter_for
 from memlens.core.formats.base import rel_posix
 from memlens.core.model import FileScan, ScanResult
 from memlens.core.vault import (
     Vault,
+    diff_results,
     discover,
     open_catalog,
     rescan_paths,
@@ -276,7 +278,10 @@ def test_progressive_scan_shows_rows_before_the_end(fixtures_dir: Path) -> None:
         pass
 
 
-def test_parallel_parse_gives_the_same_result(fixtures_dir: Path) -> None:
+def test_parallel_parse_gives_the_same_result(
+    fixtures_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scan_cache, "PARALLEL_MIN_FILES", 2)
     vault = vault_of(fixtures_dir, "cognitive-memory")
     adapter = adapter_for("cognitive-memory")
     steps = list(scan_files(adapter, vault.root, parallel=True))
@@ -293,3 +298,45 @@ def test_open_catalog_keeps_per_file_scans(fixtures_dir: Path) -> None:
         assert list(v.scans) == [rel_posix(v.root, p) for p in v.adapter.files(v.root)]
         assert set(v.stamps) <= set(v.scans)
         assert_same(v.result, v.adapter.scan(v.root))
+
+
+# --------------------------------------------------------------------------- diffs for indexes
+
+
+def test_diff_results_names_exactly_what_changed(fixtures_copy: Path) -> None:
+    vault = scan_vault(vault_of(fixtures_copy, "project-ocean"))
+    rels = [r for r, fs in vault.scans.items() if len(fs.memories) == 1]
+    edited, removed, copied = (vault.root / r for r in rels[:3])
+
+    old = vault.result
+    edited.write_bytes(edited.read_bytes() + b"\nMore.\n")
+    changes = diff_results(old, rescan_paths(vault, [edited]))
+    assert [m.abs_path for m in changes.changed] == [edited]
+    assert not changes.added and not changes.removed
+
+    old = vault.result
+    gone_id = next(m.id for m in old.memories if m.abs_path == removed)
+    removed.unlink()
+    changes = diff_results(old, rescan_paths(vault, [removed]))
+    assert [m.id for m in changes.removed] == [gone_id]
+    assert not changes.added and not changes.changed
+
+    old = vault.result
+    new_path = copied.with_name("obs-2031-01-01-001.md")
+    shutil.copyfile(copied, new_path)
+    changes = diff_results(old, rescan_paths(vault, [new_path]))
+    assert [m.abs_path for m in changes.added] == [new_path]
+    assert not changes.changed and not changes.removed
+    assert not vault.last_rescan_vault_wide
+
+
+def test_vault_wide_file_marks_the_rescan(fixtures_copy: Path) -> None:
+    vault = scan_vault(vault_of(fixtures_copy, "cognitive-memory"))
+    old = vault.result
+    state = vault.root / "_state.json"
+    state.write_text('{"entries": {}}')
+    new = rescan_paths(vault, [state])
+    assert vault.last_rescan_vault_wide
+    assert not diff_results(old, new)  # same objects, updated in place ...
+    everything = diff_results(old, new, everything=vault.last_rescan_vault_wide)
+    assert len(everything.changed) == len(new.memories)  # ... so count them all
