@@ -1,7 +1,9 @@
-"""`python -m bench NAME [options]`: run one benchmark.
+"""`python -m bench [NAME] [options]`: run one benchmark.
 
 Each benchmark is a module with ``main(argv: list[str]) -> int``; add yours to
-`BENCHMARKS`.  ``python -m bench`` alone lists them.
+`BENCHMARKS`.  Without a name (``python -m bench``, ``python -m bench --sizes
+1000,10000,100000``) the speed benchmark runs: cold index, warm start, first
+rows, one-file update, search and peak RSS against the baselines (bench/README.md).
 """
 
 from __future__ import annotations
@@ -13,14 +15,22 @@ import sys
 BENCHMARKS: dict[str, str] = {
     "search": "bench.search_bench",
     "generate": "bench.generate",
+    "speed": "bench.speed",
 }
 
 
+#: What `python -m bench` runs without a benchmark name.
+DEFAULT = "speed"
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] in ("-h", "--help") or argv[0] not in BENCHMARKS:
-        print("usage: python -m bench NAME [options]   (NAME --help for options)")
+    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
+        argv = [DEFAULT, *argv]
+    if argv[0] in ("-h", "--help") or argv[0] not in BENCHMARKS:
+        print("usage: python -m bench [NAME] [options]   (NAME --help for options)")
+        print(f"without NAME: {DEFAULT}")
         print("benchmarks: " + ", ".join(sorted(BENCHMARKS)))
-        return 0 if not argv or argv[0] in ("-h", "--help") else 2
+        return 0 if argv[0] in ("-h", "--help") else 2
     module = importlib.import_module(BENCHMARKS[argv[0]])
     return int(module.main(argv[1:]))
 
