@@ -252,3 +252,25 @@ def test_incremental_update_on_real_memories(catalog: Catalog) -> None:
     rebuilt = SearchIndex.build(others, AS_OF, vaults=catalog.vaults)
     for q in ("debt-relief facebook cpl", "creative", "campaign cpl"):
         assert ids(index.search(q)) == ids(rebuilt.search(q)), q
+
+
+def test_every_filter_negates(index: SearchIndex) -> None:
+    # Only the three dream-cycle rules have importance >= 9.
+    assert index.search("importance>=9 -type:rule") == []
+    assert index.search("importance>=9 -vault:dream-cycle") == []
+    assert index.search("importance>=9 -format:dream") == []
+    # Of the rules only "Confirm before sending money" has importance 10.
+    assert titles(index.search("type:rule -importance<10")) == ["Confirm before sending money"]
+    assert len(index.search("type:rule -confidence<1")) == 3  # all three are confidence 1
+    # The two pinned cognitive memories of 2025-09-14 drop out; the passphrase
+    # note of 2025-10-20 stays.
+    assert ids(index.search("-before:2025-10-01 importance>0.9 format:cognitive")) == [
+        "8b627624-d612-4bfc-bc86-ee90fe189732"
+    ]
+    assert index.search("status:near_expiry -status:near_expiry") == []
+    assert ids(index.search("tag:postback health:all -health:archived")) == [
+        "watchtower/obs-2026-11-12-002"
+    ]
+    assert ids(index.search("tag:postback health:all -tag:apex")) == [
+        "watchtower/obs-2026-09-12-001"
+    ]
