@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from datetime import date
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -25,6 +26,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
+from memlens.core.decay import decay_of
 from memlens.core.query import QueryError
 from memlens.core.search import Hit, SearchIndex, SearchResults
 from memlens.core.vault import Vault
@@ -42,9 +44,16 @@ PAGE = 50
 
 #: The query language in one line (the full table is in `memlens.core.query`).
 FILTER_HINT = (
-    'words  "phrase"  -word  tag:x  type:x  format:x  vault:x  agent:x  health:x|all  '
-    "status:x  source:x  before:/after:YYYY-MM-DD  importance>0.5  confidence>=0.8  a,b = either"
+    '"phrase" -not tag: type: format: vault: agent: source: health: status: before: after: '
+    "importance>0.5 confidence>=.8"
 )
+
+
+def _health(hit: Hit, as_of: date) -> str:
+    try:
+        return str(decay_of(hit.memory, as_of).health.value)
+    except Exception:  # a decay bug must not hide the hit; it shows without health
+        return ""
 
 
 @dataclass(slots=True)
@@ -88,10 +97,10 @@ class SearchScreen(MemlensScreen):
             id="search.similar_vectors",
         ),
         Binding(
-            "g",
+            "l",
             "graph",
-            "Graph",
-            tooltip="The highlighted hit in the graph pane",
+            "Links",
+            tooltip="The highlighted hit's links, in the graph pane",
             id="search.graph",
         ),
         Binding(
@@ -317,8 +326,6 @@ class SearchScreen(MemlensScreen):
             parts.append(f" · {more}{total} match{'es' if total != 1 else ''}")
             if total > len(self.results.hits):
                 parts.append(f", best {len(self.results.hits)} shown")
-        if self.query_seconds is not None:
-            parts.append((f" · {self.query_seconds * 1000:.0f} ms", "$text-muted"))
         if self.error:
             parts += [" · ", safe(self.error, "$error")]
         self.query_one("#search-bar", Static).update(Content.assemble(*parts))
@@ -327,7 +334,7 @@ class SearchScreen(MemlensScreen):
         return Content.styled(
             "The explanation of the highlighted hit shows here: matched terms and "
             "their weights, cosine, confidence, decay weight, fuzzy score and the "
-            "final score.\n\nenter opens the memory · m more like this · g graph",
+            "final score.\n\nenter opens the memory · m more like this · l its links (graph)",
             "$text-muted",
         )
 
@@ -375,6 +382,9 @@ class SearchScreen(MemlensScreen):
             started = time.perf_counter()
             hits = index.similar(hit.memory, PAGE, by=by)
             seconds = time.perf_counter() - started
+        # Similarity explains carry no health; the result list shows one per hit.
+        as_of = self.memlens.as_of
+        hits = [Hit(h.memory, h.score, {**h.explain, "health": _health(h, as_of)}) for h in hits]
         if not worker.is_cancelled:
             self.post_message(self.SimilarFound(label, hits, seconds))
 

@@ -268,7 +268,6 @@ def _query_lines(ex: dict[str, Any]) -> list[Content]:
             (f"  (from {ex.get('confidence_from', '?')})", "$text-muted"),
         )
     )
-    decay_score = ex.get("decay_score")
     lines.append(
         Content.assemble(
             ("decay weight ", "bold"),
@@ -277,12 +276,11 @@ def _query_lines(ex: dict[str, Any]) -> list[Content]:
             safe(str(ex.get("status", "")), "$text-muted"),
             (" · health ", "$text-muted"),
             safe(str(ex.get("health", "")), "$text-muted"),
-            (
-                f" · decay score {_num(decay_score)}" if decay_score is not None else "",
-                "$text-muted",
-            ),
         )
     )
+    decay_score = ex.get("decay_score")
+    if decay_score is not None:
+        lines.append(Content.styled(f"  decay score {_num(decay_score)}", "$text-muted"))
     lines.append(Content.assemble(("final score ", "bold"), (_num(score), "bold $accent")))
     phrases = [str(p) for p in ex.get("phrases", [])]
     if phrases:
