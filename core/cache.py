@@ -234,6 +234,12 @@ def read_stamped(path: Path) -> tuple[bytes, FileStamp]:
     lands during the read shows up as a difference, and the read is retried,
     so a stamp never vouches for bytes it did not describe.
     """
+    data, stamp, _prefix = _read_stamped(path, None)
+    return data, stamp
+
+
+def _read_stamped(path: Path, prefix: int | None) -> tuple[bytes, FileStamp, str | None]:
+    """`read_stamped`, plus the sha256 of the first `prefix` bytes (in the same pass)."""
     with open(path, "rb") as fh:
         fd = fh.fileno()
         for _ in range(3):
@@ -247,27 +253,61 @@ def read_stamped(path: Path) -> tuple[bytes, FileStamp]:
             ) and after.st_size == len(data):
                 break
             fh.seek(0)
+    digest = hashlib.sha256()
+    prefix_sha: str | None = None
+    if prefix is not None and 0 < prefix <= len(data):
+        view = memoryview(data)
+        digest.update(view[:prefix])
+        prefix_sha = digest.copy().hexdigest()
+        digest.update(view[prefix:])
+    else:
+        digest.update(data)
     newest = max(after.st_mtime_ns, after.st_ctime_ns)
-    return data, FileStamp(
+    stamp = FileStamp(
         size=after.st_size,
         mtime_ns=after.st_mtime_ns,
         ctime_ns=after.st_ctime_ns,
         inode=after.st_ino,
-        sha256=hashlib.sha256(data).hexdigest(),
+        sha256=digest.hexdigest(),
         racy=time.time_ns() - newest < RACY_WINDOW_NS,
     )
+    return data, stamp, prefix_sha
 
 
-def scan_one(adapter: FormatAdapter, root: Path, path: Path) -> tuple[FileScan, FileStamp | None]:
+def scan_one(
+    adapter: FormatAdapter,
+    root: Path,
+    path: Path,
+    previous: tuple[FileScan, FileStamp] | None = None,
+) -> tuple[FileScan, FileStamp | None]:
     """One file through the adapter, with its stamp (None if it could not be read).
 
     An unreadable file is left to the adapter, which reports it its own way;
     without a stamp it is never cached, so it is read again next time.
+
+    With `previous` (the file's last FileScan and stamp), a file that only
+    grew, its old bytes intact up to a line end (an append-only JSON Lines
+    store), is handed to the adapter's optional `scan_appended` so only the
+    new lines are parsed.
     """
+    old_size = previous[1].size if previous is not None else None
     try:
-        data, stamp = read_stamped(path)
+        data, stamp, prefix_sha = _read_stamped(path, old_size)
     except OSError:
         return adapter.scan_file(root, path), None
+    appended = getattr(adapter, "scan_appended", None)
+    if (
+        previous is not None
+        and appended is not None
+        and old_size is not None
+        and prefix_sha == previous[1].sha256
+        and len(data) > old_size
+        and data[old_size - 1 : old_size] == b"\n"
+    ):
+        first_line = data.count(b"\n", 0, old_size) + 1
+        grown = appended(root, path, previous[0], data[old_size:], first_line)
+        if isinstance(grown, FileScan):
+            return grown, stamp
     return adapter.scan_file(root, path, data), stamp
 
 

@@ -232,7 +232,7 @@ def rescan_paths(vault: Vault, changed: Iterable[Path | str]) -> ScanResult:
             continue
         if rel in scans or adapter.owns(root, rel):
             if path.is_file() and adapter.owns(root, rel):
-                fresh[rel] = _cache.scan_one(adapter, root, path)
+                fresh[rel] = _cache.scan_one(adapter, root, path, _previous(vault, rel))
             else:
                 gone.add(rel)
                 # A removed folder: everything known below it is gone too.
@@ -249,6 +249,8 @@ def rescan_paths(vault: Vault, changed: Iterable[Path | str]) -> ScanResult:
         old = scans.get(rel)
         if old is None:
             added = True
+        else:
+            _keep_unchanged(old, fs)
         vault_wide = vault_wide or fs.vault_wide or (old is not None and old.vault_wide)
         scans[rel] = fs
         if stamp is not None:
@@ -294,6 +296,28 @@ def diff_results(old: ScanResult, new: ScanResult, *, everything: bool = False) 
             out.changed.append(m)
     out.removed = list(before.values())
     return out
+
+
+def _keep_unchanged(old: FileScan, new: FileScan) -> None:
+    """Reuse the old object of every memory a re-read file still holds unchanged.
+
+    A file with many memories (a dream-cycle observations.md, a JSON Lines
+    store) is re-read whole when one entry changes; keeping the other
+    entries' objects lets `diff_results` (and so the search index and the
+    app) see only the entry that really changed.
+    """
+    if len(old.memories) < 2 or not new.memories:
+        return
+    by_id = {m.id: m for m in old.memories}
+    new.memories = [
+        prev if (prev := by_id.get(m.id)) is not None and prev is not m and prev == m else m
+        for m in new.memories
+    ]
+
+
+def _previous(vault: Vault, rel: str) -> tuple[FileScan, FileStamp] | None:
+    fs, stamp = vault.scans.get(rel), vault.stamps.get(rel)
+    return (fs, stamp) if fs is not None and stamp is not None else None
 
 
 def _in_scan_order(scans: dict[str, FileScan]) -> dict[str, FileScan]:

@@ -216,12 +216,16 @@ def _json_kind(value: Any) -> str:
     return "null"
 
 
-def parse_json_lines(data: bytes) -> list[JsonLine | LineError]:
-    """Every non-blank line of JSON Lines bytes, as an object or an error."""
-    if data.startswith(_BOM):
+def parse_json_lines(data: bytes, first_line: int = 1) -> list[JsonLine | LineError]:
+    """Every non-blank line of JSON Lines bytes, as an object or an error.
+
+    `first_line` numbers the lines of a tail that was appended to a file
+    (its first line is that line of the file; no BOM can start it).
+    """
+    if first_line == 1 and data.startswith(_BOM):
         data = data[len(_BOM) :]
     out: list[JsonLine | LineError] = []
-    for number, raw in enumerate(data.split(b"\n"), start=1):
+    for number, raw in enumerate(data.split(b"\n"), start=first_line):
         if raw.endswith(b"\r"):
             raw = raw[:-1]
         try:
@@ -790,6 +794,30 @@ def _build_memory(scan: _Scan, obj: dict[str, Any], line: int) -> Memory:
     )
 
 
+def _read_experiences(scan: _Scan, items: list[JsonLine], out: list[Memory]) -> None:
+    """Experiences built as if the WAL and views said nothing about them.
+
+    link() rebuilds the few they do name; invalid lines become problems.
+    """
+    for item in items:
+        obj = item.obj
+        try:
+            _validate_experience(obj)
+        except _Invalid as bad:
+            exp_id = obj.get("id") if isinstance(obj.get("id"), str) else None
+            title = None
+            content = obj.get("content")
+            if (
+                exp_id is not None
+                and isinstance(content, dict)
+                and isinstance(content.get("text"), str)
+            ):
+                title = title_of(content["text"]) or None
+            scan.problem(EXPERIENCES, item.line, bad.reason, bad.detail, id=exp_id, title=title)
+            continue
+        out.append(_build_memory(scan, obj, item.line))
+
+
 def _lattice_split(scan: _Scan, memories: list[Memory]) -> list[Memory]:
     """Drop (and report) records derived from a higher-lattice parent."""
     rank = {m.id: TYPE_RANK[m.kind] for m in memories}
@@ -965,29 +993,42 @@ class ExperienceRecordAdapter:
             stances = scan.load_records(STANCES, "stances", _validate_stance, data=data)
             out.data.update(records=stances)
         else:
-            # Experiences are built as if the WAL and views said nothing about
-            # them; link() rebuilds the few they do name.
-            for item in scan.read(EXPERIENCES, data):
-                obj = item.obj
-                try:
-                    _validate_experience(obj)
-                except _Invalid as bad:
-                    exp_id = obj.get("id") if isinstance(obj.get("id"), str) else None
-                    title = None
-                    content = obj.get("content")
-                    if (
-                        exp_id is not None
-                        and isinstance(content, dict)
-                        and isinstance(content.get("text"), str)
-                    ):
-                        title = title_of(content["text"]) or None
-                    scan.problem(
-                        EXPERIENCES, item.line, bad.reason, bad.detail, id=exp_id, title=title
-                    )
-                    continue
-                out.memories.append(_build_memory(scan, obj, item.line))
+            _read_experiences(scan, scan.read(EXPERIENCES, data), out.memories)
         out.problems = scan.result.problems
         return out
+
+    def scan_appended(
+        self, root: Path, path: Path, previous: FileScan, tail: bytes, first_line: int
+    ) -> FileScan | None:
+        """`previous` plus the lines appended to `experiences.jsonl` (None for other files).
+
+        The raw store is append-only and each line is read on its own, so the
+        lines already read stay exactly as they were: only the tail is parsed.
+        The WAL and view stores are not extended this way (their lines
+        interact: duplicates, pins superseded by later views).
+        """
+        if previous.rel != EXPERIENCES or path.name != EXPERIENCES:
+            return None
+        scan = _Scan(root=root)
+        memories: list[Memory] = []
+        try:
+            items = parse_json_lines(tail, first_line)
+        except ValueError:
+            return None
+        good: list[JsonLine] = []
+        for item in items:
+            if isinstance(item, LineError):
+                scan.problem(EXPERIENCES, item.line, item.reason, item.detail)
+            else:
+                good.append(item)
+        _read_experiences(scan, good, memories)
+        return FileScan(
+            previous.rel,
+            order=previous.order,
+            memories=[*previous.memories, *memories],
+            problems=[*previous.problems, *scan.result.problems],
+            data=dict(previous.data),
+        )
 
     def link(self, root: Path, scans: Mapping[str, FileScan]) -> ScanResult:
         empty = FileScan("")

@@ -340,3 +340,78 @@ def test_vault_wide_file_marks_the_rescan(fixtures_copy: Path) -> None:
     assert not diff_results(old, new)  # same objects, updated in place ...
     everything = diff_results(old, new, everything=vault.last_rescan_vault_wide)
     assert len(everything.changed) == len(new.memories)  # ... so count them all
+
+
+# --------------------------------------------------------------------------- append-only stores
+
+
+def _append_lines(path: Path, *lines: str) -> None:
+    with path.open("ab") as fh:
+        fh.write("".join(line + "\n" for line in lines).encode("utf-8"))
+
+
+NEW_EXPERIENCE = (
+    '{"id": "exp_appended_by_test", "type": "observation", '
+    '"created_at": "2026-11-20T10:00:00Z", "content": {"text": "Appended. Second sentence."}}'
+)
+
+
+def test_appended_experiences_parse_only_the_tail(fixtures_copy: Path) -> None:
+    vault = scan_vault(vault_of(fixtures_copy, "experience-records"))
+    path = vault.root / "experiences.jsonl"
+    if not path.read_bytes().endswith(b"\n"):
+        _append_lines(path)  # the fast path needs the old bytes to end a line
+        rescan_paths(vault, [path])
+    before = list(vault.scans["experiences.jsonl"].memories)
+    _append_lines(path, NEW_EXPERIENCE, "{broken json", "")
+    got = rescan_paths(vault, [path])
+    after = vault.scans["experiences.jsonl"].memories
+    # The lines read before are the very same objects: only the tail was parsed.
+    assert all(a is b for a, b in zip(before, after, strict=False))
+    assert len(after) == len(before) + 1
+    assert_same(got, vault.adapter.scan(vault.root))
+    assert "exp_appended_by_test" in {m.id for m in got.memories}
+
+
+def test_rewritten_store_is_parsed_whole(fixtures_copy: Path) -> None:
+    vault = scan_vault(vault_of(fixtures_copy, "experience-records"))
+    path = vault.root / "experiences.jsonl"
+    data = path.read_bytes()
+    first_end = data.index(b"\n")
+    # Change an early line (same length) and append: the prefix no longer matches.
+    changed = data[:1] + (b" " if data[1:2] != b" " else b"\t") + data[2:]
+    path.write_bytes(changed + b"\n" + NEW_EXPERIENCE.encode() + b"\n")
+    assert first_end > 2
+    got = rescan_paths(vault, [path])
+    assert_same(got, vault.adapter.scan(vault.root))
+
+
+def test_append_after_a_line_without_newline(fixtures_copy: Path) -> None:
+    vault_root = vault_of(fixtures_copy, "experience-records").root
+    path = vault_root / "experiences.jsonl"
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))
+    vault = scan_vault(vault_of(fixtures_copy, "experience-records"))
+    # Appending to an unterminated last line changes that line: parsed whole.
+    with path.open("ab") as fh:
+        fh.write(b"\n" + NEW_EXPERIENCE.encode() + b"\n")
+    assert_same(rescan_paths(vault, [path]), vault.adapter.scan(vault.root))
+
+
+def test_editing_one_section_changes_one_memory(fixtures_copy: Path) -> None:
+    vault = scan_vault(vault_of(fixtures_copy, "dream-cycle"))
+    target = next(m for m in vault.memories if m.path == "observations.md" and len(m.body) > 20)
+    path = vault.root / "observations.md"
+    text = path.read_text(encoding="utf-8")
+    word = target.body.split()[0]
+    start = text.index(target.body)
+    edited = (
+        text[:start] + target.body.replace(word, word.upper(), 1) + text[start + len(target.body) :]
+    )
+    assert edited != text and edited.count("\n") == text.count("\n")
+    old = vault.result
+    path.write_text(edited, encoding="utf-8")
+    new = rescan_paths(vault, [path])
+    changes = diff_results(old, new)
+    assert [m.id for m in changes.changed] == [target.id]
+    assert not changes.added and not changes.removed
+    assert_same(new, vault.adapter.scan(vault.root))
