@@ -20,14 +20,19 @@ content: inserting a line above it does not report it as changed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .errors import NotFoundError
 from .model import Memory, Problem, ReferenceProblem, ScanResult
+
+if TYPE_CHECKING:  # search pulls in scikit-learn: only for the annotation
+    from .search import SearchIndex
 
 
 class ChangeKind(StrEnum):
@@ -159,8 +164,34 @@ def diff_memories(old: Iterable[Memory], new: Iterable[Memory]) -> list[Change]:
     (an archived copy beside a live one), copies are matched by path first,
     then in order.
     """
-    old_by = _by_id(old)
-    new_by = _by_id(new)
+    old_list = old if isinstance(old, list) else list(old)
+    new_list = new if isinstance(new, list) else list(new)
+    old_map = {m.id: m for m in old_list}
+    new_map = {m.id: m for m in new_list}
+    if len(old_map) == len(old_list) and len(new_map) == len(new_list):
+        # Ids are unique (the normal case): only memories that are not the
+        # very same object need a look.  A rescan of a few files keeps the
+        # other memories' objects, so this stays fast for 100k memories.
+        changes: list[Change] = []
+        get = old_map.get
+        for n in [n for n in new_list if get(n.id) is not n]:
+            o = get(n.id)
+            if o is None:
+                changes.append(_memory_change(ChangeKind.ADDED, n))
+            else:
+                c = _pair(o, n)
+                if c is not None:
+                    changes.append(c)
+        gone = old_map.keys() - new_map.keys()
+        if gone:
+            changes += [_memory_change(ChangeKind.REMOVED, o) for o in old_list if o.id in gone]
+        return changes
+    return _diff_repeated(_by_id(old_list), _by_id(new_list))
+
+
+def _diff_repeated(
+    old_by: dict[str, list[Memory]], new_by: dict[str, list[Memory]]
+) -> list[Change]:
     changes: list[Change] = []
     removed: list[Change] = []
     for mid, news in new_by.items():
@@ -266,9 +297,25 @@ def diff_problems(old: ScanResult, new: ScanResult) -> list[Change]:
     return changes
 
 
-def diff_results(old: ScanResult, new: ScanResult) -> list[Change]:
-    """Every domain change of one vault between two of its scans."""
-    return diff_memories(old.memories, new.memories) + diff_problems(old, new)
+def diff_results(old: ScanResult, new: ScanResult, *, everything: bool = False) -> list[Change]:
+    """Every domain change of one vault between two of its scans.
+
+    A rescan keeps the objects of memories it did not re-read and updates
+    their link-derived values (resolved references, state-file numbers) in
+    place, so those updates cannot be seen by comparing.  After a vault-wide
+    file changed (`Vault.last_rescan_vault_wide`), pass `everything=True`:
+    every memory still there is then reported `changed`.
+    """
+    changes = diff_memories(old.memories, new.memories)
+    if everything:
+        told = {c.id for c in changes}
+        before = {m.id for m in old.memories}
+        changes += [
+            _memory_change(ChangeKind.CHANGED, m)
+            for m in new.memories
+            if m.id in before and m.id not in told
+        ]
+    return changes + diff_problems(old, new)
 
 
 def added_all(result: ScanResult) -> list[Change]:
@@ -279,6 +326,33 @@ def added_all(result: ScanResult) -> list[Change]:
 def removed_all(result: ScanResult) -> list[Change]:
     """A vault that went away: every memory removed, every problem cleared."""
     return diff_results(result, ScanResult())
+
+
+def apply_to_search(index: SearchIndex, changes: Iterable[Change]) -> int:
+    """Bring a search index in step with changes, without a rebuild.
+
+    Removed memories leave the index; added, changed and moved ones are
+    (re)indexed from `change.memory`.  Problems and `unknown` notices do not
+    touch it.  Returns how many memories were touched; check
+    `index.needs_rebuild()` afterwards as after any incremental update.
+    """
+    changes = list(changes)
+    touched = 0
+    # Removals first: a batch that drops one copy of an id and adds another
+    # must end with the id indexed.
+    for c in changes:
+        if c.kind is ChangeKind.REMOVED and c.key is not None:
+            with contextlib.suppress(NotFoundError):
+                index.remove(c.key)
+            touched += 1
+    for c in changes:
+        if c.kind in _INDEXED and c.memory is not None:
+            index.add(c.memory)  # replaces the memory with the same key
+            touched += 1
+    return touched
+
+
+_INDEXED = {ChangeKind.ADDED, ChangeKind.CHANGED, ChangeKind.MOVED}
 
 
 def vault_label(vault_root: Path, base: Path) -> str:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import queue
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
@@ -42,11 +43,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import selfwrites
-from . import vault as vault_module
 from .changes import Change, ChangeKind, added_all, diff_results, removed_all, vault_label
 from .errors import MemlensError
 from .model import ScanResult
-from .vault import Catalog, Vault, detect_format, discover, scan_vault
+from .vault import Catalog, Vault, detect_format, discover, rescan_paths, scan_vault
 from .writes import TEMP_PREFIX
 
 log = logging.getLogger(__name__)
@@ -90,23 +90,19 @@ def is_noise(path: Path | str) -> bool:
 def reload_vault(vault: Vault, changed: Collection[Path]) -> ScanResult:
     """The vault's scan after the files `changed` changed (absolute paths).
 
-    The one place that chooses how: incremental (`vault.rescan_paths`, which
-    re-reads only those files and relinks) where core provides it, else a
-    full scan of the vault.  `vault.result` is left as it was: the caller
-    decides when the new result is shown.
+    The one place that chooses how: `rescan_paths` re-reads only those files
+    and relinks; a vault that was never scanned file by file (no per-file
+    scans to build on) is scanned whole.  `vault.result` is left as it was:
+    the caller decides when the new result is shown.
     """
-    rescan = getattr(vault_module, "rescan_paths", None)
-    if rescan is None:
-        return vault.adapter.scan(vault.root)
     before = vault.result
-    if not getattr(vault, "scans", None):
-        # Never scanned file by file (or empty): nothing to build on.
-        scan_vault(vault)
-        result = vault.result
-    else:
-        result = rescan(vault, changed)
-    vault.result = before
-    return result
+    try:
+        if not vault.scans:
+            scan_vault(vault)
+            return vault.result
+        return rescan_paths(vault, changed)
+    finally:
+        vault.result = before
 
 
 def _stat(path: Path) -> Stat | None:
@@ -276,9 +272,14 @@ class VaultWatcher:
         self._stop = threading.Event()
         self._rescan_requested = threading.Event()
         self._thread: threading.Thread | None = None
+        self._walker: threading.Thread | None = None
+        #: Stat walks done by the walker thread: (vault root, rel -> stat), or
+        #: None at the end of a round (time to look for new vaults too).
+        self._walked: queue.SimpleQueue[tuple[Path, dict[str, Stat | None]] | None] = (
+            queue.SimpleQueue()
+        )
         self._states: dict[Path, _VaultState] = {}
         self._discover: set[tuple[Path, Path]] = set()
-        self._next_walk = 0.0
         for v in catalog.vaults:
             self._states[v.root] = _VaultState(v, self._base_of(v.root), v.result)
 
@@ -290,6 +291,11 @@ class VaultWatcher:
             raise RuntimeError("watcher already started")
         self._thread = threading.Thread(target=self._run, name="memlens-watch", daemon=True)
         self._thread.start()
+        if self.rescan_interval is not None:
+            self._walker = threading.Thread(
+                target=self._walk_periodically, name="memlens-watch-walk", daemon=True
+            )
+            self._walker.start()
 
     def wait_ready(self, timeout: float | None = None) -> bool:
         """Block until watching has started (True) or `timeout` passed (False)."""
@@ -298,8 +304,9 @@ class VaultWatcher:
     def stop(self, timeout: float | None = 5.0) -> None:
         """Stop the thread and wait for it (at most `timeout`)."""
         self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
+        for t in (self._thread, self._walker):
+            if t is not None and t is not threading.current_thread():
+                t.join(timeout)
 
     def rescan(self) -> None:
         """Ask for a stat walk of every vault soon (e.g. a manual refresh)."""
@@ -369,11 +376,9 @@ class VaultWatcher:
     def _mark_ready(self) -> None:
         if self.ready.is_set():
             return
-        now = time.monotonic()
         since_ns = None if self.since is None else int((self.since - 1.0) * 1e9)
         for st in list(self._states.values()):
             self._initial_walk(st, since_ns)
-        self._next_walk = now + (self.rescan_interval or 0)
         self.ready.set()
 
     def _initial_walk(self, st: _VaultState, since_ns: int | None) -> None:
@@ -412,16 +417,12 @@ class VaultWatcher:
     def _tick(self, raw: Iterable[tuple[int, str]]) -> None:
         self._ingest(raw)
         now = time.monotonic()
-        if self._rescan_requested.is_set() or (
-            self.rescan_interval is not None and now >= self._next_walk
-        ):
+        if self._rescan_requested.is_set():
             self._rescan_requested.clear()
-            self._next_walk = now + (self.rescan_interval or 0)
             for st in self._states.values():
                 st.full_walk = True
-            for base in self.paths:
-                if base.is_dir():
-                    self._discover.add((base, base))
+            self._discover_below_bases()
+        self._take_walks()
         changes: list[Change] = []
         if self._discover:
             changes += self._discover_vaults()
@@ -441,6 +442,56 @@ class VaultWatcher:
                 self.on_changes(changes)
             except Exception as exc:
                 self._report(exc)
+
+    def _discover_below_bases(self) -> None:
+        for base in self.paths:
+            if base.is_dir():
+                self._discover.add((base, base))
+
+    # -- the periodic stat walk (its own thread) -----------------------------------
+
+    def _walk_periodically(self) -> None:
+        """Every `rescan_interval`: stat every file of every vault.
+
+        It runs beside the watcher thread so that a walk over 100k files
+        never holds up the reaction to an event; the watcher compares the
+        result with what it knows (`_take_walks`).
+        """
+        interval = self.rescan_interval or 0.0
+        if not self.ready.wait() or self._stop.is_set():
+            return
+        while not self._stop.wait(interval):
+            try:
+                for root, st in list(self._states.items()):
+                    if self._stop.is_set():
+                        return
+                    listing = {_rel(root, p): _stat(p) for p in vault_files(st.vault)}
+                    self._walked.put((root, listing))
+                self._walked.put(None)
+            except Exception as exc:
+                self._report(exc)
+
+    def _take_walks(self) -> None:
+        while True:
+            try:
+                item = self._walked.get_nowait()
+            except queue.Empty:
+                return
+            if item is None:
+                self._discover_below_bases()
+                continue
+            root, listing = item
+            st = self._states.get(root)
+            if st is None:
+                continue
+            if not root.is_dir():
+                st.full_walk = True  # `_process` handles a vanished vault
+                continue
+            known = st.stats
+            # A file read after the walk stat it shows up here as a mismatch:
+            # it is only read once more, harmlessly.
+            st.pending.update(rel for rel, s in listing.items() if known.get(rel) != s)
+            st.pending.update(rel for rel in known if rel not in listing)
 
     def _report(self, exc: BaseException) -> None:
         if self.on_error is not None:
@@ -488,7 +539,12 @@ class VaultWatcher:
                 st.pending.add(rel)
 
     def _claim_for_discovery(self, path: Path) -> None:
-        """Remember where to look for a vault that may have appeared."""
+        """Remember where to look for a vault that may have appeared (or gone)."""
+        for root, st in self._states.items():
+            if root.is_relative_to(path):
+                # A folder holding vaults was moved or deleted as a whole
+                # (one event for the folder): check those vaults' roots.
+                st.full_walk = True
         for base in self.paths:
             if path == base or not path.is_relative_to(base):
                 continue
@@ -571,7 +627,8 @@ class VaultWatcher:
         }
         with self.lock:  # the rescan updates the vault's per-file scans in place
             new = reload_vault(vault, [root / rel for rel in rels])
-        changes = diff_results(st.committed, new)
+            vault_wide = bool(getattr(vault, "last_rescan_vault_wide", False))
+        changes = diff_results(st.committed, new, everything=vault_wide)
 
         held, changes = self._hold_back(st, changes, stats_now, now)
         if held:

@@ -7,6 +7,8 @@ sleeps, so it stays robust on a loaded machine.
 
 from __future__ import annotations
 
+import builtins
+import io
 import os
 import shutil
 import threading
@@ -19,7 +21,6 @@ from typing import Any
 import pytest
 
 from memlens.core import selfwrites
-from memlens.core import watch as watch_module
 from memlens.core.actions import Action
 from memlens.core.changes import Change, ChangeKind, content_of, problem_key
 from memlens.core.vault import Catalog, open_catalog
@@ -361,35 +362,17 @@ def test_unreadable_file_is_unknown_then_back(
 ) -> None:
     f, mid = ocean_file
     locked = threading.Event()
-    real_read = Path.read_bytes
+    real_open = builtins.open
 
-    def read_bytes(self: Path) -> bytes:
-        if locked.is_set() and self.name == f.name:
-            raise PermissionError(13, "Permission denied", str(self))
-        return real_read(self)
+    def guarded_open(file: Any, mode: str = "r", *args: Any, **kw: Any) -> Any:
+        if locked.is_set() and "r" in mode and os.fspath(file).endswith(f.name):
+            raise PermissionError(13, "Permission denied", os.fspath(file))
+        return real_open(file, mode, *args, **kw)
 
-    def readable(path: Path) -> bool | None:
-        if locked.is_set() and path.name == f.name:
-            return False
-        return True if path.exists() else None
-
-    # Running as root, chmod 000 does not stop reads: simulate the lock in
-    # every way core reads a file.
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
-    try:
-        from memlens.core import cache as cache_module
-    except ImportError:
-        cache_module = None
-    if cache_module is not None and hasattr(cache_module, "read_stamped"):
-        real_stamped = cache_module.read_stamped
-
-        def read_stamped(path: Path) -> Any:
-            if locked.is_set() and Path(path).name == f.name:
-                raise PermissionError(13, "Permission denied", str(path))
-            return real_stamped(path)
-
-        monkeypatch.setattr(cache_module, "read_stamped", read_stamped)
-    monkeypatch.setattr(watch_module, "_readable", readable)
+    # Running as root, chmod 000 does not stop reads: deny reading this one
+    # file at the lowest level every reader goes through (open/Path.open).
+    monkeypatch.setattr(builtins, "open", guarded_open)
+    monkeypatch.setattr(io, "open", guarded_open)
     with watching(vaults, unreadable_timeout=10.0) as (catalog, _w, rec):
         locked.set()
         replace_atomically(f, OCEAN_DOC.format(body="after the lock").encode())
@@ -529,3 +512,14 @@ def test_stop_is_prompt(vaults: Path) -> None:
     w.stop()
     assert not w.running
     assert time.monotonic() - t0 < 2.0
+
+
+def test_folder_holding_a_vault_moved_away(vaults: Path, tmp_path: Path) -> None:
+    (vaults / "deep").mkdir()
+    shutil.move(vaults / "observation-v1", vaults / "deep" / "ov")
+    with watching(vaults, grace=0.2) as (catalog, w, rec):
+        assert any(v.rel == "deep/ov" for v in catalog.vaults)
+        os.rename(vaults / "deep", tmp_path / "elsewhere")  # one event: the folder
+        rec.wait_for(ChangeKind.REMOVED, "obs-001")
+        assert wait_until(lambda: not any(v.rel == "deep/ov" for v in catalog.vaults))
+        assert matches_full_rescan(catalog, w, vaults)
