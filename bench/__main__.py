@@ -16,6 +16,7 @@ BENCHMARKS: dict[str, str] = {
     "search": "bench.search_bench",
     "generate": "bench.generate",
     "speed": "bench.speed",
+    "reload": "bench.reload_bench",
 }
 
 
