@@ -193,6 +193,10 @@ class ScanResult:
     ref_problems: list[ReferenceProblem] = field(default_factory=list)
     #: Non-memory records a format keeps (views, stances, WAL entries, ...).
     records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: Lookup tables an adapter's `link` leaves for a cheaper relink after a
+    #: few files change (ids, reverse references).  Private to the adapter,
+    #: valid only for the newest result of a vault; not part of equality.
+    link_state: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(slots=True)

@@ -240,9 +240,12 @@ def rescan_paths(vault: Vault, changed: Iterable[Path | str]) -> ScanResult:
         else:
             gone.update(r for r in scans if r.startswith(rel + "/"))
     vault_wide = False
+    changes: dict[str, tuple[FileScan | None, FileScan | None]] = {}
     for rel in gone - fresh.keys():
         old = scans.pop(rel, None)
-        vault_wide = vault_wide or (old is not None and old.vault_wide)
+        if old is not None:
+            changes[rel] = (old, None)
+            vault_wide = vault_wide or old.vault_wide
         vault.stamps.pop(rel, None)
     added = False
     for rel, (fs, stamp) in fresh.items():
@@ -251,6 +254,7 @@ def rescan_paths(vault: Vault, changed: Iterable[Path | str]) -> ScanResult:
             added = True
         else:
             _keep_unchanged(old, fs)
+        changes[rel] = (old, fs)
         vault_wide = vault_wide or fs.vault_wide or (old is not None and old.vault_wide)
         scans[rel] = fs
         if stamp is not None:
@@ -260,7 +264,13 @@ def rescan_paths(vault: Vault, changed: Iterable[Path | str]) -> ScanResult:
     if added:
         vault.scans = scans = _in_scan_order(scans)
     vault.last_rescan_vault_wide = vault_wide
-    vault.result = adapter.link(root, scans)
+    result: ScanResult | None = None
+    relink = getattr(adapter, "relink", None)
+    if relink is not None and vault.result.link_state and not vault_wide:
+        # Only what the changed files affect (see each adapter's relink);
+        # None when the change needs a full link after all.
+        result = relink(root, scans, vault.result, changes)
+    vault.result = result if result is not None else adapter.link(root, scans)
     return vault.result
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import bisect
 import os
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import date
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -90,6 +91,44 @@ def ordered(scans: Mapping[str, FileScan]) -> list[FileScan]:
 
 def _order_of(scan: FileScan) -> tuple[object, ...]:
     return scan.order
+
+
+#: What `rescan_paths` hands an adapter's optional `relink`: rel path ->
+#: (FileScan before, FileScan now), either None when the file was added/removed.
+Changes = Mapping[str, tuple[FileScan | None, FileScan | None]]
+
+
+def one_memory_files(changes: Changes) -> tuple[list[Memory], list[Memory]] | None:
+    """(memories gone, memories new) when every changed file holds at most one
+    memory and no problem, before and after; None otherwise (relink in full)."""
+    gone: list[Memory] = []
+    new: list[Memory] = []
+    for before, after in changes.values():
+        for fs, into in ((before, gone), (after, new)):
+            if fs is None:
+                continue
+            if fs.problems or len(fs.memories) > 1:
+                return None
+            into.extend(fs.memories)
+    return gone, new
+
+
+def splice(
+    items: list[Any],
+    drop: Callable[[Any], bool],
+    add: Iterable[Any],
+    key: Callable[[Any], Any],
+) -> list[Any]:
+    """A copy of `items` (sorted by `key`) without those `drop` names, with `add` put in place.
+
+    Items added with an equal key go after the existing ones, in the order
+    given, as a full link would list them.  O(n) in C-speed list work plus
+    O(log n) keys per added item: the cheap part of a relink.
+    """
+    out = [x for x in items if not drop(x)]
+    for x in add:
+        out.insert(bisect.bisect_right(out, key(x), key=key), x)
+    return out
 
 
 def is_hidden_name(name: str) -> bool:

@@ -19,7 +19,8 @@ import json
 import math
 import posixpath
 import re
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -45,11 +46,14 @@ from ..model import (
 from ..paths import has_path_syntax
 from ..textio import decode_bytes, read_text
 from .base import (
+    Changes,
     as_str_list,
     iter_md,
+    one_memory_files,
     problem_from,
     rel_posix,
     scan_by_files,
+    splice,
     split_duplicates,
 )
 
@@ -754,6 +758,57 @@ def _order(rel: str, place: tuple[int, str | None, str | None]) -> tuple[int, in
 # --------------------------------------------------------------------------- adapter
 
 
+def _raw_of(scans: Mapping[str, FileScan], changes: Changes, memory: Memory) -> list[_RawRelation]:
+    """The raw relations read with `memory` (from its file's scan, old or new)."""
+    for fs in (*changes.get(memory.path, (None, None)), scans.get(memory.path)):
+        if fs is not None and fs.memories and fs.memories[0] is memory:
+            raw: list[_RawRelation] = fs.data.get("raw_relations", [])
+            return raw
+    return []
+
+
+def _link_relations(
+    root: Path, memory: Memory, raw_relations: list[_RawRelation], valid: Container[str]
+) -> list[ReferenceProblem]:
+    """Resolve a memory's relations in place against the valid ids; its broken ones."""
+    problems: list[ReferenceProblem] = []
+    resolved_all: list[str | None] = []
+    for raw in raw_relations:
+        unsafe = has_path_syntax(raw.target)
+        resolved = raw.target if not unsafe and raw.target in valid else None
+        resolved_all.append(resolved)
+        if resolved is None:
+            problems.append(
+                ReferenceProblem(
+                    format=FORMAT_ID,
+                    vault_root=root,
+                    path=memory.path,
+                    id=memory.id,
+                    field="relations.target",
+                    ref=raw.target,
+                    reason=RefIssue.UNSAFE if unsafe else RefIssue.DANGLING,
+                )
+            )
+    current = memory.relations
+    if len(current) == len(raw_relations) and all(
+        r.resolved == res for r, res in zip(current, resolved_all, strict=True)
+    ):
+        return problems  # linked before with the same outcome: keep the objects
+    memory.relations = tuple(
+        Relation(
+            target=raw.target,
+            type=raw.type,
+            field="relations",
+            resolved=resolved,
+            direction=raw.direction,
+            strength=raw.strength,
+            context=raw.context,
+        )
+        for raw, resolved in zip(raw_relations, resolved_all, strict=True)
+    )
+    return problems
+
+
 def _apply_state(memory: Memory, entry: StateEntry | None) -> None:
     """Access counts from `_state.json` (or the defaults of a memory it does not list)."""
     native = memory.native
@@ -844,17 +899,18 @@ class CognitiveMemoryAdapter:
         index: list[dict[str, Any]] = []
         parsed: list[Memory] = []
         raw_of: dict[int, list[_RawRelation]] = {}
-        seen_ids: set[str] = set()
+        #: How many memory files claim each id (valid, duplicate or invalid).
+        claims: Counter[str] = Counter()
         for fs in scans.values():
             kind = fs.data.get("kind", _MEMORY)
             if kind == _MEMORY:
                 for p in fs.problems:
                     result.problems.append(p)
                     if p.id is not None:
-                        seen_ids.add(p.id)
+                        claims[p.id] += 1
                 for m in fs.memories:
                     parsed.append(m)
-                    seen_ids.add(m.id)
+                    claims[m.id] += 1
                     raw_of[id(m)] = fs.data.get("raw_relations", [])
             elif kind == _STATE:
                 state = fs.data.get("state", {})
@@ -869,43 +925,13 @@ class CognitiveMemoryAdapter:
         result.problems.extend(state_problems)
 
         valid_ids = {m.id for m in valid}
+        refs: dict[str, dict[int, Memory]] = {}
         for memory in valid:
             _apply_state(memory, state.get(memory.id))
             raw_relations = raw_of[id(memory)]
-            resolved_all: list[str | None] = []
             for raw in raw_relations:
-                unsafe = has_path_syntax(raw.target)
-                resolved = raw.target if not unsafe and raw.target in valid_ids else None
-                resolved_all.append(resolved)
-                if resolved is None:
-                    result.ref_problems.append(
-                        ReferenceProblem(
-                            format=FORMAT_ID,
-                            vault_root=root,
-                            path=memory.path,
-                            id=memory.id,
-                            field="relations.target",
-                            ref=raw.target,
-                            reason=RefIssue.UNSAFE if unsafe else RefIssue.DANGLING,
-                        )
-                    )
-            current = memory.relations
-            if len(current) == len(raw_relations) and all(
-                r.resolved == res for r, res in zip(current, resolved_all, strict=True)
-            ):
-                continue  # linked before with the same outcome: keep the objects
-            memory.relations = tuple(
-                Relation(
-                    target=raw.target,
-                    type=raw.type,
-                    field="relations",
-                    resolved=resolved,
-                    direction=raw.direction,
-                    strength=raw.strength,
-                    context=raw.context,
-                )
-                for raw, resolved in zip(raw_relations, resolved_all, strict=True)
-            )
+                refs.setdefault(raw.target, {})[id(memory)] = memory
+            result.ref_problems.extend(_link_relations(root, memory, raw_relations, valid_ids))
         result.memories = valid
 
         valid_paths = {m.path: m.id for m in valid}
@@ -916,9 +942,115 @@ class CognitiveMemoryAdapter:
                 _relink_episode(entry, valid_paths)
                 episodes.append(entry)
         result.records["episodes"] = episodes
-        result.records["state_orphans"] = [{"id": i} for i in state if i not in seen_ids]
+        result.records["state_orphans"] = [{"id": i} for i in state if i not in claims]
         # records holds lists; the whole parsed _index.json is its one item.
         result.records["index"] = list(index)
+        result.link_state = {
+            "valid": {m.id: m for m in valid},
+            "claims": claims,
+            "refs": refs,
+            "state": state,
+            "valid_paths": valid_paths,
+            "episode_files": [fs.rel for fs in episode_files],
+        }
+        return result
+
+    def relink(
+        self, root: Path, scans: Mapping[str, FileScan], previous: ScanResult, changes: Changes
+    ) -> ScanResult | None:
+        """`link` after a few memory files changed, touching only what they affect.
+
+        Handles memory files holding one valid memory before and after
+        (edits, additions, removals, moves) whose ids no other file claims;
+        state, episode and index files, problems and duplicates fall back to
+        a full link (None).  Relations of other memories are re-resolved only
+        when they point at an id that appeared or disappeared.
+        """
+        st = previous.link_state
+        valid: dict[str, Memory] | None = st.get("valid")
+        claims: Counter[str] | None = st.get("claims")
+        refs: dict[str, dict[int, Memory]] | None = st.get("refs")
+        split = one_memory_files(changes)
+        if valid is None or claims is None or refs is None or split is None:
+            return None
+        for before, after in changes.values():
+            for fs in (before, after):
+                if fs is not None and fs.data.get("kind", _MEMORY) != _MEMORY:
+                    return None  # state, episodes, index: relink in full
+        gone, new = split
+        delta: Counter[str] = Counter()
+        for m in gone:
+            delta[m.id] -= 1
+        for m in new:
+            delta[m.id] += 1
+        for mem_id, d in delta.items():
+            before_n = claims[mem_id]
+            gone_n = sum(1 for m in gone if m.id == mem_id)
+            if before_n != gone_n or before_n + d > 1:
+                return None  # another file claims this id: duplicates may change
+        for m in gone:
+            if valid.get(m.id) is not m:
+                return None
+
+        # From here on the tables move to the new result.
+        state: dict[str, StateEntry] = st["state"]
+        valid_paths: dict[str, str] = st["valid_paths"]
+        for mem_id, d in delta.items():
+            claims[mem_id] += d
+            if claims[mem_id] <= 0:
+                del claims[mem_id]
+        for m in gone:
+            del valid[m.id]
+            valid_paths.pop(m.path, None)
+            for raw in _raw_of(scans, changes, m):
+                holders = refs.get(raw.target)
+                if holders is not None:
+                    holders.pop(id(m), None)
+                    if not holders:
+                        del refs[raw.target]
+        for m in new:
+            valid[m.id] = m
+            valid_paths[m.path] = m.id
+        appeared_or_gone = {k for k, d in delta.items() if d != 0}
+
+        def order(x: Memory | ReferenceProblem) -> tuple[Any, ...]:
+            return scans[x.path].order
+
+        owners: dict[int, Memory] = {id(m): m for m in new}
+        for mem_id in appeared_or_gone:
+            owners.update(refs.get(mem_id, {}))
+        ref_problems: list[ReferenceProblem] = []
+        fresh = {id(m) for m in new}
+        for memory in sorted(owners.values(), key=order):
+            raw_relations = _raw_of(scans, changes, memory)
+            if id(memory) in fresh:
+                _apply_state(memory, state.get(memory.id))
+                for raw in raw_relations:
+                    refs.setdefault(raw.target, {})[id(memory)] = memory
+            ref_problems.extend(_link_relations(root, memory, raw_relations, valid))
+        dropped = {id(m) for m in gone}
+        owner_ids = {m.id for m in owners.values()} | {m.id for m in gone}
+        records = dict(previous.records)
+        paths_changed = {m.path for m in gone} != {m.path for m in new} or bool(appeared_or_gone)
+        if paths_changed:
+            for rel in st.get("episode_files", []):
+                fs = scans.get(rel)
+                for entry in fs.data.get("entries", []) if fs is not None else []:
+                    _relink_episode(entry, valid_paths)
+        if appeared_or_gone:
+            records["state_orphans"] = [{"id": i} for i in state if i not in claims]
+        result = ScanResult(
+            memories=splice(
+                previous.memories, lambda m: id(m) in dropped, sorted(new, key=order), order
+            ),
+            problems=list(previous.problems),
+            ref_problems=splice(
+                previous.ref_problems, lambda rp: rp.id in owner_ids, ref_problems, order
+            ),
+            records=records,
+            link_state=st,
+        )
+        previous.link_state = {}
         return result
 
     def decay(self, memory: Memory, as_of: date) -> DecayInfo:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
@@ -44,7 +45,16 @@ from ..model import (
     ScanResult,
 )
 from ..textio import decode_bytes, read_text
-from .base import iter_md, problem_from, rel_posix, scan_by_files, split_duplicates
+from .base import (
+    Changes,
+    iter_md,
+    one_memory_files,
+    problem_from,
+    rel_posix,
+    scan_by_files,
+    splice,
+    split_duplicates,
+)
 
 FORMAT_ID = "project-ocean"
 
@@ -356,11 +366,23 @@ def _resolution_order(memory: Memory, agents: list[str]) -> list[str]:
 
 
 def _resolve_backlinks(
-    memories: list[Memory], root: Path
+    memories: list[Memory],
+    root: Path,
+    *,
+    ids: set[str] | None = None,
+    agents: list[str] | None = None,
+    names: dict[str, dict[int, Memory]] | None = None,
 ) -> tuple[list[Memory], list[ReferenceProblem]]:
-    """Fill each backlink's `resolved` (in place, recomputed every time) and flag broken ones."""
-    ids = {m.id for m in memories}
-    agents = sorted({str(m.native["agent"]) for m in memories if not m.native.get("shared")})
+    """Fill each backlink's `resolved` (in place, recomputed every time) and flag broken ones.
+
+    `ids` and `agents` default to those of `memories` (a full link); a
+    relink passes the vault's.  `names`, when given, is filled with which
+    memories name which observation stem (for the next relink).
+    """
+    if ids is None:
+        ids = {m.id for m in memories}
+    if agents is None:
+        agents = sorted({str(m.native["agent"]) for m in memories if not m.native.get("shared")})
     problems: list[ReferenceProblem] = []
     for m in memories:
         if not m.relations:
@@ -374,6 +396,8 @@ def _resolve_backlinks(
             if name is None:
                 issue: RefIssue | None = RefIssue.UNSAFE
             else:
+                if names is not None:
+                    names.setdefault(name, {})[id(m)] = m
                 if order is None:
                     order = _resolution_order(m, agents)
                 resolved = next((f"{p}/{name}" for p in order if f"{p}/{name}" in ids), None)
@@ -399,6 +423,28 @@ def _resolve_backlinks(
                 replace(rel, resolved=r) for rel, r in zip(m.relations, resolved_all, strict=True)
             )
     return memories, problems
+
+
+def _twin(rel: str) -> str | None:
+    """The other place a file with the same id could be (vault <-> archive)."""
+    parts = rel.split("/")
+    if len(parts) == 5 and parts[0] == "agents":
+        other = "archive" if parts[3] == "vault" else "vault"
+        return "/".join([*parts[:3], other, parts[4]])
+    if parts[:2] == ["shared", "observations"]:
+        if len(parts) == 3:
+            return f"shared/observations/archive/{parts[2]}"
+        if len(parts) == 4:
+            return f"shared/observations/{parts[3]}"
+    return None
+
+
+def _stems(memory: Memory) -> set[str]:
+    return {n for r in memory.relations if (n := backlink_name(r.target)) is not None}
+
+
+def _agent_of(memory: Memory) -> str | None:
+    return None if memory.native.get("shared") else str(memory.native["agent"])
 
 
 def _fmt(x: float) -> str:
@@ -505,8 +551,91 @@ class ProjectOceanAdapter:
         else:
             kept = memories
 
-        kept, ref_problems = _resolve_backlinks(kept, root)
-        return ScanResult(memories=kept, problems=problems, ref_problems=ref_problems)
+        ids = {m.id for m in kept}
+        agents = Counter(a for m in kept if (a := _agent_of(m)) is not None)
+        names: dict[str, dict[int, Memory]] = {}
+        kept, ref_problems = _resolve_backlinks(
+            kept, root, ids=ids, agents=sorted(agents), names=names
+        )
+        return ScanResult(
+            memories=kept,
+            problems=problems,
+            ref_problems=ref_problems,
+            link_state={"ids": ids, "agents": agents, "names": names},
+        )
+
+    def relink(
+        self, root: Path, scans: Mapping[str, FileScan], previous: ScanResult, changes: Changes
+    ) -> ScanResult | None:
+        """`link` after a few files changed, touching only what they affect.
+
+        Handles files that hold one valid memory before and after (edits,
+        additions, removals) when no duplicate is involved and the set of
+        agents stays the same; anything else returns None (full link).
+        Backlinks of other memories are re-resolved only when they name an
+        observation stem that appeared or disappeared.
+        """
+        state = previous.link_state
+        ids: set[str] | None = state.get("ids")
+        agents: Counter[str] | None = state.get("agents")
+        names: dict[str, dict[int, Memory]] | None = state.get("names")
+        split = one_memory_files(changes)
+        if ids is None or agents is None or names is None or split is None:
+            return None
+        gone, new = split
+        for m in (*gone, *new):
+            twin = _twin(m.path)
+            if twin is not None and twin in scans:
+                return None  # a vault/archive pair: duplicates may change
+        delta: Counter[str] = Counter()
+        for m in gone:
+            if (a := _agent_of(m)) is not None:
+                delta[a] -= 1
+        for m in new:
+            if (a := _agent_of(m)) is not None:
+                delta[a] += 1
+        if any((agents[a] > 0) != (agents[a] + d > 0) for a, d in delta.items()):
+            return None  # the agent list orders shared backlinks: relink all
+
+        # From here on the tables move to the new result.
+        for a, d in delta.items():
+            agents[a] += d
+        gone_ids = {m.id for m in gone}
+        new_ids = {m.id for m in new}
+        ids.difference_update(gone_ids - new_ids)
+        ids.update(new_ids)
+        for m in gone:
+            for stem in _stems(m):
+                holders = names.get(stem)
+                if holders is not None:
+                    holders.pop(id(m), None)
+                    if not holders:
+                        del names[stem]
+
+        def order(x: Memory | ReferenceProblem) -> tuple[Any, ...]:
+            return scans[x.path].order
+
+        affected: dict[int, Memory] = {id(m): m for m in new}
+        for changed_id in gone_ids ^ new_ids:
+            affected.update(names.get(changed_id.partition("/")[2], {}))
+        owners = sorted(affected.values(), key=order)
+        _, ref_problems = _resolve_backlinks(
+            owners, root, ids=ids, agents=sorted(a for a, n in agents.items() if n > 0), names=names
+        )
+        dropped = {id(m) for m in gone}
+        owner_ids = {m.id for m in owners} | gone_ids
+        result = ScanResult(
+            memories=splice(
+                previous.memories, lambda m: id(m) in dropped, sorted(new, key=order), order
+            ),
+            problems=list(previous.problems),
+            ref_problems=splice(
+                previous.ref_problems, lambda rp: rp.id in owner_ids, ref_problems, order
+            ),
+            link_state=state,
+        )
+        previous.link_state = {}
+        return result
 
     def decay(self, memory: Memory, as_of: date) -> DecayInfo:
         """Status and weight as memory-decay.py / memory-search.py would see them."""

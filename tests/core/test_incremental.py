@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import pickle
+import random
 import shutil
+import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -415,3 +419,167 @@ def test_editing_one_section_changes_one_memory(fixtures_copy: Path) -> None:
     assert [m.id for m in changes.changed] == [target.id]
     assert not changes.added and not changes.removed
     assert_same(new, vault.adapter.scan(vault.root))
+
+
+# ------------------------------------------------------------------ random edits vs full scan
+
+
+def _ocean_doc(rng: random.Random, stems: list[str]) -> str:
+    links = rng.sample(stems, min(len(stems), rng.randint(0, 3)))
+    if rng.random() < 0.1:
+        links.append("../../etc/passwd")
+    body = f"Note {rng.randint(0, 10**6)}"
+    return (
+        f"---\ntags: [a]\nconfidence: 0.{rng.randint(1, 9)}\n"
+        f"created: 2026-11-0{rng.randint(1, 9)}\nsource: test\n"
+        f"backlinks: [{', '.join(links)}]\n---\n{body}\n"
+    )
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_ocean_changes_relink_like_a_full_scan(
+    tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(seed)
+    root = tmp_path / "ocean"
+    stems = [f"obs-2026-11-{d:02d}-{n:03d}" for d in range(1, 4) for n in range(1, 6)]
+    folders = [
+        "agents/hawk/memory/vault",
+        "agents/hawk/memory/archive",
+        "agents/scout/memory/vault",
+        "shared/observations",
+        "shared/observations/archive",
+    ]
+    for folder in folders:
+        (root / folder).mkdir(parents=True)
+    for stem in rng.sample(stems, 8):
+        (root / rng.choice(folders[:3]) / f"{stem}.md").write_text(_ocean_doc(rng, stems))
+    vault = scan_vault(Vault(root=root, format="project-ocean", rel="."))
+
+    used: list[bool] = []
+    adapter_type = type(vault.adapter)
+    original = adapter_type.relink
+
+    def spy(self: Any, *args: Any) -> Any:
+        out = original(self, *args)
+        used.append(out is not None)
+        return out
+
+    monkeypatch.setattr(adapter_type, "relink", spy)
+    for _ in range(120):
+        existing = sorted(root.rglob("obs-*.md"))
+        op = rng.choice(["add", "edit", "edit", "remove", "move", "break"])
+        touched: list[Path] = []
+        if op == "add" or not existing:
+            path = root / rng.choice(folders) / f"{rng.choice(stems)}.md"
+            path.write_text(_ocean_doc(rng, stems))
+            touched = [path]
+        elif op == "edit":
+            path = rng.choice(existing)
+            path.write_text(_ocean_doc(rng, stems))
+            touched = [path]
+        elif op == "remove":
+            path = rng.choice(existing)
+            path.unlink()
+            touched = [path]
+        elif op == "move":
+            path = rng.choice(existing)
+            target = root / rng.choice(folders) / path.name
+            if target.exists():
+                continue
+            path.rename(target)
+            touched = [path, target]
+        else:
+            path = rng.choice(existing)
+            path.write_text("---\nconfidence: [\n---\n")
+            touched = [path]
+        got = rescan_paths(vault, touched)
+        assert_same(got, vault.adapter.scan(root))
+    assert any(used), "the relink fast path was never taken"
+    assert not all(used), "the full link fallback was never taken"
+
+
+def _cognitive_doc(rng: random.Random, mem_id: str, ids: list[str]) -> str:
+    targets = rng.sample(ids, min(len(ids), rng.randint(0, 2)))
+    if rng.random() < 0.2:
+        targets.append(str(uuid.UUID(int=rng.getrandbits(128))))
+    if rng.random() < 0.1:
+        targets.append("../escape")
+    relations = "".join(
+        f"  - target: {t}\n    type: RELATED_TO\n    direction: outgoing\n" for t in targets
+    )
+    return (
+        f"---\nid: {mem_id}\ntype: fix\ntitle: Note {rng.randint(0, 999)}\ntags: [x]\n"
+        f"importance: 0.{rng.randint(1, 9)}\ncreated: 2026-11-01T10:00:00Z\n"
+        f"updated: 2026-11-02T10:00:00Z\n"
+        + (f"relations:\n{relations}" if targets else "")
+        + "---\nBody.\n"
+    )
+
+
+@pytest.mark.parametrize("seed", [4, 5, 6])
+def test_random_cognitive_changes_relink_like_a_full_scan(
+    tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(seed)
+    root = tmp_path / "cog"
+    folders = ["graph/fixes", "graph/general", "vault", "archive/fixes"]
+    for folder in folders:
+        (root / folder).mkdir(parents=True)
+    ids = [str(uuid.UUID(int=rng.getrandbits(128))) for _ in range(12)]
+    for n, mem_id in enumerate(ids[:8]):
+        (root / rng.choice(folders) / f"note-{n}.md").write_text(_cognitive_doc(rng, mem_id, ids))
+    state = {i: {"access_count": rng.randint(0, 5)} for i in rng.sample(ids, 6)}
+    (root / "_state.json").write_text(json.dumps({"entries": state}))
+    (root / "episodes").mkdir()
+    (root / "episodes" / "2026-11-05.md").write_text(
+        "## 10:00 - Work\n- **Memory:** [n](../graph/fixes/note-1.md)\n"
+        "## 11:00 - More\n- **Memory:** [m](../vault/note-2.md)\n"
+    )
+    vault = scan_vault(Vault(root=root, format="cognitive-memory", rel="."))
+
+    used: list[bool] = []
+    adapter_type = type(vault.adapter)
+    original = adapter_type.relink
+
+    def spy(self: Any, *args: Any) -> Any:
+        out = original(self, *args)
+        used.append(out is not None)
+        return out
+
+    monkeypatch.setattr(adapter_type, "relink", spy)
+    for step in range(120):
+        existing = sorted(p for p in root.rglob("note-*.md"))
+        op = rng.choice(["add", "edit", "edit", "remove", "move", "break", "dup"])
+        touched: list[Path] = []
+        if op in ("add", "dup") or not existing:
+            mem_id = rng.choice(ids) if op == "dup" else str(uuid.UUID(int=rng.getrandbits(128)))
+            if op == "add":
+                ids.append(mem_id)
+            path = root / rng.choice(folders) / f"note-{100 + step}.md"
+            path.write_text(_cognitive_doc(rng, mem_id, ids))
+            touched = [path]
+        elif op == "edit":
+            path = rng.choice(existing)
+            mem_id = path.read_text().split("id: ", 1)[1].split("\n", 1)[0]
+            path.write_text(_cognitive_doc(rng, mem_id, ids))
+            touched = [path]
+        elif op == "remove":
+            path = rng.choice(existing)
+            path.unlink()
+            touched = [path]
+        elif op == "move":
+            path = rng.choice(existing)
+            target = root / rng.choice(folders) / path.name
+            if target.exists():
+                continue
+            path.rename(target)
+            touched = [path, target]
+        else:
+            path = rng.choice(existing)
+            path.write_text("---\nid: [\n---\n")
+            touched = [path]
+        got = rescan_paths(vault, touched)
+        assert_same(got, vault.adapter.scan(root))
+    assert any(used), "the relink fast path was never taken"
+    assert not all(used), "the full link fallback was never taken"
