@@ -3,7 +3,7 @@
 The graph (`core.graph.build_graph`) is built in a thread worker once the
 vaults are loaded (seconds at 100k memories) and rebuilt after a reload.  The
 centre follows the memory selected in the memories pane each time the pane is
-shown (a memory picked elsewhere, e.g. `g` on a search hit, wins once); with
+shown (a memory picked elsewhere, e.g. `l` on a search hit, wins once); with
 no selection it starts at the first memory that has links.  Enter re-centres,
 backspace goes back, + / - change the depth (1-3), `e` shows a cut group
 whole, `h` switches to the list of broken links, orphans, one-way relations
@@ -49,12 +49,18 @@ class GraphScreen(MemlensScreen):
         Binding(
             "plus,equals_sign",
             "depth(1)",
-            "Depth +",
-            tooltip="Follow one more link",
+            "Depth",
+            key_display="+/-",
+            tooltip="Follow one more link (- one less)",
             id="graph.deeper",
         ),
         Binding(
-            "minus", "depth(-1)", "Depth −", tooltip="Follow one link less", id="graph.shallower"
+            "minus",
+            "depth(-1)",
+            "Depth −",
+            show=False,
+            tooltip="Follow one link less",
+            id="graph.shallower",
         ),
         Binding(
             "backspace", "back", "Back", tooltip="Back to the previous centre", id="graph.back"
@@ -77,7 +83,7 @@ class GraphScreen(MemlensScreen):
         Binding(
             "o",
             "open_memory",
-            "Open",
+            "In memories",
             tooltip="Show the memory in the memories pane",
             id="graph.open",
         ),
@@ -188,7 +194,9 @@ class GraphScreen(MemlensScreen):
             self.history = []
         self.history = [k for k in self.history if k in event.graph]
         self._fill_health()
-        self._sync_centre(redraw=True)
+        # A rebuild (reload) keeps the centre; the memories selection is only
+        # followed when the user comes back to this pane.
+        self._sync_centre(redraw=True, follow=self.centre is None)
 
     def _vault_names(self) -> dict[str, str]:
         return {str(v.root): v.name for v, _ in self.memlens.loaded}
@@ -225,7 +233,7 @@ class GraphScreen(MemlensScreen):
             return None
         return row.key
 
-    def _sync_centre(self, redraw: bool = False) -> None:
+    def _sync_centre(self, redraw: bool = False, follow: bool = True) -> None:
         graph = self.graph
         if graph is None:
             self._update_bar()
@@ -239,7 +247,7 @@ class GraphScreen(MemlensScreen):
                 self._centre_on(pending)
                 return
             self.notify("That memory is not in the graph.", severity="warning")
-        selected = self._main_selection()
+        selected = self._main_selection() if follow else None
         if selected is not None and selected != self._synced and selected in graph:
             self._synced = selected
             self._centre_on(selected)
@@ -354,7 +362,7 @@ class GraphScreen(MemlensScreen):
         node = graph.node(key)
         names = self._vault_names()
         head: list[Content | str | tuple[str, str]] = [
-            safe(node.title or node.id, "bold"),
+            safe(node.title or node.id, "bold").truncate(70, ellipsis=True),
             "  ",
             safe(node.type_label, "$text-muted"),
             (" · ", "$text-muted"),

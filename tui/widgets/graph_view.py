@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
 from textual import events
+from textual.binding import Binding, BindingType
 from textual.message import Message
 
 from memlens.core.graph import (
@@ -63,6 +65,10 @@ class GraphView(LineList):
         "graph-view--broken",
         "graph-view--centre",
     }
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "select", "Centre", tooltip="Re-centre on this node", id="graph.centre"),
+    ]
 
     empty_text = "no memory to show"
 
@@ -174,7 +180,8 @@ class GraphView(LineList):
             return Text("")
         links = len(nb.edges)
         text = Text(
-            f"depth {nb.depth} · {len(nb.nodes)} nodes · {links} link{'s' if links != 1 else ''}"
+            f"depth {nb.depth} · {len(nb.nodes)} node{'s' if len(nb.nodes) != 1 else ''}"
+            f" · {links} link{'s' if links != 1 else ''}"
         )
         if nb.truncated:
             text.append(" · cut", style=self._style("broken"))
@@ -355,6 +362,12 @@ class HealthList(LineList):
         "health-list--cycle",
         "health-list--dim",
     }
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "enter", "select", "Go to", tooltip="Go to the memory that holds it", id="health.go"
+        ),
+    ]
 
     empty_text = "no broken links, orphans, one-way relations or cycles"
 
