@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections import Counter
+from collections.abc import Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -49,11 +50,14 @@ from ..model import (
 from ..paths import has_path_syntax
 from ..textio import decode_bytes, read_text
 from .base import (
+    Changes,
     as_str_list,
     iter_md,
+    one_memory_files,
     problem_from,
     rel_posix,
     scan_by_files,
+    splice,
     split_duplicates,
 )
 
@@ -220,6 +224,110 @@ class ObservationV1Adapter:
         result.problems.extend(duplicates)
         result.ref_problems.extend(_link(memories))
         result.memories = memories
+        cited_by: dict[str, dict[int, Memory]] = {}
+        believers: dict[str, dict[int, Memory]] = {}
+        for m in memories:
+            _index_refs(m, cited_by, believers)
+        result.link_state = {
+            "claims": Counter(m.id for m in loaded),
+            "obs": {m.id: m for m in memories if m.kind == KIND_OBSERVATION},
+            "comps": {m.id: m for m in memories if m.kind == KIND_COMPREHENSION},
+            "cited_by": cited_by,
+            "believers": believers,
+        }
+        return result
+
+    def relink(
+        self, root: Path, scans: Mapping[str, FileScan], previous: ScanResult, changes: Changes
+    ) -> ScanResult | None:
+        """`link` after a few documents changed, touching only what they affect.
+
+        Handles documents holding one valid memory before and after whose
+        ids no other document claims; anything else returns None (full
+        link).  Citations and prior beliefs of other documents are
+        re-resolved when they name an id that appeared or disappeared, and
+        `incorporated_by` is recomputed for the observations whose citing
+        comprehensions changed.
+        """
+        st = previous.link_state
+        split = one_memory_files(changes)
+        if split is None or "claims" not in st:
+            return None
+        claims: Counter[str] = st["claims"]
+        obs: dict[str, Memory] = st["obs"]
+        comps: dict[str, Memory] = st["comps"]
+        cited_by: dict[str, dict[int, Memory]] = st["cited_by"]
+        believers: dict[str, dict[int, Memory]] = st["believers"]
+        gone, new = split
+        delta: Counter[str] = Counter()
+        for m in gone:
+            delta[m.id] -= 1
+        for m in new:
+            delta[m.id] += 1
+        for mem_id, d in delta.items():
+            gone_n = sum(1 for m in gone if m.id == mem_id)
+            if claims[mem_id] != gone_n or claims[mem_id] + d > 1:
+                return None  # another document claims this id: duplicates may change
+        for m in gone:
+            if (obs if m.kind == KIND_OBSERVATION else comps).get(m.id) is not m:
+                return None
+
+        # From here on the tables move to the new result.
+        touched = {m.id for m in (*gone, *new)}
+        was_obs = {i for i in touched if i in obs}
+        was_comp = {i for i in touched if i in comps}
+        for mem_id, d in delta.items():
+            claims[mem_id] += d
+            if claims[mem_id] <= 0:
+                del claims[mem_id]
+        recount: set[str] = set()  # observations whose incorporated_by may change
+        for m in gone:
+            (obs if m.kind == KIND_OBSERVATION else comps).pop(m.id, None)
+            _index_refs(m, cited_by, believers, remove=True)
+            if m.kind == KIND_COMPREHENSION:
+                recount.update(m.native.get("cites", []))
+        for m in new:
+            (obs if m.kind == KIND_OBSERVATION else comps)[m.id] = m
+            _index_refs(m, cited_by, believers)
+        changed_obs = was_obs ^ {i for i in touched if i in obs}
+        changed_comps = was_comp ^ {i for i in touched if i in comps}
+
+        def order(x: Memory | ReferenceProblem) -> tuple[Any, ...]:
+            return scans[x.path].order
+
+        owners: dict[int, Memory] = {id(m): m for m in new}
+        for mem_id in changed_obs:
+            owners.update(cited_by.get(mem_id, {}))
+        for mem_id in changed_comps:
+            owners.update(believers.get(mem_id, {}))
+        ref_problems: list[ReferenceProblem] = []
+        for memory in sorted(owners.values(), key=order):
+            ref_problems.extend(_link_one(memory, obs, comps))
+            if memory.kind == KIND_COMPREHENSION:
+                recount.update(memory.native["cites"])
+        recount.update(m.id for m in new if m.kind == KIND_OBSERVATION)
+        for obs_id in recount:
+            target = obs.get(obs_id)
+            if target is None:
+                continue
+            citing = sorted(cited_by.get(obs_id, {}).values(), key=order)
+            incorporated = [c.id for c in citing if obs_id in c.native.get("cites", ())]
+            if incorporated != target.native.get("incorporated_by"):
+                target.native["incorporated_by"] = incorporated
+
+        dropped = {id(m) for m in gone}
+        owner_ids = {m.id for m in owners.values()} | {m.id for m in gone}
+        result = ScanResult(
+            memories=splice(
+                previous.memories, lambda m: id(m) in dropped, sorted(new, key=order), order
+            ),
+            problems=list(previous.problems),
+            ref_problems=splice(
+                previous.ref_problems, lambda rp: rp.id in owner_ids, ref_problems, order
+            ),
+            link_state=st,
+        )
+        previous.link_state = {}
         return result
 
     # -- decay -------------------------------------------------------------
@@ -632,63 +740,110 @@ def _link(memories: list[Memory]) -> list[ReferenceProblem]:
     for obs in observations.values():
         if obs.native.get("incorporated_by"):
             obs.native["incorporated_by"] = []
+    for memory in memories:
+        problems.extend(_link_one(memory, observations, comprehension))
+        if memory.kind == KIND_COMPREHENSION:
+            for obs_id in memory.native["cites"]:
+                incorporated = observations[obs_id].native["incorporated_by"]
+                if memory.id not in incorporated:
+                    incorporated.append(memory.id)
+    return problems
 
-    def flag(owner: Memory, field: str, ref: str, issue: RefIssue) -> None:
+
+def _belief(memory: Memory) -> tuple[str, str] | None:
+    """(prior_belief as written, the comprehension id it names) of an observation."""
+    context = memory.fields.get("context")
+    belief = context.get("prior_belief") if isinstance(context, dict) else None
+    if not isinstance(belief, str):
+        return None
+    # `<comp-id>/v<N>` is the format's own syntax, not a path: strip the
+    # version, then the bare id must be free of path syntax.
+    versioned = _PRIOR_BELIEF.match(belief)
+    return belief, versioned.group("id") if versioned else belief
+
+
+def _citations(memory: Memory) -> list[tuple[str, str]]:
+    """(field name, ref) of every observation a comprehension cites, in order."""
+    out: list[tuple[str, str]] = []
+    for field in ("observations", "observations_used"):
+        name = field if field == "observations" else f"posterior.{field}"
+        out.extend((name, ref) for ref in _str_items(memory.native.get(field)))
+    return out
+
+
+def _link_one(
+    memory: Memory, observations: Container[str], comprehension: Container[str]
+) -> list[ReferenceProblem]:
+    """Resolve one memory's references in place (and a comprehension's `cites`)."""
+    problems: list[ReferenceProblem] = []
+
+    def flag(field: str, ref: str, issue: RefIssue) -> None:
         problems.append(
             ReferenceProblem(
                 format=FORMAT_ID,
-                vault_root=owner.vault_root,
-                path=owner.path,
-                id=owner.id,
+                vault_root=memory.vault_root,
+                path=memory.path,
+                id=memory.id,
                 field=field,
                 ref=ref,
                 reason=issue,
             )
         )
 
-    for memory in memories:
-        relations: list[Relation] = []
-        if memory.kind == KIND_COMPREHENSION:
-            cites: list[str] = []
-            for field in ("observations", "observations_used"):
-                name = field if field == "observations" else f"posterior.{field}"
-                for ref in _str_items(memory.native.get(field)):
-                    resolved: str | None = None
-                    if has_path_syntax(ref):
-                        flag(memory, name, ref, RefIssue.UNSAFE)
-                    elif ref in observations:
-                        resolved = ref
-                        if ref not in cites:
-                            cites.append(ref)
-                    else:
-                        flag(memory, name, ref, RefIssue.DANGLING)
-                    relations.append(
-                        Relation(target=ref, type="cites", field=name, resolved=resolved)
-                    )
-            memory.native["cites"] = cites
-            for obs_id in cites:
-                incorporated = observations[obs_id].native["incorporated_by"]
-                if memory.id not in incorporated:
-                    incorporated.append(memory.id)
-        else:
-            context = memory.fields.get("context")
-            belief = context.get("prior_belief") if isinstance(context, dict) else None
-            if isinstance(belief, str):
-                field = "context.prior_belief"
-                # `<comp-id>/v<N>` is the format's own syntax, not a path: strip
-                # the version, then the bare id must be free of path syntax.
-                versioned = _PRIOR_BELIEF.match(belief)
-                target = versioned.group("id") if versioned else belief
-                found: str | None = None
-                if has_path_syntax(target):
-                    flag(memory, field, belief, RefIssue.UNSAFE)
-                elif target in comprehension:
-                    found = target
-                else:
-                    flag(memory, field, belief, RefIssue.DANGLING)
-                relations.append(
-                    Relation(target=belief, type="prior_belief", field=field, resolved=found)
-                )
-        if memory.relations != tuple(relations):
-            memory.relations = tuple(relations)
+    relations: list[Relation] = []
+    if memory.kind == KIND_COMPREHENSION:
+        cites: list[str] = []
+        for name, ref in _citations(memory):
+            resolved: str | None = None
+            if has_path_syntax(ref):
+                flag(name, ref, RefIssue.UNSAFE)
+            elif ref in observations:
+                resolved = ref
+                if ref not in cites:
+                    cites.append(ref)
+            else:
+                flag(name, ref, RefIssue.DANGLING)
+            relations.append(Relation(target=ref, type="cites", field=name, resolved=resolved))
+        memory.native["cites"] = cites
+    else:
+        belief = _belief(memory)
+        if belief is not None:
+            written, target = belief
+            field = "context.prior_belief"
+            found: str | None = None
+            if has_path_syntax(target):
+                flag(field, written, RefIssue.UNSAFE)
+            elif target in comprehension:
+                found = target
+            else:
+                flag(field, written, RefIssue.DANGLING)
+            relations.append(
+                Relation(target=written, type="prior_belief", field=field, resolved=found)
+            )
+    if memory.relations != tuple(relations):
+        memory.relations = tuple(relations)
     return problems
+
+
+def _index_refs(
+    memory: Memory,
+    cited_by: dict[str, dict[int, Memory]],
+    believers: dict[str, dict[int, Memory]],
+    *,
+    remove: bool = False,
+) -> None:
+    """Add (or remove) a memory in the reverse reference tables."""
+    if memory.kind == KIND_COMPREHENSION:
+        keys = [(cited_by, ref) for _name, ref in _citations(memory)]
+    else:
+        belief = _belief(memory)
+        keys = [(believers, belief[1])] if belief is not None else []
+    for table, key in keys:
+        if remove:
+            holders = table.get(key)
+            if holders is not None:
+                holders.pop(id(memory), None)
+                if not holders:
+                    del table[key]
+        else:
+            table.setdefault(key, {})[id(memory)] = memory

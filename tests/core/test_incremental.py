@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import pickle
 import random
+import re
 import shutil
 import uuid
 from pathlib import Path
@@ -578,6 +579,111 @@ def test_random_cognitive_changes_relink_like_a_full_scan(
         else:
             path = rng.choice(existing)
             path.write_text("---\nid: [\n---\n")
+            touched = [path]
+        got = rescan_paths(vault, touched)
+        assert_same(got, vault.adapter.scan(root))
+    assert any(used), "the relink fast path was never taken"
+    assert not all(used), "the full link fallback was never taken"
+
+
+def _obs_doc(rng: random.Random, obs_id: str, comp_ids: list[str]) -> str:
+    belief = ""
+    if comp_ids and rng.random() < 0.5:
+        belief = f"  prior_belief: {rng.choice(comp_ids)}/v{rng.randint(1, 3)}\n"
+    return (
+        f"---\nspec: observation/v1\nid: {obs_id}\ntimestamp: 2026-11-01T10:00:00Z\n"
+        f"source: test\nevent: e{rng.randint(0, 99)}\ncontext:\n  k: v\n{belief}---\n# Body\n"
+    )
+
+
+def _comp_doc(rng: random.Random, comp_id: str, obs_ids: list[str]) -> str:
+    cited = rng.sample(obs_ids, min(len(obs_ids), rng.randint(0, 3)))
+    if rng.random() < 0.2:
+        cited.append("obs-missing")
+    used = rng.sample(cited, min(len(cited), 1))
+    return (
+        "---\nspec: comprehension/v1\n"
+        f"id: {comp_id}\ntopic: t{rng.randint(0, 99)}\ndomain: d\n"
+        "prior: {statement: s, confidence: low, source: x}\n"
+        f"observations: [{', '.join(cited)}]\n"
+        "posterior: {statement: s, confidence: high, update_reasoning: r, "
+        f"observations_used: [{', '.join(used)}]}}\n"
+        "created: 2026-11-01T10:00:00Z\nupdated: 2026-11-02T10:00:00Z\n---\nBody\n"
+    )
+
+
+@pytest.mark.parametrize("seed", [7, 8, 9])
+def test_random_observation_changes_relink_like_a_full_scan(
+    tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(seed)
+    root = tmp_path / "obs"
+    folders = {
+        "obs": ["observations", "archive/observations"],
+        "comp": ["comprehension", "archive/comprehension"],
+    }
+    for group in folders.values():
+        for folder in group:
+            (root / folder).mkdir(parents=True)
+    obs_ids = [f"obs-{n}" for n in range(10)]
+    comp_ids = [f"comp-{n}" for n in range(4)]
+    for i in obs_ids[:7]:
+        (root / "observations" / f"{i}.md").write_text(_obs_doc(rng, i, comp_ids))
+    for c in comp_ids[:3]:
+        (root / "comprehension" / f"{c}.md").write_text(_comp_doc(rng, c, obs_ids))
+    vault = scan_vault(Vault(root=root, format="observation-v1", rel="."))
+
+    used: list[bool] = []
+    adapter_type = type(vault.adapter)
+    original = adapter_type.relink
+
+    def spy(self: Any, *args: Any) -> Any:
+        out = original(self, *args)
+        used.append(out is not None)
+        return out
+
+    monkeypatch.setattr(adapter_type, "relink", spy)
+    for step in range(150):
+        kind = rng.choice(["obs", "obs", "comp"])
+        existing = sorted(p for folder in folders[kind] for p in (root / folder).glob("*.md"))
+        op = rng.choice(["add", "edit", "edit", "remove", "move", "break"])
+        touched: list[Path] = []
+        if op == "add" or not existing:
+            ids = obs_ids if kind == "obs" else comp_ids
+            new_id = rng.choice(ids)
+            path = root / rng.choice(folders[kind]) / f"{new_id}-{step}.md"
+            doc = (
+                _obs_doc(rng, new_id, comp_ids)
+                if kind == "obs"
+                else _comp_doc(rng, new_id, obs_ids)
+            )
+            path.write_text(doc)
+            touched = [path]
+        elif op == "edit":
+            path = rng.choice(existing)
+            found = re.search(r"^id: ([\w-]+)$", path.read_text(), re.MULTILINE)
+            doc_id = found.group(1) if found else rng.choice(obs_ids if kind == "obs" else comp_ids)
+            doc = (
+                _obs_doc(rng, doc_id, comp_ids)
+                if kind == "obs"
+                else _comp_doc(rng, doc_id, obs_ids)
+            )
+            path.write_text(doc)
+            touched = [path]
+        elif op == "remove":
+            path = rng.choice(existing)
+            path.unlink()
+            touched = [path]
+        elif op == "move":
+            path = rng.choice(existing)
+            target = root / rng.choice(folders[kind]) / path.name
+            if target.exists():
+                continue
+            path.rename(target)
+            touched = [path, target]
+        else:
+            path = rng.choice(existing)
+            path.write_text("---\nspec: [\n---\n")
             touched = [path]
         got = rescan_paths(vault, touched)
         assert_same(got, vault.adapter.scan(root))
