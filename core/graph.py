@@ -306,17 +306,25 @@ class MemoryGraph:
         root = str(vault.root)
         result = vault.result
         memories = result.memories
+        # What add_node does, in bulk: networkx's per-call overhead dominated
+        # building a 100k-memory graph.
+        fresh: list[NodeKey] = []
+        nodes, by_id = self.nodes, self._by_id
         for m in memories:
-            self.add_node(
-                GraphNode(
-                    key=m.key,
-                    kind="memory",
-                    format=m.format,
-                    vault_root=m.vault_root,
-                    title=m.title,
-                    memory=m,
-                )
+            key = m.key
+            if key in nodes:
+                continue
+            nodes[key] = GraphNode(
+                key=key,
+                kind="memory",
+                format=m.format,
+                vault_root=m.vault_root,
+                title=m.title,
+                memory=m,
             )
+            by_id[key[1]].append(key)
+            fresh.append(key)
+        self.g.add_nodes_from(fresh)
         records_by_id = _record_index(result.records)
         edges = result.records.get("edges", [])
         if any(m.relations for m in memories) or edges:
