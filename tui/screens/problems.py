@@ -149,7 +149,7 @@ class ProblemsScreen(MemlensScreen):
         if app.loading:
             parts.append((" · loading…", "$warning"))
         parts.append(("   enter: raw text at the line · m: go to memory", "$text-muted"))
-        self.query_one("#problems-bar", Static).update(Content.assemble(*parts))
+        self.query_one("#problems-bar", Static).update(Content.assemble(*parts), layout=False)
         reasons = Counter(e.reason for e in entries)
         self.query_one("#problems-reasons", Static).update(
             Content(" · ".join(f"{n} {r}" for r, n in sorted(reasons.items())))

@@ -156,11 +156,37 @@ class TriageScreen(MemlensScreen):
     CSS_PATH = "triage.tcss"
 
     BINDINGS = [
-        Binding("left_square_bracket", "shift_days(-1)", "-1 day", id="triage.day_back"),
-        Binding("right_square_bracket", "shift_days(1)", "+1 day", id="triage.day_forward"),
-        Binding("left_curly_bracket", "shift_days(-7)", "-1 week", id="triage.week_back"),
-        Binding("right_curly_bracket", "shift_days(7)", "+1 week", id="triage.week_forward"),
-        Binding("0", "reset_date", "Reset date", id="triage.reset"),
+        Binding(
+            "left_square_bracket",
+            "shift_days(-1)",
+            "-1 day",
+            tooltip="Triage date one day back",
+            id="triage.day_back",
+        ),
+        Binding(
+            "right_square_bracket",
+            "shift_days(1)",
+            "+1 day",
+            tooltip="Triage date one day forward",
+            id="triage.day_forward",
+        ),
+        Binding(
+            "left_curly_bracket",
+            "shift_days(-7)",
+            "-1 week",
+            tooltip="Triage date one week back",
+            id="triage.week_back",
+        ),
+        Binding(
+            "right_curly_bracket",
+            "shift_days(7)",
+            "+1 week",
+            tooltip="Triage date one week forward",
+            id="triage.week_forward",
+        ),
+        Binding(
+            "0", "reset_date", "Reset date", tooltip="Back to the app's date", id="triage.reset"
+        ),
     ]
 
     class Computed(Message):
@@ -275,7 +301,7 @@ class TriageScreen(MemlensScreen):
         if self.shown_date is None or app.loading:
             parts.append((" · computing…", "$text-muted"))
         parts.append(("   [ ] day · { } week · 0 reset", "$text-muted"))
-        self.query_one("#triage-bar", Static).update(Content.assemble(*parts))
+        self.query_one("#triage-bar", Static).update(Content.assemble(*parts), layout=False)
 
     @staticmethod
     def _health_bars(counts: Counter[str]) -> Content:
