@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .formats import FormatAdapter, adapter_for
-from .formats.base import rel_posix
+from .formats.base import rel_posix, walk_rels
 from .model import FileScan, Memory, ScanResult
 
 #: Environment variable that moves the cache (tests point it at a tmp dir).
@@ -511,11 +511,11 @@ def scan_files(
 
     t = time.perf_counter()
     with quiet_gc():
-        paths = adapter.files(root)
-        slots, todo = _walk(root, paths, entries, stats)
-    stats.files = len(paths)
+        rels = walk_rels(adapter, root)
+        slots, todo = _walk(root, rels, entries, stats)
+    stats.files = len(rels)
     stats.dropped = len(entries)
-    stats.reused = len(paths) - len(todo)
+    stats.reused = len(rels) - len(todo)
     stats.walk_s = time.perf_counter() - t
 
     pending: list[Memory] = []
@@ -525,7 +525,7 @@ def scan_files(
         nonlocal pending
         if batch is not None and len(pending) >= batch:
             out, pending = pending, []
-            yield ScanProgress(out, done, len(paths), stats=stats)
+            yield ScanProgress(out, done, len(rels), stats=stats)
 
     if batch is not None:
         for _rel, reused, _stamp in slots:
@@ -583,8 +583,8 @@ def scan_files(
 
     yield ScanProgress(
         pending,
-        len(paths),
-        len(paths),
+        len(rels),
+        len(rels),
         done=True,
         result=result,
         scans=scans,
@@ -594,7 +594,7 @@ def scan_files(
 
 
 def _walk(
-    root: Path, paths: list[Path], entries: Entries, stats: CacheStats
+    root: Path, rels: list[str], entries: Entries, stats: CacheStats
 ) -> tuple[list[tuple[str, FileScan | None, FileStamp | None]], list[Path]]:
     """Stat every file: cached entries still valid fill their slot, the rest go to `todo`.
 
@@ -602,26 +602,27 @@ def _walk(
     """
     slots: list[tuple[str, FileScan | None, FileStamp | None]] = []
     todo: list[Path] = []
-    for path in paths:
-        rel = rel_posix(root, path)
+    base = str(root) + os.sep
+    for rel in rels:
         entry = entries.pop(rel, None) if entries else None
         if entry is not None:
             stamp, fs = entry
+            full = base + rel
             try:
-                st = os.stat(path)
+                st = os.stat(full)
             except OSError:
                 st = None
             if st is not None and stamp.matches(st):
                 if not stamp.racy:
                     slots.append((rel, fs, stamp))
                     continue
-                fresh = _verify(path, stamp)
+                fresh = _verify(Path(full), stamp)
                 if fresh is not None:
                     stats.verified += 1
                     slots.append((rel, fs, fresh))
                     continue
         slots.append((rel, None, None))
-        todo.append(path)
+        todo.append(root / rel)
     return slots, todo
 
 

@@ -177,6 +177,8 @@ def split_duplicates(
         return f"{m.path}:{m.line}" if m.line is not None else m.path
 
     name = where or default_where
+    if len({m.id for m in memories}) == len(memories):
+        return list(memories), []  # the common case: every id is unique
     groups: dict[str, list[Memory]] = defaultdict(list)
     for m in memories:
         groups[m.id].append(m)
@@ -225,6 +227,33 @@ def as_str_list(value: Any) -> list[str] | None:
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return list(value)
     return None
+
+
+def md_names(folder: str) -> list[str]:
+    """Names of the Markdown files directly in `folder`, sorted, as `iter_md` lists them."""
+    try:
+        with os.scandir(folder) as entries:
+            return sorted(
+                e.name
+                for e in entries
+                if e.name.endswith(".md") and not e.name.startswith(".") and e.is_file()
+            )
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def walk_rels(adapter: FormatAdapter, root: Path) -> list[str]:
+    """Vault-relative paths of `adapter.files(root)`, in the same order.
+
+    Uses the adapter's optional `file_rels` (names only, no Path objects:
+    the stat walk of a 100k-file warm start spent more time building Paths
+    than calling stat) and falls back to `files`.
+    """
+    fast = getattr(adapter, "file_rels", None)
+    if fast is not None:
+        rels: list[str] = fast(root)
+        return rels
+    return [rel_posix(root, p) for p in adapter.files(root)]
 
 
 def iter_md(folder: Path) -> list[Path]:

@@ -49,6 +49,7 @@ from .base import (
     Changes,
     as_str_list,
     iter_md,
+    md_names,
     one_memory_files,
     problem_from,
     rel_posix,
@@ -859,6 +860,21 @@ class CognitiveMemoryAdapter:
 
     def owns(self, root: Path, rel: str) -> bool:
         return _place(rel) is not None
+
+    def file_rels(self, root: Path) -> list[str]:
+        """`files` as vault-relative strings (a cheaper stat walk)."""
+        out: list[str] = []
+        for area in (GRAPH_DIR, VAULT_DIR, ARCHIVE_DIR):
+            dirs = [f"{area}/{d}" for d in TYPE_DIRS.values()] if area != VAULT_DIR else [area]
+            for folder in dirs:
+                out.extend(f"{folder}/{n}" for n in md_names(f"{root}/{folder}"))
+        out.extend(
+            f"{EPISODES_DIR}/{n}"
+            for n in md_names(f"{root}/{EPISODES_DIR}")
+            if _EPISODE_NAME_RE.match(n)
+        )
+        out.extend(name for name in (STATE_FILE, INDEX_FILE) if (root / name).is_file())
+        return out
 
     def scan_file(self, root: Path, path: Path, data: bytes | None = None) -> FileScan:
         rel = rel_posix(root, path)

@@ -53,6 +53,7 @@ from .base import (
     Changes,
     as_str_list,
     iter_md,
+    md_names,
     one_memory_files,
     problem_from,
     rel_posix,
@@ -183,6 +184,12 @@ class ObservationV1Adapter:
     def owns(self, root: Path, rel: str) -> bool:
         name = rel.rpartition("/")[2]
         return name.endswith(".md") and not name.startswith(".") and folder_of(rel) is not None
+
+    def file_rels(self, root: Path) -> list[str]:
+        """`files` as vault-relative strings (a cheaper stat walk)."""
+        return [
+            f"{folder.rel}/{n}" for folder in _FOLDERS for n in md_names(f"{root}/{folder.rel}")
+        ]
 
     def scan_file(self, root: Path, path: Path, data: bytes | None = None) -> FileScan:
         rel = rel_posix(root, path)

@@ -48,6 +48,7 @@ from ..textio import decode_bytes, read_text
 from .base import (
     Changes,
     iter_md,
+    md_names,
     one_memory_files,
     problem_from,
     rel_posix,
@@ -471,6 +472,19 @@ class ProjectOceanAdapter:
 
     def owns(self, root: Path, rel: str) -> bool:
         return _owned(rel) is not None
+
+    def file_rels(self, root: Path) -> list[str]:
+        """`files` as vault-relative strings (a cheaper stat walk)."""
+        out: list[str] = []
+        for memory_dir in _agent_dirs(root):
+            agent = memory_dir.parent.name
+            for area in ("vault", "archive"):
+                prefix = f"agents/{agent}/memory/{area}/"
+                out.extend(prefix + n for n in md_names(f"{memory_dir}/{area}"))
+        shared = f"{root}/shared/observations"
+        out.extend("shared/observations/" + n for n in md_names(shared))
+        out.extend("shared/observations/archive/" + n for n in md_names(f"{shared}/archive"))
+        return out
 
     def scan_file(self, root: Path, path: Path, data: bytes | None = None) -> FileScan:
         rel = rel_posix(root, path)

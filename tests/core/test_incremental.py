@@ -16,7 +16,7 @@ import pytest
 from memlens.core import cache as scan_cache
 from memlens.core.cache import scan_files
 from memlens.core.formats import adapter_for
-from memlens.core.formats.base import rel_posix
+from memlens.core.formats.base import rel_posix, walk_rels
 from memlens.core.model import FileScan, ScanResult
 from memlens.core.vault import (
     Vault,
@@ -689,3 +689,10 @@ def test_random_observation_changes_relink_like_a_full_scan(
         assert_same(got, vault.adapter.scan(root))
     assert any(used), "the relink fast path was never taken"
     assert not all(used), "the full link fallback was never taken"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_file_rels_match_files(fixtures_dir: Path, fmt: str) -> None:
+    vault = vault_of(fixtures_dir, fmt)
+    listed = [rel_posix(vault.root, p) for p in vault.adapter.files(vault.root)]
+    assert walk_rels(vault.adapter, vault.root) == listed
