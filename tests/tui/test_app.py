@@ -501,3 +501,17 @@ async def test_mouse_click_moves_the_cursor_and_double_click_opens(make_app: App
         assert main(app).model.scope == app.summaries()[0].root
         await pilot.click(OptionList, offset=(2, 0))
         assert main(app).model.scope is None
+
+
+async def test_zoom_the_detail_pane_and_back(make_app: AppFactory) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter", "z")
+        detail = app.screen.query_one(MemoryDetail)
+        assert app.screen.maximized is detail
+        assert detail.size.height > SIZE[1] // 2
+        await pilot.press("z")
+        assert app.screen.maximized is None
+        await pilot.press("z", "escape")
+        assert app.screen.maximized is None and isinstance(app.focused, MemoryDetail)

@@ -47,6 +47,13 @@ class MainScreen(MemlensScreen):
         ),
         Binding("v", "raw", "Raw text", tooltip="Raw text of the file, at its line", id="main.raw"),
         Binding(
+            "z",
+            "zoom",
+            "Zoom",
+            tooltip="Zoom the focused pane to the full screen (again: back)",
+            id="main.zoom",
+        ),
+        Binding(
             "b",
             "jump_back",
             "Back",
@@ -258,7 +265,16 @@ class MainScreen(MemlensScreen):
         # Focus now, not after a refresh: keys typed right after "/" go to the input.
         self.set_focus(self.query_one("#filter", Input))
 
+    def action_zoom(self) -> None:
+        if self.maximized is not None:
+            self.minimize()
+        elif self.focused is not None:
+            self.maximize(self.focused)
+
     def action_escape(self) -> None:
+        if self.maximized is not None:
+            self.minimize()
+            return
         focused = self.focused
         table = self.query_one(MemoryTable)
         if focused is table:

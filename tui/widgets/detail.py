@@ -118,6 +118,9 @@ class RelationList(OptionList):
 class MemoryDetail(VerticalScroll, can_focus=True):
     """Everything about the highlighted row.  Calls down: `show(row, relations)`."""
 
+    #: `z` zooms it (scroll containers are not maximizable by default).
+    ALLOW_MAXIMIZE = True
+
     BINDINGS = [
         Binding("j", "scroll_down", "Scroll down", show=False, id="detail.down"),
         Binding("k", "scroll_up", "Scroll up", show=False, id="detail.up"),
@@ -135,14 +138,14 @@ class MemoryDetail(VerticalScroll, can_focus=True):
         yield Static(id="detail-title")
         yield Static(id="detail-summary")
         yield Static(id="detail-problem")
-        yield Static("Metadata", classes="detail-heading", id="detail-meta-heading")
-        yield Static(id="detail-meta")
-        yield Static("Relations", classes="detail-heading", id="detail-relations-heading")
-        yield RelationList(id="detail-relations")
-        yield Static("Body", classes="detail-heading", id="detail-body-heading")
-        yield SafeMarkdown(id="detail-body")
         yield Static("Raw text", classes="detail-heading", id="detail-raw-heading")
         yield Static(id="detail-raw")
+        yield Static("Body", classes="detail-heading", id="detail-body-heading")
+        yield SafeMarkdown(id="detail-body")
+        yield Static("Relations", classes="detail-heading", id="detail-relations-heading")
+        yield RelationList(id="detail-relations")
+        yield Static("Metadata", classes="detail-heading", id="detail-meta-heading")
+        yield Static(id="detail-meta")
 
     # ------------------------------------------------------------------ calls down
     def show(self, row: MemoryRow | None, relations: list[RelationView] | None = None) -> None:

@@ -1,0 +1,97 @@
+"""Regenerate `screenshots/*.svg` from a fresh copy of the demo vaults.
+
+    python -m memlens.tui.screenshots [OUT_DIR] [--as-of 2026-11-22]
+
+Each screen is captured headless at 120x40 on a fixed date, so the images only
+change when the screens do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+from collections.abc import Awaitable, Callable
+from datetime import date
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from memlens.core.demo import copy_demo
+
+from .app import MemlensApp
+
+SIZE = (120, 40)
+Step = Callable[[Pilot[None]], Awaitable[None]]
+
+
+async def _settle(pilot: Pilot[None]) -> None:
+    app = pilot.app
+    assert isinstance(app, MemlensApp)
+    await pilot.pause()
+    await app.settle()
+    await pilot.pause(0.2)
+    await app.settle()
+    await pilot.pause()
+
+
+def _keys(*keys: str) -> Step:
+    async def step(pilot: Pilot[None]) -> None:
+        await pilot.press(*keys)
+        await _settle(pilot)
+
+    return step
+
+
+async def _detail_with_relations(pilot: Pilot[None]) -> None:
+    """Open the first memory that has relations, zoomed, so the shot shows them."""
+    app = pilot.app
+    assert isinstance(app, MemlensApp)
+    main = app.main_screen()
+    assert main is not None
+    for vault, _rows in app.loaded:
+        for memory in vault.memories:
+            if memory.relations and main.select_memory(vault.root, memory.id):
+                await pilot.press("enter", "z")
+                await _settle(pilot)
+                return
+
+
+SHOTS: dict[str, list[Step]] = {
+    "main": [],
+    "detail": [_detail_with_relations],
+    "triage": [_keys("2")],
+    "problems": [_keys("3")],
+    "raw": [_keys("v")],
+    "help": [_keys("question_mark")],
+}
+
+
+async def take_screenshots(out: Path, as_of: date) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = copy_demo(Path(tmp))
+        for name, steps in SHOTS.items():
+            app = MemlensApp([root], as_of=as_of)
+            async with app.run_test(size=SIZE) as pilot:
+                await _settle(pilot)
+                for step in steps:
+                    await step(pilot)
+                path = out / f"{name}.svg"
+                path.write_text(app.export_screenshot(title=f"memlens · {name}"), encoding="utf-8")
+                written.append(path)
+    return written
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m memlens.tui.screenshots")
+    parser.add_argument("out", nargs="?", default="screenshots", type=Path)
+    parser.add_argument("--as-of", type=date.fromisoformat, default=date(2026, 11, 22))
+    args = parser.parse_args(argv)
+    for path in asyncio.run(take_screenshots(args.out, args.as_of)):
+        print(path)
+
+
+if __name__ == "__main__":
+    main()
