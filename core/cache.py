@@ -49,6 +49,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from .formats import FormatAdapter, adapter_for
 from .formats.base import rel_posix, walk_rels
@@ -393,6 +394,72 @@ def _private_dir(folder: Path) -> None:
             folder.chmod(0o700)
 
 
+def open_checked(
+    path: Path, magic: bytes, version: int, what: str
+) -> tuple[BinaryIO | None, str | None]:
+    """`path` opened at its payload once everything about it checks out; else (None, reason).
+
+    Owner-only permissions, magic bytes, format version, payload length and
+    sha256 are all verified before a single byte is unpickled.  The payload
+    is hashed in chunks and then unpickled from the file, so a 100 MB cache
+    never sits in memory twice.  The reason is None only when there is no
+    file at all.  The caller closes the file.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, f"cannot stat the {what}: {exc.strerror or exc}"
+    if not stat.S_ISREG(st.st_mode):
+        return None, f"the {what} path is not a regular file"
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return None, f"the {what} belongs to another user"
+    if st.st_mode & 0o022:
+        return None, f"the {what} is writable by others"
+    try:
+        fh = open(path, "rb")  # noqa: SIM115 (returned to the caller, who closes it)
+    except OSError as exc:
+        return None, f"cannot read the {what}: {exc.strerror or exc}"
+    try:
+        head = fh.read(len(magic) + _HEADER.size)
+        if not head.startswith(magic):
+            cut = bool(head) and magic.startswith(head)
+            fh.close()
+            return (
+                None,
+                f"truncated {what} (no header)" if cut else f"not a memlens {what} (bad magic)",
+            )
+        if len(head) < len(magic) + _HEADER.size:
+            fh.close()
+            return None, f"truncated {what} (no header)"
+        found, length, digest = _HEADER.unpack_from(head, len(magic))
+        if found != version:
+            fh.close()
+            return None, f"{what} format version {found}, expected {version}"
+        hasher = hashlib.sha256()
+        size = 0
+        while chunk := fh.read(1 << 20):
+            hasher.update(chunk)
+            size += len(chunk)
+        if size != length:
+            fh.close()
+            return None, f"truncated {what} ({size} of {length} payload bytes)"
+        if hasher.digest() != digest:
+            fh.close()
+            return None, f"{what} checksum mismatch"
+        fh.seek(len(magic) + _HEADER.size)
+    except OSError as exc:
+        fh.close()
+        return None, f"cannot read the {what}: {exc.strerror or exc}"
+    return fh, None
+
+
+def pack(magic: bytes, version: int, payload: bytes) -> bytes:
+    """Magic, header (version, length, sha256) and payload, as `open_checked` reads them."""
+    return magic + _HEADER.pack(version, len(payload), hashlib.sha256(payload).digest()) + payload
+
+
 def load_entries(
     root: Path, format_id: str, path: Path | None = None
 ) -> tuple[Entries, str | None]:
@@ -401,39 +468,13 @@ def load_entries(
     The reason is None only when there simply is no cache file yet.
     """
     path = path or cache_path(root)
+    fh, reason = open_checked(path, MAGIC, CACHE_VERSION, "cache file")
+    if fh is None:
+        return {}, reason
     try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return {}, None
-    except OSError as exc:
-        return {}, f"cannot stat the cache file: {exc.strerror or exc}"
-    if not stat.S_ISREG(st.st_mode):
-        return {}, "the cache path is not a regular file"
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        return {}, "the cache file belongs to another user"
-    if st.st_mode & 0o022:
-        return {}, "the cache file is writable by others"
-    try:
-        blob = path.read_bytes()
-    except OSError as exc:
-        return {}, f"cannot read the cache file: {exc.strerror or exc}"
-    if not blob.startswith(MAGIC):
-        return {}, "not a memlens cache file (bad magic)"
-    head = len(MAGIC)
-    if len(blob) < head + _HEADER.size:
-        return {}, "truncated cache file (no header)"
-    version, length, digest = _HEADER.unpack_from(blob, head)
-    if version != CACHE_VERSION:
-        return {}, f"cache format version {version}, expected {CACHE_VERSION}"
-    payload = memoryview(blob)[head + _HEADER.size :]
-    if len(payload) != length:
-        return {}, f"truncated cache file ({len(payload)} of {length} payload bytes)"
-    if hashlib.sha256(payload).digest() != digest:
-        return {}, "cache checksum mismatch"
-    try:
-        with quiet_gc():
-            data = pickle.loads(payload)
-    except Exception as exc:  # a checksummed file should never fail; never trust it if it does
+        with fh, quiet_gc():
+            data = pickle.load(fh)
+    except Exception as exc:  # checksummed, so this means a bug: never trust it
         return {}, f"cache payload unreadable: {type(exc).__name__}"
     if not isinstance(data, dict):
         return {}, "cache payload is not a mapping"
@@ -462,8 +503,7 @@ def save_entries(root: Path, format_id: str, entries: Entries, path: Path | None
         },
         protocol=pickle.HIGHEST_PROTOCOL,
     )
-    header = _HEADER.pack(CACHE_VERSION, len(payload), hashlib.sha256(payload).digest())
-    atomic_write(path, MAGIC + header + payload, None)
+    atomic_write(path, pack(MAGIC, CACHE_VERSION, payload), None)
     with contextlib.suppress(OSError):
         os.chmod(path, 0o600)
 

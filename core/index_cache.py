@@ -26,15 +26,13 @@ import hashlib
 import io
 import os
 import pickle
-import stat
-import struct
 import time
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-from .cache import cache_dir, code_fingerprint, quiet_gc
+from .cache import cache_dir, code_fingerprint, open_checked, pack, quiet_gc
 from .model import Memory
 
 if TYPE_CHECKING:
@@ -43,7 +41,6 @@ if TYPE_CHECKING:
 
 INDEX_VERSION = 1
 MAGIC = b"MEMLENS-INDEX-CACHE\0"
-_HEADER = struct.Struct(">IQ32s")
 #: Above this share of changed rows an incremental fix-up costs more than a rebuild.
 REBUILD_FRACTION = 0.1
 
@@ -103,8 +100,8 @@ class _RefPickler(pickle.Pickler):
 
 
 class _RefUnpickler(pickle.Unpickler):
-    def __init__(self, data: bytes, current: dict[Key, Memory]) -> None:
-        super().__init__(io.BytesIO(data))
+    def __init__(self, fh: BinaryIO, current: dict[Key, Memory]) -> None:
+        super().__init__(fh)
         self.current = current
         self.missing: set[Key] = set()
 
@@ -122,63 +119,29 @@ class _RefUnpickler(pickle.Unpickler):
 
 
 def save_index(index: SearchIndex, catalog: Catalog) -> Path:
-    """Write the index cache for this catalog (atomically, 0600)."""
+    """Write the index cache for this catalog (atomically, 0600).
+
+    The payload is two pickles back to back: what the index was built from,
+    then the index itself (memories by key).
+    """
     from .writes import atomic_write
 
     path = index_cache_path(catalog.vaults)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     buf = io.BytesIO()
-    _RefPickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(index)
-    payload = pickle.dumps(
+    pickle.dump(
         {
             "code": _fingerprint(catalog.vaults),
             "vaults": {str(v.root): _vault_meta(v) for v in catalog.vaults},
-            "index": buf.getvalue(),
         },
+        buf,
         protocol=pickle.HIGHEST_PROTOCOL,
     )
-    header = _HEADER.pack(INDEX_VERSION, len(payload), hashlib.sha256(payload).digest())
-    atomic_write(path, MAGIC + header + payload, None)
+    _RefPickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(index)
+    atomic_write(path, pack(MAGIC, INDEX_VERSION, buf.getvalue()), None)
     with contextlib.suppress(OSError):
         os.chmod(path, 0o600)
     return path
-
-
-def _read(path: Path) -> tuple[dict[str, Any] | None, str | None]:
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return None, None
-    except OSError as exc:
-        return None, f"cannot stat the index cache: {exc.strerror or exc}"
-    if not stat.S_ISREG(st.st_mode):
-        return None, "the index cache path is not a regular file"
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        return None, "the index cache belongs to another user"
-    if st.st_mode & 0o022:
-        return None, "the index cache is writable by others"
-    try:
-        blob = path.read_bytes()
-    except OSError as exc:
-        return None, f"cannot read the index cache: {exc.strerror or exc}"
-    if not blob.startswith(MAGIC) or len(blob) < len(MAGIC) + _HEADER.size:
-        return None, "not a memlens index cache (bad magic or truncated)"
-    version, length, digest = _HEADER.unpack_from(blob, len(MAGIC))
-    if version != INDEX_VERSION:
-        return None, f"index cache version {version}, expected {INDEX_VERSION}"
-    payload = memoryview(blob)[len(MAGIC) + _HEADER.size :]
-    if len(payload) != length:
-        return None, "truncated index cache"
-    if hashlib.sha256(payload).digest() != digest:
-        return None, "index cache checksum mismatch"
-    try:
-        with quiet_gc():
-            data = pickle.loads(payload)
-    except Exception as exc:  # checksummed, so this means a bug: never trust it
-        return None, f"index cache unreadable: {type(exc).__name__}"
-    if not isinstance(data, dict):
-        return None, "index cache payload is not a mapping"
-    return data, None
 
 
 def _dirty_paths(vault: Vault, saved: dict[str, Any]) -> set[str] | None:
@@ -205,10 +168,11 @@ def load_index(catalog: Catalog, as_of: date) -> tuple[SearchIndex, IndexCacheSt
     path = index_cache_path(catalog.vaults)
     stats = IndexCacheStats(path=path)
     t = time.perf_counter()
-    data, reason = _read(path)
     index: SearchIndex | None = None
-    if data is not None:
-        index, reason = _restore(data, catalog, as_of, stats)
+    fh, reason = open_checked(path, MAGIC, INDEX_VERSION, "index cache")
+    if fh is not None:
+        with fh:
+            index, reason = _restore(fh, catalog, as_of, stats)
     stats.load_s = time.perf_counter() - t
     if index is None:
         stats.status = "rebuilt" if reason else "built"
@@ -226,10 +190,17 @@ def load_index(catalog: Catalog, as_of: date) -> tuple[SearchIndex, IndexCacheSt
 
 
 def _restore(
-    data: dict[str, Any], catalog: Catalog, as_of: date, stats: IndexCacheStats
+    fh: BinaryIO, catalog: Catalog, as_of: date, stats: IndexCacheStats
 ) -> tuple[SearchIndex | None, str | None]:
     from .search import SearchIndex
 
+    try:
+        with quiet_gc():
+            data = pickle.load(fh)
+    except Exception as exc:  # checksummed, so this means a bug: never trust it
+        return None, f"index cache unreadable: {type(exc).__name__}"
+    if not isinstance(data, dict):
+        return None, "index cache payload is not a mapping"
     if data.get("code") != _fingerprint(catalog.vaults):
         return None, "index cache written by a different version of the code"
     saved_vaults: dict[str, Any] = data.get("vaults", {})
@@ -238,7 +209,7 @@ def _restore(
     current: dict[Key, Memory] = {}
     for m in catalog.memories():
         current[(str(m.vault_root), m.id)] = m
-    unpickler = _RefUnpickler(data["index"], current)
+    unpickler = _RefUnpickler(fh, current)
     try:
         with quiet_gc():
             index = unpickler.load()
