@@ -525,14 +525,30 @@ def triage_key(row: MemoryRow) -> tuple[int, date, float]:
     return (has_expiry, row.expires_on or date.max, strength)
 
 
-def triage_groups(rows: Iterable[MemoryRow]) -> list[tuple[Health, list[MemoryRow]]]:
-    """Valid memories grouped by health (most urgent group first), each group by `triage_key`."""
+def strength_first_key(row: MemoryRow) -> tuple[float, int, date]:
+    """Lowest strength first, then soonest expiry."""
+    strength = row.strength if row.strength is not None else 2.0
+    return (strength, 0 if row.expires_on is not None else 1, row.expires_on or date.max)
+
+
+#: Triage orders by name: `expiry` (soonest first) or `strength` (weakest first).
+TRIAGE_ORDERS: dict[str, Callable[[MemoryRow], Any]] = {
+    "expiry": triage_key,
+    "strength": strength_first_key,
+}
+
+
+def triage_groups(
+    rows: Iterable[MemoryRow], order: str = "expiry"
+) -> list[tuple[Health, list[MemoryRow]]]:
+    """Valid memories grouped by health (most urgent group first), each group in `order`."""
+    key = TRIAGE_ORDERS[order]
     groups: dict[str, list[MemoryRow]] = {h.value: [] for h in HEALTH_ORDER}
     for row in rows:
         if row.problem is None and row.health in groups:
             groups[row.health].append(row)
     return [
-        (h, sorted(groups[h.value], key=lambda r: (triage_key(r), r.order)))
+        (h, sorted(groups[h.value], key=lambda r: (key(r), r.order)))
         for h in HEALTH_ORDER
         if groups[h.value]
     ]

@@ -250,3 +250,13 @@ def test_forecast_rows_agrees_with_core_decay_forecast(fixtures_dir: Path) -> No
     theirs = forecast(catalog.memories(), AS_OF)
     assert {h: len(v) for h, v in ours.items()} == theirs
     assert all(r.health in ("active", "stable") for v in ours.values() for r in v)
+
+
+def test_triage_groups_by_strength() -> None:
+    rows = [
+        make_row(0, "a", health="fading", strength=0.3, expires_on=date(2026, 12, 5)),
+        make_row(1, "b", health="fading", strength=0.1),
+        make_row(2, "c", health="fading", strength=0.4, expires_on=date(2026, 11, 30)),
+    ]
+    groups = triage_groups(rows, "strength")
+    assert [r.id for r in groups[0][1]] == ["m1", "m0", "m2"]

@@ -515,3 +515,35 @@ async def test_zoom_the_detail_pane_and_back(make_app: AppFactory) -> None:
         assert app.screen.maximized is None
         await pilot.press("z", "escape")
         assert app.screen.maximized is None and isinstance(app.focused, MemoryDetail)
+
+
+async def test_triage_order_toggle(make_app: AppFactory) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("2")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TriageScreen) and screen.order == "expiry"
+        await pilot.press("o")
+        await settle(pilot)
+        assert screen.order == "strength"
+        lines = screen.query_one(TriageTable).lines
+        group: list[float] = []
+        for line in lines:
+            if line.row is None:
+                assert group == sorted(group)
+                group = []
+            else:
+                group.append(line.row.strength if line.row.strength is not None else 2.0)
+        assert group == sorted(group)
+
+
+async def test_wide_terminal_puts_the_detail_beside_the_list(make_app: AppFactory) -> None:
+    app = make_app()
+    async with app.run_test(size=(180, 45)) as pilot:
+        await settle(pilot)
+        t = table(app)
+        detail = app.screen.query_one(MemoryDetail)
+        assert detail.region.x > t.region.x and detail.region.y < t.region.bottom
+        assert detail.size.height > t.size.height // 2

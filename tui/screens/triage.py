@@ -187,6 +187,13 @@ class TriageScreen(MemlensScreen):
         Binding(
             "0", "reset_date", "Reset date", tooltip="Back to the app's date", id="triage.reset"
         ),
+        Binding(
+            "o",
+            "toggle_order",
+            "Order",
+            tooltip="Order each group by soonest expiry or by lowest strength",
+            id="triage.order",
+        ),
     ]
 
     class Computed(Message):
@@ -195,6 +202,7 @@ class TriageScreen(MemlensScreen):
         def __init__(
             self,
             as_of: date,
+            order: str,
             lines: list[TriageLine],
             histogram: list[int],
             counts: Counter[str],
@@ -202,6 +210,7 @@ class TriageScreen(MemlensScreen):
         ) -> None:
             super().__init__()
             self.as_of = as_of
+            self.order = order
             self.lines = lines
             self.histogram = histogram
             self.counts = counts
@@ -213,6 +222,8 @@ class TriageScreen(MemlensScreen):
         self.triage_date: date = date.min
         #: The date last computed (None while computing).
         self.shown_date: date | None = None
+        #: `expiry` (soonest first) or `strength` (weakest first), see core.listing.
+        self.order = "expiry"
 
     def compose(self) -> ComposeResult:
         yield Static(id="triage-bar")
@@ -239,6 +250,10 @@ class TriageScreen(MemlensScreen):
         self.triage_date += timedelta(days=days)
         self._recompute()
 
+    def action_toggle_order(self) -> None:
+        self.order = "strength" if self.order == "expiry" else "expiry"
+        self._recompute()
+
     def action_reset_date(self) -> None:
         self.triage_date = self.memlens.as_of
         self._recompute()
@@ -250,10 +265,12 @@ class TriageScreen(MemlensScreen):
         vaults = [v for v, _ in app.loaded]
         # At the app's own date the rows already exist; reuse them.
         rows = [r for _, rs in app.loaded for r in rs] if self.triage_date == app.as_of else None
-        self.compute(self.triage_date, vaults, rows)
+        self.compute(self.triage_date, vaults, rows, self.order)
 
     @work(thread=True, exclusive=True, group="triage", exit_on_error=False, name="triage")
-    def compute(self, as_of: date, vaults: list[Vault], rows: list[MemoryRow] | None) -> None:
+    def compute(
+        self, as_of: date, vaults: list[Vault], rows: list[MemoryRow] | None, order: str
+    ) -> None:
         """Decay at `as_of` for every memory, grouped, plus distribution and forecast."""
         worker = get_current_worker()
         if rows is None:
@@ -263,19 +280,21 @@ class TriageScreen(MemlensScreen):
                     return
                 rows.extend(rows_for_vault(v, as_of, len(rows)))
         lines: list[TriageLine] = []
-        for health, members in triage_groups(rows):
+        for health, members in triage_groups(rows, order):
             lines.append(TriageLine(health, None, len(members)))
             lines.extend(TriageLine(health, r) for r in members)
         forecast = forecast_rows(rows, as_of, HORIZONS, cancelled=lambda: worker.is_cancelled)
         if worker.is_cancelled:
             return
         self.post_message(
-            self.Computed(as_of, lines, strength_histogram(rows), health_counts(rows), forecast)
+            self.Computed(
+                as_of, order, lines, strength_histogram(rows), health_counts(rows), forecast
+            )
         )
 
     @on(Computed)
     def _computed(self, event: Computed) -> None:
-        if event.as_of != self.triage_date:
+        if event.as_of != self.triage_date or event.order != self.order:
             return  # a stale result from before the last key press
         self.shown_date = event.as_of
         self.query_one(TriageTable).set_lines(event.lines)
@@ -298,9 +317,10 @@ class TriageScreen(MemlensScreen):
         ]
         if shift:
             parts.append((f" ({shift:+d} days)", "$warning"))
+        parts.append(" · by soonest expiry" if self.order == "expiry" else " · by lowest strength")
         if self.shown_date is None or app.loading:
             parts.append((" · computing…", "$text-muted"))
-        parts.append(("   [ ] day · { } week · 0 reset", "$text-muted"))
+        parts.append(("   [ ] day · { } week · 0 reset · o order", "$text-muted"))
         self.query_one("#triage-bar", Static).update(Content.assemble(*parts), layout=False)
 
     @staticmethod
