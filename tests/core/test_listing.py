@@ -260,3 +260,22 @@ def test_triage_groups_by_strength() -> None:
     ]
     groups = triage_groups(rows, "strength")
     assert [r.id for r in groups[0][1]] == ["m1", "m0", "m2"]
+
+
+def test_a_failing_decay_still_gives_a_row() -> None:
+    from memlens.core.listing import memory_row
+    from memlens.core.model import Memory
+
+    memory = Memory(
+        format="no-such-format",
+        vault_root=ROOT,
+        id="x1",
+        kind="fact",
+        title="T",
+        body="",
+        path="a.md",
+    )
+    row = memory_row("a", memory, AS_OF)
+    assert row.decay_error and row.info is None and row.strength is None
+    assert row.status == "decay error"
+    MemoryList([row]).sort_by("strength")  # sortable with the numbers missing
