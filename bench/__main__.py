@@ -17,6 +17,7 @@ BENCHMARKS: dict[str, str] = {
     "generate": "bench.generate",
     "speed": "bench.speed",
     "reload": "bench.reload_bench",
+    "app": "bench.app_bench",
 }
 
 
