@@ -289,7 +289,8 @@ def scan_one(
     With `previous` (the file's last FileScan and stamp), a file that only
     grew, its old bytes intact up to a line end (an append-only JSON Lines
     store), is handed to the adapter's optional `scan_appended` so only the
-    new lines are parsed.
+    new lines are parsed; otherwise the adapter's optional `rescan_file` may
+    reuse what the previous read made of unchanged parts.
     """
     old_size = previous[1].size if previous is not None else None
     try:
@@ -309,6 +310,11 @@ def scan_one(
         grown = appended(root, path, previous[0], data[old_size:], first_line)
         if isinstance(grown, FileScan):
             return grown, stamp
+    again = getattr(adapter, "rescan_file", None)
+    if previous is not None and again is not None:
+        redone = again(root, path, data, previous[0])
+        if isinstance(redone, FileScan):
+            return redone, stamp
     return adapter.scan_file(root, path, data), stamp
 
 
@@ -534,8 +540,8 @@ def scan_files(
     With `cache`, unchanged files come from the cache file (their memories
     are yielded first, at once) and only new or changed files are parsed.
     `batch` sets how many memories a progress step carries (None: one final
-    step only).  The cache file is rewritten at the end when anything
-    changed (`save`).
+    step only).  The cache file is rewritten when anything changed (`save`),
+    after the final (`done`) step is yielded: iterate to the end to save.
     """
     stats = CacheStats()
     entries: Entries = {}
@@ -608,6 +614,18 @@ def scan_files(
         result = adapter.link(root, scans)
     stats.link_s = time.perf_counter() - t
 
+    # The linked result first: a front end can list everything while the
+    # cache file is still being written (continue the iteration to save).
+    yield ScanProgress(
+        pending,
+        len(rels),
+        len(rels),
+        done=True,
+        result=result,
+        scans=scans,
+        stamps=stamps,
+        stats=stats,
+    )
     if (
         cache
         and save
@@ -620,17 +638,6 @@ def scan_files(
         except Exception as exc:  # a cache that cannot be written is only slower
             stats.reason = f"cache not saved: {exc}"
         stats.save_s = time.perf_counter() - t
-
-    yield ScanProgress(
-        pending,
-        len(rels),
-        len(rels),
-        done=True,
-        result=result,
-        scans=scans,
-        stamps=stamps,
-        stats=stats,
-    )
 
 
 def _walk(
@@ -708,7 +715,7 @@ def stale_files(adapter: FormatAdapter, root: Path, stamps: dict[str, FileStamp]
 
 
 def run_to_end(steps: Iterable[ScanProgress]) -> ScanProgress:
-    """The final step of a progressive scan."""
+    """The final step of a progressive scan, once the scan is over (cache saved)."""
     last: ScanProgress | None = None
     for step in steps:
         last = step

@@ -61,6 +61,8 @@ class IndexCacheStats:
     load_s: float = 0.0
     patch_s: float = 0.0
     build_s: float = 0.0
+    #: The cache file does not hold this index (built or patched): save it.
+    stale: bool = False
 
 
 def index_cache_path(vaults: list[Vault]) -> Path:
@@ -158,10 +160,14 @@ def _dirty_paths(vault: Vault, saved: dict[str, Any]) -> set[str] | None:
     return changed
 
 
-def load_index(catalog: Catalog, as_of: date) -> tuple[SearchIndex, IndexCacheStats]:
+def load_index(
+    catalog: Catalog, as_of: date, *, save: bool = True
+) -> tuple[SearchIndex, IndexCacheStats]:
     """The catalog's search index: from the cache when it is usable, else built.
 
-    Saves a fresh cache when it had to build or patch the index.
+    Saves a fresh cache when it had to build or patch the index (`save`;
+    pass False to call `save_index` later, off the critical path; then
+    `IndexCacheStats.stale` says whether it is worth it).
     """
     from .search import SearchIndex
 
@@ -181,9 +187,11 @@ def load_index(catalog: Catalog, as_of: date) -> tuple[SearchIndex, IndexCacheSt
         with quiet_gc():
             index = SearchIndex.from_catalog(catalog, as_of)
         stats.build_s = time.perf_counter() - t
-    if stats.status != "loaded" or stats.updated or stats.removed or stats.added:
+    stats.stale = stats.status != "loaded" or bool(stats.updated or stats.removed or stats.added)
+    if save and stats.stale:
         try:
             save_index(index, catalog)
+            stats.stale = False
         except Exception as exc:  # a cache that cannot be written is only slower
             stats.reason = f"index cache not saved: {exc}"
     return index, stats

@@ -156,13 +156,15 @@ def scan_progressive(
     cache: bool = False,
     parallel: bool | None = None,
 ) -> Iterator[ScanProgress]:
-    """Scan one vault in steps of about `batch` memories; the last step is linked.
+    """Scan one vault in steps of about `batch` memories; the `done` step is linked.
 
     Early steps carry memories read but not linked yet (duplicates not
     dropped, references unresolved), so a front end can show first rows
     while the rest is read.  With `cache`, unchanged files come from the
     persistent cache and their memories arrive in the first steps.  The
-    vault is updated in place when the last step is produced.
+    vault is updated in place when the `done` step is produced; the cache
+    file is written after it, when the iteration is continued to its end
+    (a front end can list everything first, then finish in a worker).
     """
     for progress in _cache.scan_files(
         vault.adapter, vault.root, cache=cache, batch=batch, parallel=parallel

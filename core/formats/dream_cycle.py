@@ -308,6 +308,10 @@ class IdAllocator:
         return base if n == 1 else f"{base}-{n}"
 
 
+#: What one section became: (id base, id given, memories, problems).
+_SectionScan = tuple[str, str, list[Memory], list[Problem]]
+
+
 class _RecordingIds(IdAllocator):
     """An IdAllocator that remembers each (base, id given), for link()."""
 
@@ -622,13 +626,49 @@ class DreamCycleAdapter:
         if rel == ARCHIVE_JSONL:
             self._scan_archive(root, out.memories, out.problems, raw=data)
             return out
+        return self._markdown_scan(root, rel, out, data, None)
+
+    def rescan_file(
+        self, root: Path, path: Path, data: bytes, previous: FileScan
+    ) -> FileScan | None:
+        """`scan_file` again, reusing what the previous read made of unchanged sections.
+
+        A 20k-section observations.md is re-read whole when one section
+        changes; sections whose text and place are the same keep their
+        objects (and skip parsing).
+        """
+        rel = path.relative_to(root).as_posix()
+        memo = previous.data.get("sections")
+        if rel not in (OBSERVATIONS, ARCHIVED_MD) or previous.rel != rel or not memo:
+            return None
+        out = FileScan(rel, order=(_FILE_ORDER.index(rel),))
+        return self._markdown_scan(root, rel, out, data, memo)
+
+    def _markdown_scan(
+        self,
+        root: Path,
+        rel: str,
+        out: FileScan,
+        data: bytes | None,
+        memo: Mapping[bytes, _SectionScan] | None,
+    ) -> FileScan:
         # Ids are allocated per file here; link() re-allocates across the
         # markdown files in order (a title repeated in both gets `-2`).
         ids = _RecordingIds()
+        record: dict[bytes, _SectionScan] = {}
         self._scan_markdown(
-            root, rel, ids, out.memories, out.problems, archived=rel == ARCHIVED_MD, raw=data
+            root,
+            rel,
+            ids,
+            out.memories,
+            out.problems,
+            archived=rel == ARCHIVED_MD,
+            raw=data,
+            memo=memo,
+            record=record,
         )
         out.data["id_bases"] = ids.taken
+        out.data["sections"] = record
         return out
 
     def link(self, root: Path, scans: Mapping[str, FileScan]) -> ScanResult:
@@ -695,7 +735,14 @@ class DreamCycleAdapter:
         *,
         archived: bool,
         raw: bytes | None = None,
+        memo: Mapping[bytes, _SectionScan] | None = None,
+        record: dict[bytes, _SectionScan] | None = None,
     ) -> None:
+        """Sections of one markdown file into `out` / `problems`.
+
+        `memo` holds what a previous read of the file made of each section
+        (by key); `record` receives the same for this read.
+        """
         data = _read(root / rel) if raw is None else raw
         if data is None:
             return
@@ -705,8 +752,9 @@ class DreamCycleAdapter:
             )
             return
         decoded = _decode_lines(data)
-        sections = sections_from_lines(decoded.lines)
-        first_heading = sections[0].start_line if sections else len(decoded.lines) + 1
+        lines = decoded.lines
+        starts = [i for i, ln in enumerate(lines) if is_heading(ln)]
+        first_heading = starts[0] + 1 if starts else len(lines) + 1
         for n, detail in decoded.bad.items():
             if n < first_heading:
                 problems.append(
@@ -718,43 +766,71 @@ class DreamCycleAdapter:
                         at_line=n,
                     )
                 )
-        for sec in sections:
-            if archived and _AUTO_ARCHIVE_TITLE.match(sec.title):
-                self._auto_archived(root, rel, sec, decoded.lines, ids, out, problems)
+        for k, start in enumerate(starts):
+            stop = starts[k + 1] if k + 1 < len(starts) else len(lines)  # exclusive
+            last = k + 1 == len(starts)
+            title = lines[start][3:].strip()
+            if archived and _AUTO_ARCHIVE_TITLE.match(title):
+                sec = _parse_section(lines, k + 1, start, stop)
+                sec.last = last
+                self._auto_archived(root, rel, sec, lines, ids, out, problems)
                 continue
-            sid = ids.take(section_base_id(sec.title))
-            bad = decoded.first_bad(sec.start_line, sec.end_line)
+            bad = decoded.first_bad(start + 1, stop)
+            # Everything the section's memory (or problem) depends on: its
+            # text, where it sits, and the bad byte if any.  A rescan reuses
+            # the objects of sections whose key and id did not change.
+            key = hashlib.blake2b(
+                f"{k}\0{start}\0{stop}\0{last:d}\0{archived:d}\0{bad}\0"
+                f"{decoded.bad.get(bad or 0, '')}\0".encode()
+                + "\n".join(lines[start:stop]).encode("utf-8", "surrogatepass"),
+                digest_size=16,
+            ).digest()
+            hit = memo.get(key) if memo else None
+            base = hit[0] if hit is not None else section_base_id(title)
+            sid = ids.take(base)
+            if hit is not None and hit[1] == sid:
+                out.extend(hit[2])
+                problems.extend(hit[3])
+                if record is not None:
+                    record[key] = hit
+                continue
+            got: list[Memory] = []
+            failed: list[Problem] = []
             if bad is not None:
-                problems.append(
+                failed.append(
                     self._problem(
                         root,
                         rel,
                         Reason.ENCODING,
                         decoded.bad[bad],
                         id=sid,
-                        index=sec.index,
-                        title=sec.title,
+                        index=k + 1,
+                        title=title,
                         at_line=bad,
                     )
                 )
-                continue
-            try:
-                memory = self._section_memory(root, rel, sec, sid, archived=archived)
-            except _Invalid as inv:
-                problems.append(
-                    self._problem(
-                        root,
-                        rel,
-                        inv.reason,
-                        inv.detail,
-                        id=sid,
-                        index=sec.index,
-                        title=sec.title,
-                        at_line=sec.comment_line or sec.start_line,
+            else:
+                sec = _parse_section(lines, k + 1, start, stop)
+                sec.last = last
+                try:
+                    got.append(self._section_memory(root, rel, sec, sid, archived=archived))
+                except _Invalid as inv:
+                    failed.append(
+                        self._problem(
+                            root,
+                            rel,
+                            inv.reason,
+                            inv.detail,
+                            id=sid,
+                            index=sec.index,
+                            title=sec.title,
+                            at_line=sec.comment_line or sec.start_line,
+                        )
                     )
-                )
-                continue
-            out.append(memory)
+            out.extend(got)
+            problems.extend(failed)
+            if record is not None:
+                record[key] = (base, sid, got, failed)
 
     def _section_memory(
         self, root: Path, rel: str, sec: Section, sid: str, *, archived: bool

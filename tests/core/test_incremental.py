@@ -696,3 +696,70 @@ def test_file_rels_match_files(fixtures_dir: Path, fmt: str) -> None:
     vault = vault_of(fixtures_dir, fmt)
     listed = [rel_posix(vault.root, p) for p in vault.adapter.files(vault.root)]
     assert walk_rels(vault.adapter, vault.root) == listed
+
+
+def _dream_section(rng: random.Random, titles: list[str]) -> str:
+    title = rng.choice(titles)
+    kind = rng.choice(["fact", "event", "rule", "bogus"])
+    if rng.random() < 0.15:
+        meta = "<!-- dc:type=fact dc:importance=5"  # never closed
+    elif rng.random() < 0.2:
+        meta = ""
+    else:
+        day = rng.randint(1, 9)
+        meta = f"<!-- dc:type={kind} dc:importance={rng.randint(0, 12)} dc:date=2026-11-0{day} -->"
+    body = " ".join(
+        rng.choice(["alpha", "beta", "gamma", "delta"]) for _ in range(rng.randint(1, 8))
+    )
+    return f"## {title}\n{meta}\n{body}\n\n"
+
+
+@pytest.mark.parametrize("seed", [10, 11, 12])
+def test_random_dream_cycle_edits_rescan_like_a_full_scan(
+    tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(seed)
+    root = tmp_path / "dc"
+    root.mkdir()
+    titles = [f"Title {n}" for n in range(6)] + ["Auto-archived by decay (2026-11-01)"]
+    files = {"observations.md": 12, "archived-observations.md": 4}
+    docs: dict[str, list[str]] = {
+        name: [_dream_section(rng, titles[:-1]) for _ in range(n)] for name, n in files.items()
+    }
+
+    def write(name: str) -> Path:
+        path = root / name
+        path.write_bytes(("# Preamble\n\n" + "".join(docs[name])).encode("utf-8"))
+        return path
+
+    for name in docs:
+        write(name)
+    vault = scan_vault(Vault(root=root, format="dream-cycle", rel="."))
+    used: list[bool] = []
+    adapter_type = type(vault.adapter)
+    original = adapter_type.rescan_file
+
+    def spy(self: Any, *args: Any) -> Any:
+        out = original(self, *args)
+        used.append(out is not None)
+        return out
+
+    monkeypatch.setattr(adapter_type, "rescan_file", spy)
+    for _ in range(100):
+        name = rng.choice(list(docs))
+        sections = docs[name]
+        op = rng.choice(["edit", "edit", "insert", "delete", "append"])
+        if op == "edit" and sections:
+            sections[rng.randrange(len(sections))] = _dream_section(rng, titles)
+        elif op == "insert":
+            sections.insert(rng.randint(0, len(sections)), _dream_section(rng, titles))
+        elif op == "delete" and sections:
+            sections.pop(rng.randrange(len(sections)))
+        else:
+            sections.append(_dream_section(rng, titles))
+        path = write(name)
+        if rng.random() < 0.1:
+            path.write_bytes(path.read_bytes().replace(b"beta", b"b\xffta", 1))
+        got = rescan_paths(vault, [path])
+        assert_same(got, vault.adapter.scan(root))
+    assert any(used), "sections were never reused"
