@@ -174,7 +174,13 @@ def measure_full_scans(catalog: Catalog) -> dict[str, float]:
 
 
 def run_size(
-    size: int, base: Path, writes: int, seed: int, pause: float, with_search: bool = False
+    size: int,
+    base: Path,
+    writes: int,
+    seed: int,
+    pause: float,
+    with_search: bool = False,
+    formats: tuple[str, ...] = FORMATS,
 ) -> SizeResult:
     res = SizeResult(size)
     root = ensure_vaults(base / f"reload-{size}", size)
@@ -206,7 +212,7 @@ def run_size(
         res.ready_s = time.perf_counter() - t
         writer = Writer(catalog, random.Random(seed))
         for i in range(writes):
-            fmt = FORMATS[i % len(FORMATS)]
+            fmt = formats[i % len(formats)]
             do_write, match = writer.write(fmt)
             waiter.expect(match)
             t0 = time.perf_counter()
@@ -285,14 +291,21 @@ def main(argv: list[str]) -> int:
         action="store_true",
         help="also update a search index (core.changes.apply_to_search) before a change counts",
     )
+    ap.add_argument(
+        "--formats", default=",".join(FORMATS), help="comma-separated formats to write to"
+    )
     ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = ap.parse_args(argv)
+    formats = tuple(f for f in args.formats.split(",") if f)
+    unknown = set(formats) - set(FORMATS)
+    if unknown:
+        ap.error(f"unknown format(s): {', '.join(sorted(unknown))}")
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     base = args.dir or Path(tempfile.gettempdir()) / "memlens-bench"
     base.mkdir(parents=True, exist_ok=True)
     results = []
     for size in sizes:
-        res = run_size(size, base, args.writes, args.seed, args.pause, args.with_search)
+        res = run_size(size, base, args.writes, args.seed, args.pause, args.with_search, formats)
         results.append(res)
         if not args.json:
             print(report([res]), flush=True)
