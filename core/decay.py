@@ -11,8 +11,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from datetime import date, timedelta
+from typing import TYPE_CHECKING
 
 from .model import DecayInfo, Health, Memory
+
+if TYPE_CHECKING:  # vault imports the formats, which import this module
+    from .vault import Catalog
 
 #: Native status -> unified health (DESIGN.md "Native status per format").
 STATUS_HEALTH: dict[str, Health] = {
@@ -75,3 +79,26 @@ def forecast(
     """How many currently healthy memories fade or expire within each horizon."""
     mems = list(memories)
     return {h: sum(1 for m in mems if fades_within(m, as_of, h)) for h in horizons}
+
+
+def archive_candidates(catalog: Catalog, as_of: date) -> list[tuple[Memory, list[str]]]:
+    """Memories the formats' own decay runs would archive as of `as_of`, with labelled reasons.
+
+    Dream Cycle: TTL expired or importance below 3.0; Project Ocean: age past
+    the lifespan; cognitive memory: score below the archive threshold.  What
+    each format calls expired comes from its adapter (`archive_reasons`, else
+    an expired health).  Pinned, already archived and tombstoned memories are
+    never candidates.  `memlens decay` and the app's "archive everything
+    expired" run share this selection.
+    """
+    out: list[tuple[Memory, list[str]]] = []
+    for m in catalog.memories():
+        if m.pinned or m.archived or m.tombstoned:
+            continue
+        d = decay_of(m, as_of)
+        reasons = list(d.archive_reasons)
+        if not reasons and d.health is Health.EXPIRED:
+            reasons = [f"{d.status}"]
+        if reasons:
+            out.append((m, reasons))
+    return out

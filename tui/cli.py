@@ -17,8 +17,8 @@ from typing import Any
 import click
 
 from memlens.core import Catalog, Memory, NotFoundError, decay_of
+from memlens.core.decay import archive_candidates
 from memlens.core.demo import copy_demo
-from memlens.core.model import Health
 from memlens.core.records import (
     jsonable,
     memory_record,
@@ -340,24 +340,6 @@ def show(path: Path, memory_id: str, as_of: date | None, as_json: bool) -> None:
 
 
 # ------------------------------------------------------------------- decay
-
-
-def archive_candidates(catalog: Catalog, as_of: date) -> list[tuple[Memory, list[str]]]:
-    """Memories the formats' own decay runs would archive, with labelled reasons.
-
-    Pinned, already archived and tombstoned memories are never candidates.
-    """
-    out: list[tuple[Memory, list[str]]] = []
-    for m in catalog.memories():
-        if m.pinned or m.archived or m.tombstoned:
-            continue
-        d = decay_of(m, as_of)
-        reasons = list(d.archive_reasons)
-        if not reasons and d.health is Health.EXPIRED:
-            reasons = [f"{d.status}"]
-        if reasons:
-            out.append((m, reasons))
-    return out
 
 
 @cli.command()
