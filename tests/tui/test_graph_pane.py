@@ -518,3 +518,24 @@ def test_fifty_neighbours_snapshot(snap_compare, make_app: AppFactory, hub_vault
         await settle(pilot)
 
     assert snap_compare(make_app([hub_vault]), terminal_size=SIZE, run_before=run_before)
+
+
+async def test_a_graph_that_fails_to_build_is_reported(
+    make_app: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*_args: object) -> MemoryGraph:
+        raise RuntimeError("graph exploded")
+
+    monkeypatch.setattr("memlens.tui.screens.graph.build_graph", broken)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("5")
+        await settle(pilot)
+        assert app.is_running
+        assert any("graph exploded" in message for _, message in app.errors)
+        await pilot.press("escape")  # close the error dialog
+        await settle(pilot)
+        screen = gscreen(app)
+        assert screen.graph is None and not view(app).loading
+        assert "could not be built" in view(app).empty_text

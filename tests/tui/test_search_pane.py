@@ -426,3 +426,24 @@ def make_cognitive_vault(root: Path, leaves: int, *, hub: bool = False) -> list[
             + "The hub of the synthetic graph.\n"
         )
     return leaf_ids
+
+
+async def test_an_index_that_fails_to_build_is_reported(
+    make_app: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*_args: object, **_kwargs: object) -> SearchIndex:
+        raise RuntimeError("index exploded")
+
+    monkeypatch.setattr("memlens.tui.screens.search.SearchIndex.build", broken)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("4")
+        await settle(pilot)
+        assert app.is_running
+        assert any("index exploded" in message for _, message in app.errors)
+        await pilot.press("escape")  # close the error dialog
+        await settle(pilot)
+        assert search(app).index is None
+        assert not results(app).loading
+        assert "could not be built" in results(app).empty_text

@@ -22,7 +22,7 @@ from textual.content import Content
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.widgets import ContentSwitcher, Footer, Static
-from textual.worker import get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from memlens.core.decay import decay_of
 from memlens.core.graph import MAX_DEPTH, MIN_DEPTH, GraphEdge, MemoryGraph, NodeKey, build_graph
@@ -179,6 +179,16 @@ class GraphScreen(MemlensScreen):
         if worker.is_cancelled:
             return
         self.post_message(self.Built(graph, signature, time.perf_counter() - started))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # The base class reports the error; here the pane stops waiting for it.
+        if event.state == WorkerState.ERROR and event.worker.group == "graph-build":
+            self._building = None
+            view = self.query_one(GraphView)
+            view.loading = False
+            view.empty_text = "the graph could not be built (ctrl+r reloads)"
+            view.rows_changed()
+            self._update_bar()
 
     @on(Built)
     def _built(self, event: Built) -> None:

@@ -24,7 +24,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
-from textual.worker import get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from memlens.core.decay import decay_of
 from memlens.core.query import QueryError
@@ -212,6 +212,14 @@ class SearchScreen(MemlensScreen):
         if worker.is_cancelled:
             return
         self.post_message(self.IndexBuilt(index, signature, time.perf_counter() - started))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # The base class reports the error; here the pane stops waiting for it.
+        if event.state == WorkerState.ERROR and event.worker.group == "search-index":
+            self._building = None
+            self.query_one(ResultList).loading = False
+            self.query_one(ResultList).set_hits([], "the index could not be built (ctrl+r reloads)")
+            self._update_bar()
 
     @on(IndexBuilt)
     def _index_built(self, event: IndexBuilt) -> None:
