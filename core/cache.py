@@ -43,6 +43,7 @@ import os
 import pickle
 import stat
 import struct
+import sys
 import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -185,14 +186,23 @@ _fingerprints: dict[str, str] = {}
 
 
 def code_fingerprint(format_id: str) -> str:
-    """sha256 over the source of the modules that decide a format's FileScans."""
+    """sha256 over the source of the modules that decide a format's FileScans.
+
+    The shared readers and model, this module, the adapter protocol and the
+    format's own adapter module; not the writers or anything else that does
+    not change what a scan produces.
+    """
     cached = _fingerprints.get(format_id)
     if cached is not None:
         return cached
     here = Path(__file__).parent
     digest = hashlib.sha256(f"v{CACHE_VERSION}:{format_id}".encode())
     names = [here / n for n in _CODE_MODULES]
-    names += sorted((here / "formats").glob("*.py"))
+    names.append(here / "formats" / "base.py")
+    module = sys.modules.get(type(adapter_for(format_id)).__module__)
+    source = getattr(module, "__file__", None)
+    if source:
+        names.append(Path(source))
     for path in names:
         with contextlib.suppress(OSError):
             digest.update(path.name.encode() + b"\0" + path.read_bytes())
