@@ -14,6 +14,7 @@ list shows everything a vault holds.
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -345,6 +346,13 @@ class MemoryList:
     _invalid: bytearray = field(default_factory=bytearray)
     #: Sort keys per column, parallel to `rows`, computed on first use.
     _sort_keys: dict[str, list[Any]] = field(default_factory=dict)
+    #: Parallel to `rows`: 0 for a slot `update` removed (compacted later).
+    _alive: bytearray = field(default_factory=bytearray)
+    _dead: int = 0
+    #: id(row) -> index in `rows`, built on first use by `update`.
+    _slot: dict[int, int] | None = None
+    #: One past the largest natural order given out (where `extend` continues).
+    _order_end: int = 0
 
     def __post_init__(self) -> None:
         rows, self.rows = self.rows, []
@@ -371,11 +379,12 @@ class MemoryList:
 
     @property
     def total(self) -> int:
-        return len(self.rows)
+        return len(self.rows) - self._dead
 
     def _index(self) -> dict[tuple[str, str], int]:
         if self._key_index is None:
-            self._key_index = {row.key: i for i, row in enumerate(self.rows)}
+            alive = self._alive
+            self._key_index = {row.key: i for i, row in enumerate(self.rows) if alive[i]}
         return self._key_index
 
     def position_of(self, key: tuple[str, str]) -> int | None:
@@ -393,32 +402,201 @@ class MemoryList:
         row = self.rows[index]
         return row if row.problem is None else None
 
+    def position_of_row(self, row: MemoryRow) -> int | None:
+        """Where this very row object is in the current view, if it is shown."""
+        index = self._slots().get(id(row))
+        if index is None or not self._mask[index]:
+            return None
+        return self._matches.index(index)
+
+    def __contains__(self, row: object) -> bool:
+        """True if this very row object is in the list (shown or not)."""
+        return id(row) in self._slots()
+
     # -- changing
     def extend(self, rows: Iterable[MemoryRow]) -> None:
         """Append rows (e.g. one more scanned vault), keeping sort and filter."""
-        start = len(self.rows)
+        start = self._order_end
         new = list(rows)
         for offset, row in enumerate(new):
             row.order = start + offset
-        self.rows.extend(new)
-        self._key_index = None
-        self._sort_keys.clear()
-        self._hay.extend(r.haystack for r in new)
-        self._roots.extend(str(r.vault_root) for r in new)
-        self._invalid.extend(1 if r.problem is not None else 0 for r in new)
-        pred = self._accepts()
-        self._mask.extend(1 if pred(r) else 0 for r in new)
+        self._order_end = start + len(new)
+        self._append_slots(new, keep_caches=False)
         self._resort()
 
     def replace(self, rows: Iterable[MemoryRow]) -> None:
         """Swap every row (e.g. rebuilt at another `as_of`), keeping sort and filter."""
+        self._clear_slots()
+        self._order_end = 0
+        self.extend(rows)
+
+    def update(
+        self,
+        *,
+        replaced: Iterable[tuple[MemoryRow, MemoryRow]] = (),
+        added: Iterable[MemoryRow] = (),
+        removed: Iterable[MemoryRow] = (),
+    ) -> None:
+        """Change a few rows in place; every other row keeps its place (live reload).
+
+        Rows are matched by object identity (a vault may hold an id twice).
+        `replaced` pairs (old, new) put the new row in the old one's slot and
+        natural order; `removed` rows leave the list; `added` rows keep the
+        `order` they carry (ties go after the rows already there, so the
+        order of a vault's last row puts a row at the end of that vault), or
+        go at the very end when it is negative.  Sort and filter apply to the
+        new rows.  Costs a few O(n) C-level list passes plus O(k log n) for k
+        changed rows instead of a rebuild; unknown old rows are ignored.
+        """
+        pairs = list(replaced)
+        new_rows = list(added)
+        gone = list(removed)
+        if not (pairs or new_rows or gone):
+            return
+        slots = self._slots()
+        pred = self._accepts()
+        keys_by_col = {col: sort_key(col) for col in self._sort_keys}
+        touched: list[int] = []
+        dropped: set[int] = set()
+        for old, new in pairs:
+            i = slots.pop(id(old), None)
+            new.order = old.order
+            if i is None or not self._alive[i]:
+                new_rows.append(new)
+                continue
+            self._put(i, new, pred, keys_by_col)
+            slots[id(new)] = i
+            touched.append(i)
+        for old in gone:
+            i = slots.pop(id(old), None)
+            if i is None or not self._alive[i]:
+                continue
+            self._alive[i] = 0
+            self._mask[i] = 0
+            self._dead += 1
+            dropped.add(i)
+            if self._key_index is not None and self._key_index.get(old.key) == i:
+                del self._key_index[old.key]
+        if new_rows:
+            for row in new_rows:
+                if row.order < 0:
+                    row.order = self._order_end
+                self._order_end = max(self._order_end, row.order + 1)
+            start = len(self.rows)
+            self._append_slots(new_rows, keep_caches=True)
+            touched.extend(range(start, len(self.rows)))
+        if self._dead * 4 > max(len(self.rows), 4000):
+            self._compact()
+            self._resort()
+            return
+        self._reposition(touched, dropped)
+
+    # -- internals
+    def _clear_slots(self) -> None:
         self.rows = []
         self._mask = bytearray()
         self._hay = []
         self._roots = []
         self._invalid = bytearray()
+        self._alive = bytearray()
+        self._dead = 0
         self._key_index = None
-        self.extend(rows)
+        self._slot = None
+        self._sort_keys.clear()
+
+    def _slots(self) -> dict[int, int]:
+        if self._slot is None:
+            alive = self._alive
+            self._slot = {id(row): i for i, row in enumerate(self.rows) if alive[i]}
+        return self._slot
+
+    def _append_slots(self, new: list[MemoryRow], *, keep_caches: bool) -> None:
+        start = len(self.rows)
+        self.rows.extend(new)
+        self._hay.extend(r.haystack for r in new)
+        self._roots.extend(str(r.vault_root) for r in new)
+        self._invalid.extend(1 if r.problem is not None else 0 for r in new)
+        self._alive.extend(b"\x01" * len(new))
+        pred = self._accepts()
+        self._mask.extend(1 if pred(r) else 0 for r in new)
+        if not keep_caches:
+            self._key_index = None
+            self._slot = None
+            self._sort_keys.clear()
+            return
+        for col, keys in self._sort_keys.items():
+            key = sort_key(col)
+            keys.extend(key(r) for r in new)
+        if self._slot is not None:
+            for offset, r in enumerate(new):
+                self._slot[id(r)] = start + offset
+        if self._key_index is not None:
+            for offset, r in enumerate(new):
+                self._key_index[r.key] = start + offset
+
+    def _put(
+        self,
+        i: int,
+        row: MemoryRow,
+        pred: Callable[[MemoryRow], bool],
+        keys_by_col: dict[str, Callable[[MemoryRow], Any]],
+    ) -> None:
+        """Put `row` into slot `i` (its parallel arrays and cached sort keys too)."""
+        old = self.rows[i]
+        self.rows[i] = row
+        self._hay[i] = row.haystack
+        self._roots[i] = str(row.vault_root)
+        self._invalid[i] = 1 if row.problem is not None else 0
+        self._mask[i] = 1 if pred(row) else 0
+        for col, keys in self._sort_keys.items():
+            keys[i] = keys_by_col[col](row)
+        if self._key_index is not None:
+            if self._key_index.get(old.key) == i:
+                del self._key_index[old.key]
+            self._key_index[row.key] = i
+
+    def _reposition(self, touched: list[int], dropped: set[int]) -> None:
+        """Move touched slots to their sorted place, drop removed ones, refresh matches."""
+        alive = self._alive
+        moving = {i for i in touched if alive[i]}
+        if len(moving) + len(dropped) > 64 or self.sort_column not in self._sort_keys:
+            # Many rows: one sort is cheaper than many list inserts.
+            self._resort()
+            return
+        order = self._sorted
+        for i in moving | dropped:
+            with contextlib.suppress(ValueError):  # an added slot is not in it yet
+                order.remove(i)
+        for i in sorted(moving):
+            self._insort(i)
+        mask = self._mask
+        self._matches = [i for i in order if mask[i]]
+
+    def _insort(self, i: int) -> None:
+        """Insert slot `i` where a stable sort by the current column would put it."""
+        keys = self._sort_keys[self.sort_column]
+        k = keys[i]
+        order = self._sorted
+        reverse = self.reverse
+        lo, hi = 0, len(order)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            j = order[mid]
+            kj = keys[j]
+            # `sorted(..., reverse=True)` keeps equal keys in index order too.
+            tie = not k < kj and not kj < k
+            if (kj < k if reverse else k < kj) or (tie and i < j):
+                hi = mid
+            else:
+                lo = mid + 1
+        order.insert(lo, i)
+
+    def _compact(self) -> None:
+        """Drop removed slots for good (renumbers every slot)."""
+        alive = self._alive
+        live = [r for i, r in enumerate(self.rows) if alive[i]]
+        self._clear_slots()
+        self._append_slots(live, keep_caches=False)
 
     def set_query(self, query: str) -> None:
         """Narrow to rows matching every word of `query` (see `parse_query`)."""
@@ -460,7 +638,6 @@ class MemoryList:
         self._resort()
         return self.reverse
 
-    # -- internals
     def _accepts(self) -> Callable[[MemoryRow], bool]:
         base = _predicate(self._terms) if self._terms else None
         scope = str(self.scope) if self.scope is not None else None
@@ -510,7 +687,11 @@ class MemoryList:
             keys = self._sort_keys[self.sort_column] = [key(r) for r in self.rows]
         # Stable sort over the natural order: equal keys keep vault order,
         # so every view is deterministic.
-        self._sorted = sorted(range(len(keys)), key=keys.__getitem__, reverse=self.reverse)
+        slots: Iterable[int] = range(len(keys))
+        if self._dead:
+            alive = self._alive
+            slots = [i for i in slots if alive[i]]
+        self._sorted = sorted(slots, key=keys.__getitem__, reverse=self.reverse)
         mask = self._mask
         self._matches = [i for i in self._sorted if mask[i]]
 
