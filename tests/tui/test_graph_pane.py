@@ -20,6 +20,7 @@ from memlens.core.graph import MemoryGraph, NodeKey, build_graph, cell_width
 from memlens.tui.app import MemlensApp
 from memlens.tui.screens.graph import GraphScreen
 from memlens.tui.screens.main import MainScreen
+from memlens.tui.screens.search import SearchScreen
 from memlens.tui.widgets.graph_view import GraphView, HealthList
 from memlens.tui.widgets.memory_table import MemoryTable
 
@@ -539,3 +540,24 @@ async def test_a_graph_that_fails_to_build_is_reported(
         screen = gscreen(app)
         assert screen.graph is None and not view(app).loading
         assert "could not be built" in view(app).empty_text
+
+
+async def test_both_panes_on_a_folder_without_vaults(make_app: AppFactory, tmp_path: Path) -> None:
+    app = make_app([tmp_path])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("4")
+        await settle(pilot)
+        await pilot.press(*"abc")
+        await settle(pilot)
+        await pilot.press("escape", "down", "m", "l", "M", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, SearchScreen)  # nothing to open or follow
+        await pilot.press("5")
+        await settle(pilot)
+        assert isinstance(app.screen, GraphScreen)
+        assert "no memories loaded" in view(app).empty_text
+        keys = ("down", "enter", "plus", "e", "E", "o", "backspace", "h", "enter", "c", "h")
+        await pilot.press(*keys)
+        await settle(pilot)
+        assert app.errors == [] and app.is_running

@@ -208,7 +208,12 @@ class SearchScreen(MemlensScreen):
         worker = get_current_worker()
         started = time.perf_counter()
         memories = [m for v in vaults for m in v.memories]
-        index = SearchIndex.build(memories, self.memlens.as_of, vaults=vaults)
+        as_of = self.memlens.as_of
+        # Why not build([]): core's build raises on an empty list; an unbuilt
+        # index is a valid empty one.
+        index = (
+            SearchIndex.build(memories, as_of, vaults=vaults) if memories else SearchIndex(as_of)
+        )
         if worker.is_cancelled:
             return
         self.post_message(self.IndexBuilt(index, signature, time.perf_counter() - started))
