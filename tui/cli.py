@@ -44,6 +44,7 @@ from .cli_dream import dream
 from .cli_ecosystem import COMMANDS as ECOSYSTEM_COMMANDS
 from .cli_graph import graph
 from .cli_search import search
+from .cli_watch import watch
 
 #: Group options that take a value (needed to find the first real argument).
 _GROUP_VALUE_OPTIONS: set[str] = {"--config"}
@@ -383,6 +384,7 @@ def decay(path: Path, as_of: date | None, as_json: bool, apply_: bool) -> None:
 cli.add_command(search)
 cli.add_command(graph)
 cli.add_command(dream)
+cli.add_command(watch)
 for _command in (*ACTION_COMMANDS, *COGNITIVE_COMMANDS, *ECOSYSTEM_COMMANDS):
     cli.add_command(_command)
 
