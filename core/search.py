@@ -516,6 +516,8 @@ class SearchIndex:
             self._info.append(info)
             values.append(self._row_values(m, info))
             new_words.extend(self._index_words(m, row))
+        if not values:  # an empty catalog: the columns stay empty
+            return
         for col, data in zip(self._columns(), zip(*values, strict=True), strict=True):
             col.data = np.array(data, dtype=col.data.dtype)
             col.size = len(data)

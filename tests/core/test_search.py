@@ -402,3 +402,13 @@ def test_many_phrase_candidates_are_checked_lazily(monkeypatch: pytest.MonkeyPat
     assert ids(index.search('alpha -"beta delta"', limit=60)) == ids(
         index.search("alpha -delta", limit=60)
     )
+
+
+def test_an_empty_index_builds_and_answers_nothing() -> None:
+    from datetime import date
+
+    from memlens.core.search import SearchIndex
+
+    index = SearchIndex.build([], date(2026, 11, 22))
+    assert len(index) == 0
+    assert index.search("anything") == []
