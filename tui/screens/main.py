@@ -1,4 +1,9 @@
-"""The main screen: vaults on the left, the memory list, the detail of the highlighted row."""
+"""The main screen: vaults on the left, the memory list, the detail of the highlighted row.
+
+Actions (pin, archive, restore, promote, edit, undo) apply to the marked
+rows when any are marked, else to the highlighted row; the flow around each
+write (confirmation, conflicts, reload) is in `memlens.tui.actions_ui`.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +18,9 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
 from memlens.core.listing import COLUMNS, MemoryList, MemoryRow
+from memlens.core.model import Memory
 
+from ..actions_ui import ActionRunner, tell
 from ..messages import OpenRaw
 from ..safe_text import safe
 from ..widgets.detail import MemoryDetail, RelationList, RelationView
@@ -69,6 +76,78 @@ class MainScreen(MemlensScreen):
             tooltip="Back to the list; in the list: clear the filter",
             id="main.escape",
         ),
+        # Actions on the highlighted memory, or on the marked set when any is marked.
+        Binding("p", "pin", "Pin", show=False, tooltip="Pin or unpin (marked: all)", id="main.pin"),
+        Binding(
+            "a",
+            "archive",
+            "Archive",
+            show=False,
+            tooltip="Archive (marked: all)",
+            id="main.archive",
+        ),
+        Binding(
+            "r",
+            "restore",
+            "Restore",
+            show=False,
+            tooltip="Restore (marked: all)",
+            id="main.restore",
+        ),
+        Binding(
+            "P",
+            "promote",
+            "Promote",
+            show=False,
+            tooltip="Promote, with the format's options (marked: all)",
+            id="main.promote",
+        ),
+        Binding(
+            "m",
+            "edit_metadata",
+            "Metadata",
+            show=False,
+            tooltip="Edit the metadata, each field checked as you type",
+            id="main.metadata",
+        ),
+        Binding(
+            "E",
+            "edit_body",
+            "Edit body",
+            show=False,
+            tooltip="Edit the body here (ctrl+s saves, esc cancels)",
+            id="main.edit_body",
+        ),
+        Binding(
+            "e",
+            "open_editor",
+            "Editor",
+            show=False,
+            tooltip="Open the file in $EDITOR, re-read it after",
+            id="main.editor",
+        ),
+        Binding(
+            "u",
+            "undo",
+            "Undo",
+            show=False,
+            tooltip="Undo the last action in the highlighted memory's vault",
+            id="main.undo",
+        ),
+        Binding(
+            "space", "toggle_mark", "Mark", show=False, tooltip="Mark or unmark", id="main.mark"
+        ),
+        Binding(
+            "asterisk",
+            "mark_all",
+            "Mark all",
+            show=False,
+            tooltip="Mark every memory matching the filter",
+            id="main.mark_all",
+        ),
+        Binding(
+            "x", "clear_marks", "Clear marks", show=False, tooltip="Clear marks", id="main.unmark"
+        ),
     ]
 
     def __init__(self) -> None:
@@ -80,6 +159,12 @@ class MainScreen(MemlensScreen):
         #: Memories visited before following a relation (for `b`).
         self._history: list[tuple[str, str]] = []
         self._detail_timer: Timer | None = None
+        #: Keys of marked rows: bulk actions apply to these.
+        self.marks: set[tuple[str, str]] = set()
+        #: Writes and their modals.
+        self.actions = ActionRunner(self)
+        #: A row to put the cursor back on once a reload brings it back.
+        self._reselect: tuple[str, str] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="topbar")
@@ -91,7 +176,7 @@ class MainScreen(MemlensScreen):
                         placeholder="/ filter: words, tag:x kind:x health:x vault:x",
                         id="filter",
                     )
-                    yield MemoryTable(self.model, id="memories")
+                    yield MemoryTable(self.model, marks=self.marks, id="memories")
                 yield MemoryDetail(id="detail")
         yield Footer()
 
@@ -113,7 +198,13 @@ class MainScreen(MemlensScreen):
         for _vault, rows in new_batches:
             self.model.extend(rows)
         self.query_one(VaultSidebar).set_summaries(app.summaries())
-        self._rows_changed(current.key if current else None)
+        key = current.key if current else None
+        if self._reselect is not None:
+            if self.model.position_of(self._reselect) is not None:
+                key, self._reselect = self._reselect, None
+            elif not app.loading:
+                self._reselect = None
+        self._rows_changed(key)
 
     def _rows_changed(self, key: tuple[str, str] | None) -> None:
         table = self.query_one(MemoryTable)
@@ -138,6 +229,10 @@ class MainScreen(MemlensScreen):
             parts.append(" · invalid hidden")
         if model.query:
             parts += [" · filter ", safe(model.query, "italic")]
+        if self.marks:
+            parts.append((f" · {len(self.marks)} marked", "bold $accent"))
+        if self.actions.busy:
+            parts.append((f" · {self.actions.busy}…", "$warning"))
         if app.loading:
             parts.append((" · loading…", "$warning"))
         # Fixed height: no relayout needed (a relayout costs tens of ms).
@@ -175,6 +270,7 @@ class MainScreen(MemlensScreen):
 
     def _show_detail(self, row: MemoryRow | None) -> None:
         detail = self.query_one(MemoryDetail)
+        self.actions.viewed(row)
         if row is None or row.memory is None:
             detail.show(row)
             return
@@ -328,3 +424,126 @@ class MainScreen(MemlensScreen):
         self.post_message(
             OpenRaw(memory.abs_path, memory.line, f"{row.vault}/{memory.path}", needle)
         )
+
+    # ------------------------------------------------------------------ marks
+    def marks_changed(self) -> None:
+        """Redraw the marks and the count (after `marks` changed)."""
+        self.query_one(MemoryTable).marks_changed()
+        self._update_topbar()
+
+    def action_toggle_mark(self) -> None:
+        table = self.query_one(MemoryTable)
+        row = table.current_row()
+        if row is None:
+            return
+        if row.memory is None:
+            tell(self.memlens, "Invalid items cannot be marked: fix the file first (v).")
+            return
+        if row.key in self.marks:
+            self.marks.discard(row.key)
+        else:
+            self.marks.add(row.key)
+        self.marks_changed()
+        table.action_cursor_down()
+
+    def action_mark_all(self) -> None:
+        before = len(self.marks)
+        self.marks.update(r.key for r in self.model if r.memory is not None)
+        self.marks_changed()
+        tell(self.memlens, f"{len(self.marks) - before} marked ({len(self.marks)} in all).")
+
+    def action_clear_marks(self) -> None:
+        self.marks.clear()
+        self.marks_changed()
+
+    def marked_memories(self) -> list[Memory]:
+        """Marked memories in list order (marks hidden by the filter included)."""
+        shown = [r for r in self.model if r.key in self.marks and r.memory is not None]
+        keys = {r.key for r in shown}
+        hidden = []
+        for key in self.marks - keys:
+            row = self.model.find(key[0], key[1])
+            if row is not None and row.memory is not None:
+                hidden.append(row)
+        return [r.memory for r in [*shown, *hidden] if r.memory is not None]
+
+    # ------------------------------------------------------------------ what actions apply to
+    def targets(self) -> tuple[list[Memory], bool]:
+        """(memories, bulk): the marked set if any, else the highlighted memory."""
+        if self.marks:
+            return self.marked_memories(), True
+        row = self.query_one(MemoryTable).current_row()
+        if row is None:
+            return [], False
+        if row.memory is None:
+            tell(self.memlens, "Invalid items are not changed by memlens: e opens the file.")
+            return [], False
+        return [row.memory], False
+
+    def _highlighted_memory(self) -> Memory | None:
+        row = self.query_one(MemoryTable).current_row()
+        if row is None:
+            return None
+        if row.memory is None:
+            tell(self.memlens, "Invalid items are not changed by memlens: e opens the file.")
+            return None
+        return row.memory
+
+    def shown_row(self) -> MemoryRow | None:
+        """The row the detail pane shows."""
+        return self.query_one(MemoryDetail).row
+
+    def keep_selection(self, key: tuple[str, str]) -> None:
+        """Put the cursor back on `key` when the coming reload brings it back."""
+        self._reselect = key
+
+    def refresh_status(self) -> None:
+        self._update_topbar()
+
+    # ------------------------------------------------------------------ action keys
+    def action_pin(self) -> None:
+        memories, bulk = self.targets()
+        self.actions.pin_toggle(memories, bulk)
+
+    def action_archive(self) -> None:
+        memories, bulk = self.targets()
+        self.actions.run("archive", memories, bulk)
+
+    def action_restore(self) -> None:
+        memories, bulk = self.targets()
+        self.actions.run("restore", memories, bulk)
+
+    def action_promote(self) -> None:
+        memories, bulk = self.targets()
+        self.actions.promote(memories, bulk)
+
+    def action_edit_metadata(self) -> None:
+        memory = self._highlighted_memory()
+        if memory is not None:
+            self.actions.edit_metadata(memory)
+
+    def action_edit_body(self) -> None:
+        row = self.query_one(MemoryTable).current_row()
+        detail = self.query_one(MemoryDetail)
+        if row is not None and detail.row is not row and detail.editing is None:
+            self._show_detail(row)
+        detail.action_edit_body()
+
+    def action_open_editor(self) -> None:
+        row = self.query_one(MemoryTable).current_row()
+        if row is not None:
+            self.actions.open_in_editor(row)
+
+    def action_undo(self) -> None:
+        row = self.query_one(MemoryTable).current_row()
+        if row is None:
+            tell(self.memlens, "Nothing highlighted: undo works on the highlighted row's vault.")
+            return
+        self.actions.undo(row.vault_root)
+
+    @on(MemoryDetail.BodySubmitted)
+    def _body_submitted(self, event: MemoryDetail.BodySubmitted) -> None:
+        self.actions.save_body(event.memory, event.body)
+
+    def stop_body_editing(self) -> None:
+        self.query_one(MemoryDetail).stop_editing()

@@ -1,4 +1,11 @@
-"""The detail pane: one memory's metadata, decay, relations and body, or one problem."""
+"""The detail pane: one memory's metadata, decay, relations and body, or one problem.
+
+The body can be edited in place (`enter` on the pane, or `E` on the list): a
+TextArea replaces the rendered body until ctrl+s posts `BodySubmitted` (the
+screen writes it) or esc cancels.  The memory being edited is kept as it was
+read, so a save is conflict-checked against what the user started from even
+if a reload swaps the row meanwhile.
+"""
 
 from __future__ import annotations
 
@@ -15,14 +22,14 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import Markdown, OptionList, Static
+from textual.widgets import Markdown, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from memlens.core.listing import INVALID, MemoryRow
-from memlens.core.model import Relation
+from memlens.core.model import Memory, Relation
 from memlens.core.records import jsonable
 
-from ..safe_text import safe, safe_markdown, visible, visible_block
+from ..safe_text import has_controls, safe, safe_markdown, visible, visible_block
 from .raw_view import read_raw_lines
 
 #: Bodies longer than this are cut for the markdown view (the raw view shows all).
@@ -115,6 +122,27 @@ class RelationList(OptionList):
         self.post_message(self.Jump(self, self.views[event.option_index]))
 
 
+class BodyEditor(TextArea):
+    """The inline body editor: ctrl+s posts `Save`, esc posts `Cancel`."""
+
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save body", id="editor.save"),
+        Binding("escape", "cancel", "Cancel edit", id="editor.cancel"),
+    ]
+
+    class Save(Message):
+        """Save the edited text."""
+
+    class Cancel(Message):
+        """Drop the edit."""
+
+    def action_save(self) -> None:
+        self.post_message(self.Save())
+
+    def action_cancel(self) -> None:
+        self.post_message(self.Cancel())
+
+
 class MemoryDetail(VerticalScroll, can_focus=True):
     """Everything about the highlighted row.  Calls down: `show(row, relations)`."""
 
@@ -126,13 +154,36 @@ class MemoryDetail(VerticalScroll, can_focus=True):
         Binding("k", "scroll_up", "Scroll up", show=False, id="detail.up"),
         Binding("g", "scroll_home", "Top", show=False, id="detail.top"),
         Binding("G", "scroll_end", "Bottom", show=False, id="detail.bottom"),
+        Binding(
+            "enter",
+            "edit_body",
+            "Edit body",
+            show=False,
+            tooltip="Edit the body here (ctrl+s saves, esc cancels)",
+            id="detail.edit_body",
+        ),
     ]
+
+    class BodySubmitted(Message):
+        """The user saved an edited body (nothing is written yet: the screen writes it)."""
+
+        def __init__(self, detail: MemoryDetail, memory: Memory, body: str) -> None:
+            super().__init__()
+            self.detail = detail
+            #: The memory as it was when editing started.
+            self.memory = memory
+            #: The new body text.
+            self.body = body
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         #: The row shown, if any.
         self.row: MemoryRow | None = None
         self._pending: AwaitComplete | None = None
+        #: The memory whose body is being edited (as read when editing began).
+        self.editing: Memory | None = None
+        #: The latest `show` call made while editing, replayed when it ends.
+        self._deferred: tuple[MemoryRow | None, list[RelationView] | None] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="detail-title")
@@ -142,6 +193,15 @@ class MemoryDetail(VerticalScroll, can_focus=True):
         yield Static(id="detail-raw")
         yield Static("Body", classes="detail-heading", id="detail-body-heading")
         yield SafeMarkdown(id="detail-body")
+        hint = Static(
+            Content.styled("editing · ctrl+s saves · esc cancels", "$warning"),
+            id="detail-editor-hint",
+        )
+        hint.display = False
+        yield hint
+        editor = BodyEditor(id="detail-editor", soft_wrap=True)
+        editor.display = False
+        yield editor
         yield Static("Relations", classes="detail-heading", id="detail-relations-heading")
         yield RelationList(id="detail-relations")
         yield Static("Metadata", classes="detail-heading", id="detail-meta-heading")
@@ -149,6 +209,10 @@ class MemoryDetail(VerticalScroll, can_focus=True):
 
     # ------------------------------------------------------------------ calls down
     def show(self, row: MemoryRow | None, relations: list[RelationView] | None = None) -> None:
+        if self.editing is not None:
+            # Why: a reload or a cursor move must not drop text being typed.
+            self._deferred = (row, relations)
+            return
         self.row = row
         self.scroll_home(animate=False)
         title = self.query_one("#detail-title", Static)
@@ -165,6 +229,66 @@ class MemoryDetail(VerticalScroll, can_focus=True):
             self._show_problem(row)
         else:
             self._show_memory(row, relations or [])
+
+    # ------------------------------------------------------------------ inline body editing
+    def start_editing(self) -> str | None:
+        """Replace the body with an editor; returns why not, if it cannot."""
+        if self.editing is not None:
+            self.query_one(BodyEditor).focus()
+            return None
+        row = self.row
+        if row is None or row.memory is None:
+            return "Nothing to edit: choose a memory."
+        memory = row.memory
+        if memory.tombstoned:
+            return "Tombstoned (erased) memories cannot be changed."
+        if has_controls(memory.body):
+            return "The body holds control characters: edit the file with e instead."
+        self.editing = memory
+        editor = self.query_one(BodyEditor)
+        editor.load_text(memory.body)
+        editor.move_cursor((0, 0))
+        self._toggle(body=False)
+        self.query_one("#detail-body-heading").display = True
+        editor.display = True
+        self.query_one("#detail-editor-hint").display = True
+        editor.focus()
+        return None
+
+    def stop_editing(self) -> None:
+        """Back to the rendered body (of the row shown meanwhile, if any)."""
+        if self.editing is None:
+            return
+        self.editing = None
+        self.query_one(BodyEditor).display = False
+        self.query_one("#detail-editor-hint").display = False
+        deferred, self._deferred = self._deferred, None
+        if deferred is not None:
+            self.show(*deferred)
+        else:
+            self.show(self.row, self._relation_views())
+        self.focus()
+
+    def _relation_views(self) -> list[RelationView]:
+        return list(self.query_one(RelationList).views)
+
+    @property
+    def editor_text(self) -> str:
+        return self.query_one(BodyEditor).text
+
+    def action_edit_body(self) -> None:
+        why = self.start_editing()
+        if why is not None:
+            self.notify(why, severity="warning", markup=False)
+
+    def on_body_editor_save(self, event: BodyEditor.Save) -> None:
+        event.stop()
+        if self.editing is not None:
+            self.post_message(self.BodySubmitted(self, self.editing, self.editor_text))
+
+    def on_body_editor_cancel(self, event: BodyEditor.Cancel) -> None:
+        event.stop()
+        self.stop_editing()
 
     async def settled(self) -> None:
         """Wait until the body markdown is mounted (for tests and screenshots)."""

@@ -1,11 +1,14 @@
 """The memory list: every memory of every vault, one drawn line each.
 
 The rows live in a core `MemoryList` (sorted and filtered there); this widget
-only draws the visible window and reports what the user does.
+only draws the visible window and reports what the user does.  Marked rows
+(the set bulk actions apply to, owned by the screen) get a `●` before the
+title; with nothing marked every line looks as it always did.
 """
 
 from __future__ import annotations
 
+from collections.abc import Set
 from dataclasses import dataclass
 
 from rich.style import Style
@@ -91,6 +94,7 @@ class MemoryTable(LineList):
     MemoryTable > .memory-table--archived { color: $text-muted; }
     MemoryTable > .memory-table--tombstoned { color: $text-disabled; }
     MemoryTable > .memory-table--dim { color: $text-muted; }
+    MemoryTable > .memory-table--marked { color: $accent; text-style: bold; }
     """
 
     COMPONENT_CLASSES = {
@@ -102,6 +106,7 @@ class MemoryTable(LineList):
         "memory-table--archived",
         "memory-table--tombstoned",
         "memory-table--dim",
+        "memory-table--marked",
     }
 
     empty_text = "no memories match"
@@ -137,6 +142,7 @@ class MemoryTable(LineList):
         self,
         model: MemoryList,
         *,
+        marks: Set[tuple[str, str]] = frozenset(),
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
@@ -144,6 +150,13 @@ class MemoryTable(LineList):
         super().__init__(name=name, id=id, classes=classes)
         #: The rows, their order and the filter (owned by the screen).
         self.model = model
+        #: Keys (`MemoryRow.key`) of marked rows (owned by the screen).
+        self.marks = marks
+
+    def marks_changed(self) -> None:
+        """Redraw after the screen changed `marks` (cached lines hold the old marks)."""
+        self._line_cache.clear()
+        self.refresh()
 
     # ------------------------------------------------------------------ LineList
     def row_count(self) -> int:
@@ -189,6 +202,10 @@ class MemoryTable(LineList):
             cell = safe_rich(("✗ " if row.health == INVALID else "") + row.title)
             if row.health == INVALID:
                 cell.stylize(health_style)
+            if self.marks and row.key in self.marks:
+                marked = self.get_component_rich_style("memory-table--marked", partial=True)
+                cell = Text("● ", style=marked, no_wrap=True, end="") + cell
+                cell.stylize(marked)
         elif col.key == "kind":
             cell = safe_rich(row.kind)
         elif col.key == "health":
