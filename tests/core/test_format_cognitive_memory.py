@@ -30,8 +30,6 @@ from memlens.core.formats.cognitive_memory import (
 from memlens.core.model import Health, Memory, Reason, RefIssue, ScanResult
 
 FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
-if not FIXTURES.is_dir():  # pragma: no cover - layout fallback
-    FIXTURES = Path("/work/shared/fixtures")
 VAULT = FIXTURES / "cognitive-memory"
 EXPECTED: dict[str, Any] = json.loads((FIXTURES / "expected.json").read_text("utf-8"))
 CM = EXPECTED["formats"]["cognitive-memory"]

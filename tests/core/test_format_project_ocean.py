@@ -24,7 +24,7 @@ from memlens.core.formats.project_ocean import (
 )
 from memlens.core.model import DecayInfo, Health, Memory, Reason, RefIssue, ScanResult
 
-FIXTURES = Path("/work/shared/fixtures")
+FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
 VAULT = FIXTURES / "project-ocean"
 EXPECTED: dict[str, Any] = json.loads((FIXTURES / "expected.json").read_text(encoding="utf-8"))[
     "formats"

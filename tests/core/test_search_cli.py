@@ -11,9 +11,7 @@ from click.testing import CliRunner, Result
 
 from memlens.tui.cli_search import search
 
-FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures"
-if not FIXTURES.exists():  # pragma: no cover - layout fallback
-    FIXTURES = Path("/work/shared/fixtures")
+FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
 
 
 def run(*args: str) -> Result:

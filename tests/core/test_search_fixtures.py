@@ -15,9 +15,7 @@ import pytest
 from memlens.core import Catalog, open_catalog
 from memlens.core.search import FUZZY_WEIGHT, Hit, SearchIndex
 
-FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures"
-if not FIXTURES.exists():  # pragma: no cover - layout fallback
-    FIXTURES = Path("/work/shared/fixtures")
+FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
 AS_OF = date(2026, 11, 22)
 
 
