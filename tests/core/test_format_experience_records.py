@@ -25,7 +25,7 @@ from memlens.core.formats.experience_record import (
 )
 from memlens.core.model import Health, Memory, Reason, RefIssue, ScanResult
 
-FIXTURES = Path("/work/shared/fixtures")
+FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
 VAULT = FIXTURES / "experience-records"
 EXPECTED_ALL = json.loads((FIXTURES / "expected.json").read_text(encoding="utf-8"))
 EXPECTED = EXPECTED_ALL["formats"]["experience-records"]
