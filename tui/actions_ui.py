@@ -88,9 +88,26 @@ def wall_clock() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
 
 
+#: Characters of a title shown in lists and notifications.
+LABEL_TITLE_CHARS = 48
+
+
 def memory_label(memory: Memory) -> str:
-    """`title  (id)` for lists and notifications."""
-    return f"{memory.title}  ({memory.id})"
+    """`title  (id)` for lists and notifications, the title cut to one line."""
+    title = " ".join(memory.title.split())
+    if len(title) > LABEL_TITLE_CHARS:
+        title = title[: LABEL_TITLE_CHARS - 1].rstrip() + "…"
+    return f"{title}  ({memory.id})"
+
+
+def plan_lines(plan: Plan) -> list[str]:
+    """The plan's summary, then each file change the summary does not already name."""
+    lines = [plan.summary]
+    for line in plan.describe():
+        paths = line.split(" ", 1)[-1].split(" -> ")
+        if not all(p in plan.summary for p in paths):
+            lines.append(line)
+    return lines
 
 
 def entry_paths(root: Path, entry: dict[str, Any]) -> list[Path]:
@@ -198,8 +215,7 @@ def plan_jobs(
             jobs.append(Job(ChangeItem(memory_label(m), [str(exc)], refused=True), None))
             continue
         step = RunStep(memory_label(m), m.vault_root, Action(name, m, params).apply)
-        lines = [plan.summary, *plan.describe()]
-        jobs.append(Job(ChangeItem(memory_label(m), lines), step, (m.key,)))
+        jobs.append(Job(ChangeItem(memory_label(m), plan_lines(plan)), step, (m.key,)))
     return jobs
 
 
@@ -225,7 +241,7 @@ def plan_promote_jobs(memories: list[Memory], options: dict[str, dict[str, Any]]
             continue
         step = RunStep(label, root, partial(apply_plan, plan))
         keys = tuple(m.key for m in group)
-        jobs.append(Job(ChangeItem(label, [plan.summary, *plan.describe()]), step, keys))
+        jobs.append(Job(ChangeItem(label, plan_lines(plan)), step, keys))
     jobs += plan_jobs("promote", rest, lambda m: options.get(m.format, {}))
     return jobs
 
@@ -278,7 +294,11 @@ class ActionRunner:
         self.app.push_screen(PromoteScreen(memories, extra), chosen)
 
     def edit_metadata(self, memory: Memory) -> None:
+        # The app announces an external change to it while the form is open.
+        self.app.editing.add(memory.key)
+
         def chosen(changes: dict[str, Any] | None) -> None:
+            self.app.editing.discard(memory.key)
             if changes and self._start("set"):
                 self._worker(self._single("set", memory, {"changes": changes}), "set")
 
@@ -320,6 +340,8 @@ class ActionRunner:
         except OSError as exc:
             tell(app, f"Could not start the editor {argv[0]!r}: {exc.strerror or exc}", "error")
             return
+        # Why no `app.editing` entry: the app is suspended while the editor
+        # runs, and the refresh below reads whatever the editor left.
         if code != 0:
             tell(app, f"The editor exited with status {code}.", "warning")
         self.screen.keep_selection(row.key)

@@ -165,7 +165,7 @@ class ConflictScreen(ModalScreen[str | None]):
     def _choices(self) -> Content:
         lines = [
             "Another program wrote this memory after memlens read it; nothing was written.",
-            "Reload: read the vault again and drop this change.",
+            "Reload: read it again from disk and drop this change.",
         ]
         if self.can_overwrite and self.body_edit:
             lines.append("Overwrite: write your text over the new content (asks again).")

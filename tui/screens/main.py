@@ -541,6 +541,14 @@ class MainScreen(MemlensScreen):
             return
         self.actions.undo(row.vault_root)
 
+    @on(MemoryDetail.EditingChanged)
+    def _editing_changed(self, event: MemoryDetail.EditingChanged) -> None:
+        # The app announces external changes to memories being edited.
+        if event.editing:
+            self.memlens.editing.add(event.key)
+        else:
+            self.memlens.editing.discard(event.key)
+
     @on(MemoryDetail.BodySubmitted)
     def _body_submitted(self, event: MemoryDetail.BodySubmitted) -> None:
         self.actions.save_body(event.memory, event.body)

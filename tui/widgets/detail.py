@@ -175,6 +175,17 @@ class MemoryDetail(VerticalScroll, can_focus=True):
             #: The new body text.
             self.body = body
 
+    class EditingChanged(Message):
+        """Inline editing of a memory's body started (`memory` set) or ended (None)."""
+
+        def __init__(self, detail: MemoryDetail, key: tuple[str, str], editing: bool) -> None:
+            super().__init__()
+            self.detail = detail
+            #: The memory's key (`Memory.key`).
+            self.key = key
+            #: True when editing started, False when it ended.
+            self.editing = editing
+
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         #: The row shown, if any.
@@ -245,6 +256,7 @@ class MemoryDetail(VerticalScroll, can_focus=True):
         if has_controls(memory.body):
             return "The body holds control characters: edit the file with e instead."
         self.editing = memory
+        self.post_message(self.EditingChanged(self, memory.key, True))
         editor = self.query_one(BodyEditor)
         editor.load_text(memory.body)
         editor.move_cursor((0, 0))
@@ -259,6 +271,7 @@ class MemoryDetail(VerticalScroll, can_focus=True):
         """Back to the rendered body (of the row shown meanwhile, if any)."""
         if self.editing is None:
             return
+        self.post_message(self.EditingChanged(self, self.editing.key, False))
         self.editing = None
         self.query_one(BodyEditor).display = False
         self.query_one("#detail-editor-hint").display = False
