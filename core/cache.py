@@ -83,6 +83,7 @@ _CODE_MODULES = (
     "dates.py",
     "decay.py",
     "frontmatter.py",
+    "fastyaml.py",
     "paths.py",
     "textio.py",
     "cache.py",
