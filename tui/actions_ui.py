@@ -257,6 +257,8 @@ class ActionRunner:
         #: What is being written now (shown in the top bar), or None.
         self.busy: str | None = None
         self._access_timer: Timer | None = None
+        #: The memory whose viewing was last considered (one access per view).
+        self._viewed: tuple[str, str] | None = None
 
     @property
     def app(self) -> MemlensApp:
@@ -349,7 +351,14 @@ class ActionRunner:
 
     # ------------------------------------------------------------------ access tracking
     def viewed(self, row: MemoryRow | None) -> None:
-        """The detail now shows `row`: count an access after ACCESS_DELAY (if tracking)."""
+        """The detail now shows `row`: count an access after ACCESS_DELAY (if tracking).
+
+        The same memory shown again (a refresh, a redraw) is the same view.
+        """
+        key = row.key if row is not None else None
+        if key == self._viewed:
+            return
+        self._viewed = key
         if self._access_timer is not None:
             self._access_timer.stop()
             self._access_timer = None

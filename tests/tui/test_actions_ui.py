@@ -566,6 +566,34 @@ async def test_palette_run_previews_then_applies(fixtures_copy: Path) -> None:
         assert core.read_text(encoding="utf-8") == "# stale\n"
 
 
+async def test_ocean_promote_run_asks_the_threshold_first(fixtures_copy: Path) -> None:
+    app = quiet_app(fixtures_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        root = root_of(app, "project-ocean")
+        shared = root / "shared" / "observations"
+        before = {p.name for p in shared.glob("*.md")}
+        run_commands(app)["Run: Project Ocean promote (threshold)"]()
+        await settle(pilot)
+        field = app.screen.query_one("#threshold-value", Input)
+        field.value = "2"
+        await press(pilot, "enter")
+        assert "threshold" in str(app.screen.query_one("#threshold-status").render())
+        field.value = "0.9"
+        await press(pilot, "enter")
+        preview = app.screen
+        assert isinstance(preview, RunPreviewScreen) and preview.preview is not None
+        planned = [i.label for i in preview.preview.items if not i.refused]
+        assert planned and {p.name for p in shared.glob("*.md")} == before
+        await press(pilot, "y")
+        assert preview.outcome is not None and not preview.outcome.refused
+        added = {p.name for p in shared.glob("*.md")} - before
+        assert len(added) == len(planned)
+        for name in added:
+            text = (shared / name).read_text(encoding="utf-8")
+            assert "promoted_from:" in text and "promoted_at: 2026-11-22" in text
+
+
 async def test_archive_everything_expired_run(fixtures_copy: Path) -> None:
     from memlens.core import open_catalog
     from memlens.core.decay import archive_candidates
