@@ -121,10 +121,6 @@ def entry_paths(root: Path, entry: dict[str, Any]) -> list[Path]:
     return out
 
 
-def plan_paths(plan: Plan) -> list[Path]:
-    return [p for c in plan.changes for p in (c.path, c.dst) if p is not None]
-
-
 def editor_argv(config: Config, path: Path, line: int | None = None) -> list[str]:
     """The editor command for `path` (config, $VISUAL, $EDITOR, vi), at `line` if it can."""
     argv = list(config.editor_command())
@@ -143,8 +139,8 @@ def tell(app: MemlensApp, message: str, severity: SeverityLevel = "information")
     log: list[tuple[str, str]] | None = getattr(app, "action_log", None)
     if log is None:
         log = []
-        # Why an attribute set here: tests and the error report read what
-        # the user was told without touching Textual's private toast list.
+        # Why an attribute set here: what the user was told can be read
+        # (tests, debugging) without Textual's private list of toasts.
         app.action_log = log  # type: ignore[attr-defined]
     log.append((severity, message))
     app.notify(visible(message), severity=severity, markup=False, timeout=6)
