@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import subprocess
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -401,7 +401,7 @@ class ActionRunner:
         self.busy = None
         self.screen.refresh_status()
 
-    def _worker(self, coro: Any, name: str) -> None:
+    def _worker(self, coro: Coroutine[Any, Any, None], name: str) -> None:
         async def guarded() -> None:
             try:
                 await coro
