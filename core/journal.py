@@ -61,6 +61,9 @@ class Plan:
     memory_ids: list[str]
     summary: str
     changes: list[FileChange] = field(default_factory=list)
+    #: Files the plan was computed from but does not write (e.g. the source
+    #: of a promote copy): apply refuses if any of them changed meanwhile.
+    reads: list[FileSnapshot] = field(default_factory=list)
 
     def describe(self) -> list[str]:
         """One line per file change, vault-relative."""
@@ -86,11 +89,20 @@ def _rel(root: Path, path: Path) -> str:
 def state_dir(vault_root: Path) -> Path:
     """`<vault>/.memlens`, created with a `.gitignore` that ignores everything."""
     d = vault_root / STATE_DIR
+    # The journal keeps copies of vault content: never let a link carry them
+    # (or anything memlens writes here) outside the vault.
+    if d.is_symlink() or (d.exists() and not is_inside(vault_root, d)):
+        raise UnsafePathError(f"{d} is a symbolic link; memlens will not write through it")
     if not d.is_dir():
         d.mkdir(parents=True, exist_ok=True)
+    for sub in ("blobs", "undone", JOURNAL, ".gitignore"):
+        if (d / sub).is_symlink():
+            raise UnsafePathError(
+                f"{d / sub} is a symbolic link; memlens will not write through it"
+            )
     ignore = d / ".gitignore"
     if not ignore.exists():
-        ignore.write_text("*\n", encoding="utf-8")
+        atomic_write(ignore, b"*\n", None, root=vault_root)
     return d
 
 
@@ -100,7 +112,7 @@ def _store_blob(vault_root: Path, data: bytes) -> str:
     blobs.mkdir(exist_ok=True)
     target = blobs / sha
     if not target.exists():
-        atomic_write(target, data, None)
+        atomic_write(target, data, None, root=vault_root)
     return sha
 
 
@@ -129,6 +141,8 @@ def apply_plan(plan: Plan) -> dict[str, Any]:
     back from the stored before-bytes.
     """
     root = plan.vault_root
+    for read in plan.reads:
+        check_unchanged(read)
     for c in plan.changes:
         _check_inside(root, c.path, *([c.dst] if c.dst else []))
         if c.kind == "create":
@@ -191,7 +205,7 @@ def _append_journal(root: Path, entry: dict[str, Any]) -> None:
     path = state_dir(root) / JOURNAL
     line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
     old = path.read_bytes() if path.exists() else b""
-    atomic_write(path, old + line, None)
+    atomic_write(path, old + line, None, root=root)
 
 
 def read_journal(root: Path) -> list[dict[str, Any]]:
@@ -211,31 +225,62 @@ def read_journal(root: Path) -> list[dict[str, Any]]:
 
 
 def _undo_ops(root: Path, ops: list[dict[str, Any]], *, force: bool = False) -> None:
-    """Reverse journaled ops, last first; refuse if a file changed since (unless force)."""
+    """Reverse journaled ops, last first, all or nothing.
+
+    Every op is checked before any is reverted (a file changed since the
+    action refuses the whole undo, unless `force`), and if a revert fails
+    part-way the reverts already done are themselves reverted, so an undo
+    never leaves a memory half in one place and half in another.
+    """
+    steps: list[tuple[dict[str, Any], Path, FileSnapshot, bytes | None]] = []
     for op in reversed(ops):
         path = _safe_rel(root, op["path"])
-        if op["op"] == "write":
-            before = _load_blob(root, op["before"])
-            current = snapshot(path)
-            if not force and current.sha256 != op["after"]:
-                raise ConflictError(f"{path} changed after the action; undo refused")
-            atomic_write(path, before, current, root=root)
-        elif op["op"] == "create":
-            current = snapshot(path)
-            if not current.exists:
-                continue
-            if not force and current.sha256 != op["after"]:
-                raise ConflictError(f"{path} changed after the action; undo refused")
-            undone = state_dir(root) / "undone" / f"{time.time_ns():x}" / op["path"]
-            move_no_clobber(path, undone, current, root=root)
-        elif op["op"] == "move":
+        if op["op"] == "move":
             dst = _safe_rel(root, op["dst"])
             current = snapshot(dst)
             if not current.exists:
                 raise ConflictError(f"{dst} is gone; cannot move it back")
             if not force and current.sha256 != op.get("sha"):
                 raise ConflictError(f"{dst} changed after the action; undo refused")
-            move_no_clobber(dst, path, current, root=root)
+            if not force and (path.exists() or path.is_symlink()):
+                raise ConflictError(f"{path} exists again; cannot move {dst} back over it")
+            steps.append((op, path, current, None))
+            continue
+        current = snapshot(path)
+        if op["op"] == "create" and not current.exists:
+            continue
+        if not force and current.sha256 != op["after"]:
+            raise ConflictError(f"{path} changed after the action; undo refused")
+        data = path.read_bytes() if current.exists else None
+        steps.append((op, path, current, data))
+    done: list[tuple[str, Path, Path | bytes]] = []
+    try:
+        for op, path, current, data in steps:
+            if op["op"] == "write":
+                before = _load_blob(root, op["before"])
+                atomic_write(path, before, current, root=root)
+                assert data is not None
+                done.append(("write", path, data))
+            elif op["op"] == "create":
+                undone = state_dir(root) / "undone" / f"{time.time_ns():x}" / op["path"]
+                move_no_clobber(path, undone, current, root=root)
+                done.append(("move", undone, path))
+            else:
+                dst = _safe_rel(root, op["dst"])
+                move_no_clobber(dst, path, current, root=root)
+                done.append(("move", path, dst))
+    except BaseException:
+        for kind, path, other in reversed(done):
+            try:
+                if kind == "write":
+                    assert isinstance(other, bytes)
+                    atomic_write(path, other, None, root=root)
+                else:
+                    assert isinstance(other, Path)
+                    move_no_clobber(path, other, None, root=root)
+            except OSError:
+                pass  # best effort: the before-bytes stay in .memlens/blobs
+        raise
 
 
 def _safe_rel(root: Path, rel: str) -> Path:

@@ -1,0 +1,100 @@
+"""The undo journal: all-or-nothing undo, state kept inside the vault, read snapshots."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from memlens.core.actions import Action
+from memlens.core.errors import ConflictError, UnsafePathError
+from memlens.core.journal import FileChange, Plan, apply_plan, undo_last
+from memlens.core.vault import open_catalog
+from memlens.core.writes import snapshot
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and ".memlens" not in p.relative_to(root).parts
+    }
+
+
+def test_refused_undo_changes_nothing(fixtures_copy: Path) -> None:
+    """Archive a dream-cycle section, let an agent append, undo: refused whole."""
+    root = fixtures_copy / "dream-cycle"
+    catalog = open_catalog(root)
+    memory = next(m for m in catalog.memories() if m.path == "observations.md" and m.index == 1)
+    Action("archive", memory, {}).apply()
+    with (root / "observations.md").open("a", encoding="utf-8") as fh:
+        fh.write("\n## Agent appended\nx\n")
+    after_agent = _files(root)
+    with pytest.raises(ConflictError):
+        undo_last(root)
+    assert _files(root) == after_agent  # neither file was reverted
+    # The memory is still archived, whole: not lost between the two files.
+    assert memory.title in (root / "archive.jsonl").read_text(encoding="utf-8")
+    assert memory.title not in (root / "observations.md").read_text(encoding="utf-8")
+
+
+def test_undo_after_conflict_is_resolved_restores_bytes(fixtures_copy: Path) -> None:
+    root = fixtures_copy / "dream-cycle"
+    before = _files(root)
+    memory = next(m for m in open_catalog(root).memories() if m.index == 1)
+    Action("archive", memory, {}).apply()
+    undo_last(root)
+    assert _files(root) == before
+
+
+def test_plan_reads_refuse_a_changed_source(tmp_path: Path) -> None:
+    src, dst = tmp_path / "src.md", tmp_path / "copy.md"
+    src.write_bytes(b"source")
+    plan = Plan("copy", tmp_path, [], "copy", reads=[snapshot(src)])
+    plan.changes.append(FileChange("create", dst, snapshot(dst), data=b"source"))
+    src.write_bytes(b"changed")
+    with pytest.raises(ConflictError):
+        apply_plan(plan)
+    assert not dst.exists()
+
+
+def test_state_dir_through_a_symlink_is_refused(tmp_path: Path) -> None:
+    vault, outside = tmp_path / "vault", tmp_path / "outside"
+    vault.mkdir()
+    outside.mkdir()
+    (vault / ".memlens").symlink_to(outside)
+    target = vault / "m.md"
+    target.write_bytes(b"old")
+    plan = Plan("write", vault, [], "write")
+    plan.changes.append(FileChange("write", target, snapshot(target), data=b"new"))
+    with pytest.raises(UnsafePathError):
+        apply_plan(plan)
+    assert list(outside.iterdir()) == []
+    assert target.read_bytes() == b"old"
+
+
+def test_failed_revert_is_rolled_back(fixtures_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """If the second revert of a two-file undo fails, the first is put back."""
+    root = fixtures_copy / "dream-cycle"
+    memory = next(m for m in open_catalog(root).memories() if m.index == 1)
+    Action("archive", memory, {}).apply()
+    after_action = _files(root)
+    import memlens.core.journal as journal
+
+    real = journal.atomic_write
+    calls = {"n": 0}
+
+    def flaky(path: Path, data: bytes, expected: object, **kw: object) -> object:
+        if ".memlens" not in str(path):
+            calls["n"] += 1
+            if calls["n"] == 2:
+                raise OSError(28, "No space left on device")
+        return real(path, data, expected, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(journal, "atomic_write", flaky)
+    with pytest.raises(OSError):
+        undo_last(root)
+    monkeypatch.undo()
+    assert _files(root) == after_action
+    shutil.rmtree(root / ".memlens", ignore_errors=True)
