@@ -292,12 +292,17 @@ def _safe_rel(root: Path, rel: str) -> Path:
     return p
 
 
+#: Journal entries `undo` passes over: undo markers themselves, and access
+#: tracking (counting a view is bookkeeping, not something the user did).
+_NOT_UNDONE = frozenset({"undo", "access"})
+
+
 def undo_last(root: Path) -> dict[str, Any]:
     """Undo the most recent not-yet-undone action of this vault; return its entry."""
     entries = read_journal(root)
     already = {str(e.get("undoes")) for e in entries if e.get("action") == "undo"}
     for entry in reversed(entries):
-        if entry.get("action") == "undo" or str(entry.get("id")) in already:
+        if entry.get("action") in _NOT_UNDONE or str(entry.get("id")) in already:
             continue
         _undo_ops(root, list(entry.get("ops", [])))
         _append_journal(
