@@ -14,7 +14,7 @@ import re
 # C0 controls except TAB and LF, DEL, C1 controls, bidi embeddings/overrides/
 # isolates, and a few invisible formatting characters that can hide text.
 _UNSAFE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]"
+    "[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]"
 )
 
 _NAMES = {
@@ -62,3 +62,17 @@ def one_line(text: str, width: int | None = None) -> str:
     if width is not None and len(line) > width:
         return line[: max(0, width - 1)] + "…"
     return line
+
+
+# In JSON text these can only occur inside strings, so escaping them keeps
+# the document identical in meaning while no raw C1 control, bidi override or
+# line separator reaches a terminal that shows the output.
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
+
+
+def json_text(text: str) -> str:
+    """JSON text with C1 controls, bidi and separator characters as \\uXXXX escapes.
+
+    `json.dumps(..., ensure_ascii=False)` already escapes C0 controls.
+    """
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)

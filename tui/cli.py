@@ -34,6 +34,7 @@ from .cli_common import (
     as_of_option,
     config_option,
     current_config,
+    echo,
     emit_json,
     is_terminal,
     json_option,
@@ -133,11 +134,11 @@ def demo(as_of: date | None, keep: bool) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="memlens-demo-"))
     try:
         root = copy_demo(tmp)
-        click.echo(f"demo vaults copied to {root}", err=True)
+        echo(f"demo vaults copied to {root}", err=True)
         _run_app([root], as_of)
     finally:
         if keep:
-            click.echo(f"kept {tmp}", err=True)
+            echo(f"kept {tmp}", err=True)
         else:
             shutil.rmtree(tmp, ignore_errors=True)
 
@@ -156,12 +157,12 @@ def _emit_table(headers: list[str], rows: list[list[str]], title: str | None = N
         for h in headers:
             table.add_column(h, overflow="fold")
         for row in rows:
-            table.add_row(*(Text(cell) for cell in row))
+            table.add_row(*(Text(one_line(cell)) for cell in row))
         Console().print(table)
         return
-    click.echo("\t".join(headers))
+    echo("\t".join(headers))
     for row in rows:
-        click.echo("\t".join(cell.replace("\t", " ") for cell in row))
+        echo("\t".join(cell.replace("\t", " ") for cell in row))
 
 
 def _fmt_num(value: float | str | None, digits: int = 2) -> str:
@@ -283,7 +284,7 @@ def validate(path: Path, as_json: bool) -> None:
         if rows:
             _emit_table(["format", "path", "at", "reason", "detail"], rows, title="problems")
         total = sum(len(v.memories) for v in catalog.vaults)
-        click.echo(
+        echo(
             f"{len(catalog.vaults)} vault(s), {total} valid memories, "
             f"{len(invalid)} invalid, {len(refs)} flagged reference(s)",
             err=True,
@@ -299,7 +300,7 @@ def _find(catalog: Catalog, memory_id: str) -> Memory:
     try:
         return catalog.get(memory_id)
     except NotFoundError as exc:
-        click.echo(f"memlens: {exc}", err=True)
+        echo(f"memlens: {exc}", err=True)
         sys.exit(EXIT_PROBLEMS)
 
 
@@ -324,20 +325,20 @@ def show(path: Path, memory_id: str, as_of: date | None, as_json: bool) -> None:
     if as_json:
         emit_json(rec)
         return
-    click.echo(visible(m.title, keep_newlines=False))
-    click.echo(f"{m.format} · {m.kind} · {d.status} ({d.health.value}) · {m.path}")
+    echo(visible(m.title, keep_newlines=False))
+    echo(f"{m.format} · {m.kind} · {d.status} ({d.health.value}) · {m.path}")
     if d.why:
-        click.echo(visible(d.why))
-    click.echo("")
+        echo(visible(d.why))
+    echo("")
     for key, value in rec["fields"].items():
-        click.echo(f"  {one_line(str(key))}: {one_line(str(value), 200)}")
+        echo(f"  {one_line(str(key))}: {one_line(str(value), 200)}")
     if m.relations:
-        click.echo("\nrelations:")
+        echo("\nrelations:")
         for r in m.relations:
             state = "" if r.resolved else "  (unresolved)"
-            click.echo(f"  {r.type} -> {one_line(r.target, 120)}{state}")
-    click.echo("")
-    click.echo(visible(m.body))
+            echo(f"  {r.type} -> {one_line(r.target, 120)}{state}")
+    echo("")
+    echo(visible(m.body))
 
 
 # ------------------------------------------------------------------- decay
@@ -364,7 +365,7 @@ def decay(path: Path, as_of: date | None, as_json: bool, apply_: bool) -> None:
         from .cli_actions import decay_apply
 
         refused = decay_apply(catalog, cands)
-        click.echo(f"{len(cands) - refused} archived, {refused} refused", err=True)
+        echo(f"{len(cands) - refused} archived, {refused} refused", err=True)
         if refused:
             sys.exit(EXIT_PROBLEMS)
         return
@@ -378,7 +379,7 @@ def decay(path: Path, as_of: date | None, as_json: bool, apply_: bool) -> None:
         for m, reasons in cands
     ]
     _emit_table(["format", "id", "title", "why"], rows, title=f"archive candidates as of {when}")
-    click.echo(f"{len(cands)} memories would be archived", err=True)
+    echo(f"{len(cands)} memories would be archived", err=True)
 
 
 cli.add_command(search)

@@ -18,14 +18,14 @@ from memlens.core.actions import Action, parse_assignment, undo
 from memlens.core.sanitize import one_line
 from memlens.core.vault import discover
 
-from .cli_common import EXIT_PROBLEMS, as_of_option, load_catalog, resolve_as_of
+from .cli_common import EXIT_PROBLEMS, as_of_option, echo, load_catalog, resolve_as_of
 
 
 def _memory(catalog: Catalog, memory_id: str) -> Memory:
     try:
         return catalog.get(memory_id)
     except NotFoundError as exc:
-        click.echo(f"memlens: {exc}", err=True)
+        echo(f"memlens: {exc}", err=True)
         sys.exit(EXIT_PROBLEMS)
 
 
@@ -37,17 +37,17 @@ def run_action(
     action = Action(name, memory, params)
     try:
         plan = action.plan()
-        click.echo(f"{name} {one_line(memory.id)}: {one_line(plan.summary)}", err=True)
+        echo(f"{name} {one_line(memory.id)}: {one_line(plan.summary)}", err=True)
         for line in plan.describe():
-            click.echo(f"  {one_line(line)}", err=True)
+            echo(f"  {one_line(line)}", err=True)
         if dry_run:
-            click.echo("dry run: nothing written", err=True)
+            echo("dry run: nothing written", err=True)
             return
         action.apply()
     except MemlensError as exc:
-        click.echo(f"memlens: {name} refused: {exc}", err=True)
+        echo(f"memlens: {name} refused: {exc}", err=True)
         sys.exit(EXIT_PROBLEMS)
-    click.echo("done (memlens undo PATH reverts it)", err=True)
+    echo("done (memlens undo PATH reverts it)", err=True)
 
 
 def _simple(name: str, doc: str) -> click.Command:
@@ -113,9 +113,9 @@ def undo_cmd(path: Path) -> None:
     try:
         entry = undo(vaults[0].root)
     except MemlensError as exc:
-        click.echo(f"memlens: undo refused: {exc}", err=True)
+        echo(f"memlens: undo refused: {exc}", err=True)
         sys.exit(EXIT_PROBLEMS)
-    click.echo(f"undid: {one_line(str(entry.get('summary', entry.get('action'))))}", err=True)
+    echo(f"undid: {one_line(str(entry.get('summary', entry.get('action'))))}", err=True)
 
 
 def decay_apply(catalog: Catalog, candidates: list[tuple[Memory, list[str]]]) -> int:
@@ -125,10 +125,10 @@ def decay_apply(catalog: Catalog, candidates: list[tuple[Memory, list[str]]]) ->
         action = Action("archive", memory, {"reason": "; ".join(reasons)})
         try:
             action.apply()
-            click.echo(f"archived {one_line(memory.id)} ({'; '.join(reasons)})", err=True)
+            echo(f"archived {one_line(memory.id)} ({'; '.join(reasons)})", err=True)
         except MemlensError as exc:
             refused += 1
-            click.echo(f"refused {one_line(memory.id)}: {exc}", err=True)
+            echo(f"refused {one_line(memory.id)}: {exc}", err=True)
     return refused
 
 
@@ -188,19 +188,19 @@ def promote(
         agent=agent,
     )
     for memory, why in skipped:
-        click.echo(f"skip {one_line(memory.id)}: {why}", err=True)
+        echo(f"skip {one_line(memory.id)}: {why}", err=True)
     refused = 0
     for memory in cands:
         try:
             action = Action("promote", memory, params)
             plan = action.plan()
-            click.echo(f"promote {one_line(memory.id)}: {one_line(plan.summary)}", err=True)
+            echo(f"promote {one_line(memory.id)}: {one_line(plan.summary)}", err=True)
             if not dry_run:
                 action.apply()
         except MemlensError as exc:
             refused += 1
-            click.echo(f"refused {one_line(memory.id)}: {exc}", err=True)
-    click.echo(
+            echo(f"refused {one_line(memory.id)}: {exc}", err=True)
+    echo(
         f"{len(cands)} to promote{' (dry run)' if dry_run else ''}, "
         f"{len(skipped)} skipped, {refused} refused",
         err=True,

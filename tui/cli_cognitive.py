@@ -35,7 +35,7 @@ from memlens.core.cognitive_runs import (
 from memlens.core.formats.cognitive_memory import FORMAT_ID
 from memlens.core.journal import Plan, apply_plan
 
-from .cli_common import EXIT_PROBLEMS, as_of_option, load_catalog, resolve_as_of
+from .cli_common import EXIT_PROBLEMS, as_of_option, echo, load_catalog, resolve_as_of
 
 dry_run_option = click.option(
     "--dry-run", "dry_run", is_flag=True, help="Show what would change; write nothing."
@@ -88,30 +88,30 @@ def run_plans(plans: list[tuple[Path, Callable[[], Plan]]], dry_run: bool) -> No
         try:
             plan = make()
         except (MemlensError, OSError) as exc:
-            click.echo(f"memlens: {root}: refused: {exc}", err=True)
+            echo(f"memlens: {root}: refused: {exc}", err=True)
             refused += 1
             continue
         if not plan.changes:
-            click.echo(f"{root}: {plan.summary} (nothing to write)")
+            echo(f"{root}: {plan.summary} (nothing to write)")
             continue
         if dry_run:
-            click.echo(f"{root}: would {plan.summary}")
+            echo(f"{root}: would {plan.summary}")
             for line in plan.describe():
-                click.echo(f"  {line}")
+                echo(f"  {line}")
             for line in _diff(plan):
-                click.echo(line)
+                echo(line)
             continue
         try:
             apply_plan(plan)
         except (MemlensError, OSError) as exc:
-            click.echo(f"memlens: {root}: refused: {exc}", err=True)
+            echo(f"memlens: {root}: refused: {exc}", err=True)
             refused += 1
             continue
-        click.echo(f"{root}: {plan.summary}")
+        echo(f"{root}: {plan.summary}")
         for line in plan.describe():
-            click.echo(f"  {line}")
+            echo(f"  {line}")
     if not dry_run and refused < len(plans):
-        click.echo("undo with: memlens undo PATH", err=True)
+        echo("undo with: memlens undo PATH", err=True)
     if refused:
         sys.exit(EXIT_PROBLEMS)
 
@@ -196,10 +196,10 @@ def access(path: Path, memory_id: str, dry_run: bool) -> None:
     try:
         memory = catalog.get(memory_id)
     except NotFoundError as exc:
-        click.echo(f"memlens: {exc}", err=True)
+        echo(f"memlens: {exc}", err=True)
         sys.exit(EXIT_PROBLEMS)
     if memory.format != FORMAT_ID:
-        click.echo(f"memlens: {memory_id} is not a cognitive-memory memory", err=True)
+        echo(f"memlens: {memory_id} is not a cognitive-memory memory", err=True)
         sys.exit(EXIT_PROBLEMS)
     now = _now(None)
     run_plans([(memory.vault_root, partial(plan_record_access, memory, now))], dry_run)

@@ -12,6 +12,7 @@ import click
 
 from memlens.core import Catalog, MemlensError, open_catalog
 from memlens.core.config import CONFIG_ENV, Config, load_config
+from memlens.core.sanitize import json_text, visible
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1  # problems found / operation refused
@@ -56,9 +57,18 @@ def load_catalog(*paths: str | Path) -> Catalog:
 
 
 def emit_json(data: Any) -> None:
-    """JSON to stdout, UTF-8, stable key order."""
-    json.dump(data, sys.stdout, ensure_ascii=False, indent=2, default=str)
+    """JSON to stdout, UTF-8, stable key order, no raw control or bidi characters."""
+    sys.stdout.write(json_text(json.dumps(data, ensure_ascii=False, indent=2, default=str)))
     sys.stdout.write("\n")
+
+
+def echo(message: object = "", *, err: bool = False, nl: bool = True) -> None:
+    """click.echo with every control and bidi character made visible.
+
+    Text the CLI prints may carry vault content (titles, ids, file names,
+    error messages naming files), so nothing reaches the terminal raw.
+    """
+    click.echo(visible(str(message)), err=err, nl=nl)
 
 
 def is_terminal() -> bool:
@@ -111,7 +121,7 @@ def current_config(ctx: click.Context | None = None) -> Config:
             return cached
     config, warnings = load_config(config_path_option(ctx))
     for warning in warnings:
-        click.echo(f"memlens: warning: {warning}", err=True)
+        echo(f"memlens: warning: {warning}", err=True)
     if ctx is not None:
         ctx.meta[_CONFIG_META] = config
     return config

@@ -23,7 +23,7 @@ from memlens.core.journal import apply_plan
 from memlens.core.sanitize import one_line
 from memlens.core.vault import Vault, discover
 
-from .cli_common import EXIT_PROBLEMS, as_of_option, emit_json, json_option, resolve_as_of
+from .cli_common import EXIT_PROBLEMS, as_of_option, echo, emit_json, json_option, resolve_as_of
 
 FORMAT = "dream-cycle"
 
@@ -74,7 +74,7 @@ def decay_cmd(path: Path, as_of: date | None, dry_run: bool, as_json: bool) -> N
         except MemlensError as exc:
             failed += 1
             record["error"] = str(exc)
-            click.echo(f"memlens: {v.rel}: decay refused: {one_line(str(exc))}", err=True)
+            echo(f"memlens: {v.rel}: decay refused: {one_line(str(exc))}", err=True)
             out.append(record)
             continue
         out.append(record)
@@ -89,26 +89,26 @@ def decay_cmd(path: Path, as_of: date | None, dry_run: bool, as_json: bool) -> N
 def _print_decay(
     rel: str, summary: str, report: dict[str, Any], dry_run: bool, applied: bool
 ) -> None:
-    click.echo(f"{rel}: {one_line(summary)}")
+    echo(f"{rel}: {one_line(summary)}")
     for item in report["archived"]:
-        click.echo(
+        echo(
             f"  archive {one_line(item['id'])} -> {item['archive_id']}"
             f"  ({one_line('; '.join(item['reasons']))})"
         )
     for item in report["decayed"]:
-        click.echo(
+        echo(
             f"  decay   {one_line(item['id'])}"
             f"  importance {item['importance']} -> {item['current_importance']}"
         )
     for item in report["kept"]:
-        click.echo(
+        echo(
             f"  keep    {one_line(item['id'])}"
             f"  (ttl=never; would be: {one_line('; '.join(item['reasons']))})"
         )
     if dry_run:
-        click.echo("dry run: nothing written", err=True)
+        echo("dry run: nothing written", err=True)
     elif applied:
-        click.echo(f"done (memlens undo {rel} reverts it)", err=True)
+        echo(f"done (memlens undo {rel} reverts it)", err=True)
 
 
 @dream.command("report")
@@ -130,8 +130,8 @@ def report_cmd(path: Path, as_of: date | None, as_json: bool) -> None:
         if as_json:
             out.append({**dist.to_dict(), "vault": v.rel})
             continue
-        click.echo(f"# {v.rel}")
-        click.echo(dist.to_markdown())
+        echo(f"# {v.rel}")
+        echo(dist.to_markdown())
     if as_json:
         emit_json(out)
 

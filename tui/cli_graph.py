@@ -31,6 +31,7 @@ from memlens.core.sanitize import one_line
 from .cli_common import (
     EXIT_PROBLEMS,
     as_of_option,
+    echo,
     emit_json,
     json_option,
     load_catalog,
@@ -92,7 +93,7 @@ def graph(
         return
     cols = width or shutil.get_terminal_size((100, 24)).columns
     for row in layout_neighbourhood(g, nb, width=cols, max_rows=200):
-        click.echo(row.text)
+        echo(row.text)
 
 
 def _find(g: MemoryGraph, memory_id: str) -> NodeKey:
@@ -100,10 +101,10 @@ def _find(g: MemoryGraph, memory_id: str) -> NodeKey:
     if len(keys) == 1:
         return keys[0]
     if not keys:
-        click.echo(f"memlens: no memory with id {one_line(memory_id)!r}", err=True)
+        echo(f"memlens: no memory with id {one_line(memory_id)!r}", err=True)
     else:
         where = ", ".join(k[0] for k in keys)
-        click.echo(
+        echo(
             f"memlens: id {one_line(memory_id)!r} is in several vaults ({where}); "
             "give one of them as PATH",
             err=True,
@@ -144,12 +145,12 @@ def _print_health(records: list[dict[str, Any]]) -> None:
         items = [r for r in records if r.get("kind") == kind]
         if not items:
             continue
-        click.echo(f"{heading} ({len(items)})")
+        echo(f"{heading} ({len(items)})")
         for r in items:
-            click.echo("  " + _health_line(kind, r))
-        click.echo("")
+            echo("  " + _health_line(kind, r))
+        echo("")
     counts = {k: sum(1 for r in records if r.get("kind") == k) for k, _ in _SECTIONS}
-    click.echo(
+    echo(
         f"{counts['reference']} broken reference(s), {counts['one_way']} one-way relation(s), "
         f"{counts['cycle']} cycle(s), {counts['orphan']} orphan(s)",
         err=True,

@@ -22,7 +22,7 @@ from memlens.core.records import memory_record
 from memlens.core.sanitize import one_line
 from memlens.core.search import Hit, SearchIndex
 
-from .cli_common import as_of_option, emit_json, is_terminal, load_catalog, resolve_as_of
+from .cli_common import as_of_option, echo, emit_json, is_terminal, load_catalog, resolve_as_of
 
 #: The reference script's default number of results (``--format ocean``).
 OCEAN_DEFAULT_LIMIT = 5
@@ -136,15 +136,15 @@ def _print_hits(hits: list[Hit], base: Path, total: int, explain: bool) -> None:
         for name in headers:
             table.add_column(name, overflow="fold")
         for row in rows:
-            table.add_row(*(Text(cell) for cell in row))
+            table.add_row(*(Text(one_line(cell)) for cell in row))
         Console().print(table)
         return
-    click.echo("\t".join(headers))
+    echo("\t".join(headers))
     for row, hit in zip(rows, hits, strict=True):
-        click.echo("\t".join(cell.replace("\t", " ") for cell in row))
+        echo("\t".join(cell.replace("\t", " ") for cell in row))
         if explain:
-            click.echo(_explain_line(hit))
-    click.echo(f"{len(hits)} of {total} matches", err=True)
+            echo(_explain_line(hit))
+    echo(f"{len(hits)} of {total} matches", err=True)
 
 
 class QueryCommand(click.Command):

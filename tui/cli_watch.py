@@ -25,10 +25,10 @@ import click
 
 from memlens.core import MemlensError, decay_of, open_catalog
 from memlens.core.changes import Change, ChangeKind, change_record, vault_label
-from memlens.core.sanitize import one_line
+from memlens.core.sanitize import json_text, one_line, visible
 from memlens.core.watch import VaultWatcher
 
-from .cli_common import as_of_option, json_option, resolve_as_of
+from .cli_common import as_of_option, echo, json_option, resolve_as_of
 
 
 def _record(change: Change, base: Path, as_of: date) -> dict[str, Any]:
@@ -100,9 +100,11 @@ def watch(path: Path, as_of: date | None, as_json: bool, rescan_interval: float)
             with out_lock:
                 for c in changes:
                     if as_json:
-                        text = json.dumps(_record(c, path, when), ensure_ascii=False, default=str)
+                        text = json_text(
+                            json.dumps(_record(c, path, when), ensure_ascii=False, default=str)
+                        )
                     else:
-                        text = _line(c, path, when)
+                        text = visible(_line(c, path, when), keep_newlines=False)
                     sys.stdout.write(text + "\n")
                 sys.stdout.flush()
         except (BrokenPipeError, ValueError):
@@ -110,7 +112,7 @@ def watch(path: Path, as_of: date | None, as_json: bool, rescan_interval: float)
             done.set()
 
     def on_error(exc: BaseException) -> None:
-        click.echo(f"memlens watch: {type(exc).__name__}: {exc}", err=True)
+        echo(f"memlens watch: {type(exc).__name__}: {exc}", err=True)
 
     def on_term(signum: int, frame: FrameType | None) -> None:
         done.set()
@@ -129,15 +131,13 @@ def watch(path: Path, as_of: date | None, as_json: bool, rescan_interval: float)
         watcher.wait_ready()
         total = sum(len(v.memories) for v in catalog.vaults)
         if catalog.vaults:
-            click.echo(
+            echo(
                 f"watching {len(catalog.vaults)} vault(s), {total} memories below {path}"
                 " (Ctrl-C to stop)",
                 err=True,
             )
         else:
-            click.echo(
-                f"no vault below {path} yet; watching for new ones (Ctrl-C to stop)", err=True
-            )
+            echo(f"no vault below {path} yet; watching for new ones (Ctrl-C to stop)", err=True)
         while not done.wait(0.5):
             if not watcher.running:
                 break

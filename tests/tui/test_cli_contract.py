@@ -129,3 +129,23 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
 def test_version() -> None:
     res = run("--version")
     assert res.exit_code == 0 and "memlens" in res.output
+
+
+def test_json_output_escapes_c1_bidi_and_separators(tmp_path: Path) -> None:
+    """Raw C1 controls, bidi overrides and line separators never reach stdout."""
+    vault = tmp_path / "v" / "agents" / "a" / "memory" / "vault"
+    vault.mkdir(parents=True)
+    (vault / "obs-2026-11-20-001.md").write_text(
+        "---\ntags: [x]\nconfidence: 0.9\ncreated: 2026-11-20\nsource: a\n---\n"
+        "evil \x9b31m title \u202e reversed \u2028 sep \x1b[2J\n",
+        encoding="utf-8",
+    )
+    for args in (
+        ["list", str(tmp_path / "v"), "--json"],
+        ["show", str(tmp_path / "v"), "a/obs-2026-11-20-001"],
+    ):
+        out = CliRunner().invoke(cli, args, catch_exceptions=False).output
+        for bad in ("\x9b", "\u202e", "\u2028", "\x1b"):
+            assert bad not in out, (args, repr(bad))
+    records = json.loads(run("list", str(tmp_path / "v"), "--json").output)
+    assert "\u202e" in records[0]["title"]  # escaped in the text, intact in the data
