@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
@@ -53,8 +54,10 @@ class FormatWriter(Protocol):
 
     def plan_promote(self, memory: Memory, options: dict[str, Any]) -> Plan: ...
 
-    def plan_archive(self, memory: Memory, reason: str | None = None) -> Plan:
-        """Archive; `reason` is set by decay runs (None means a manual archive)."""
+    def plan_archive(
+        self, memory: Memory, reason: str | None = None, *, as_of: date | None = None
+    ) -> Plan:
+        """Archive; `reason` and `as_of` are set by decay runs (None: a manual archive today)."""
         ...
 
     def plan_restore(self, memory: Memory) -> Plan: ...
@@ -74,6 +77,7 @@ def writer_for(format_id: str) -> FormatWriter:
     # Always make sure every writer is registered: importing one writer
     # module directly registers only that one.
     from .formats import writers  # noqa: F401
+
     try:
         return _WRITERS[format_id]
     except KeyError:
@@ -115,7 +119,9 @@ class Action:
             if m.archived:
                 raise RefusedError("already archived")
             reason = self.params.get("reason")
-            return w.plan_archive(m, str(reason) if reason is not None else None)
+            return w.plan_archive(
+                m, str(reason) if reason is not None else None, as_of=_as_of(self.params)
+            )
         if self.name == "restore":
             if not m.archived:
                 raise RefusedError("not archived")
@@ -132,6 +138,19 @@ class Action:
         if self.entry is None:
             raise RefusedError("this action was not applied")
         return undo(self.memory.vault_root)
+
+
+def _as_of(params: dict[str, Any]) -> date | None:
+    """The decay date a run passes in params (a date or ISO text), if any."""
+    value = params.get("as_of")
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            raise RefusedError(f"as_of: {value!r} is not a date (YYYY-MM-DD)") from None
+    return None
 
 
 def undo(vault_root: Path) -> dict[str, Any]:

@@ -643,7 +643,11 @@ def _archive_run(
         chosen = select(catalog)
         preview = RunPreview(summary=f"{what} as of {as_of.isoformat()}: {len(chosen)} found")
         reasons = {m.key: "; ".join(r) for m, r in chosen}
-        jobs = plan_jobs("archive", [m for m, _r in chosen], lambda m: {"reason": reasons[m.key]})
+        jobs = plan_jobs(
+            "archive",
+            [m for m, _r in chosen],
+            lambda m: {"reason": reasons[m.key], "as_of": as_of.isoformat()},
+        )
         for job in jobs:
             preview.items.append(job.item)
             if job.step is not None:

@@ -364,7 +364,7 @@ def decay(path: Path, as_of: date | None, as_json: bool, apply_: bool) -> None:
     if apply_:
         from .cli_actions import decay_apply
 
-        refused = decay_apply(catalog, cands)
+        refused = decay_apply(catalog, cands, when)
         echo(f"{len(cands) - refused} archived, {refused} refused", err=True)
         if refused:
             sys.exit(EXIT_PROBLEMS)

@@ -118,11 +118,12 @@ def undo_cmd(path: Path) -> None:
     echo(f"undid: {one_line(str(entry.get('summary', entry.get('action'))))}", err=True)
 
 
-def decay_apply(catalog: Catalog, candidates: list[tuple[Memory, list[str]]]) -> int:
-    """Archive every decay candidate; return how many were refused."""
+def decay_apply(catalog: Catalog, candidates: list[tuple[Memory, list[str]]], as_of: date) -> int:
+    """Archive every decay candidate as of `as_of`; return how many were refused."""
     refused = 0
     for memory, reasons in candidates:
-        action = Action("archive", memory, {"reason": "; ".join(reasons)})
+        params = {"reason": "; ".join(reasons), "as_of": as_of.isoformat()}
+        action = Action("archive", memory, params)
         try:
             action.apply()
             echo(f"archived {one_line(memory.id)} ({'; '.join(reasons)})", err=True)
