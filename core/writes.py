@@ -200,7 +200,13 @@ def move_no_clobber(
                 raise
             data = src.read_bytes()
             tmp = dst.parent / f"{TEMP_PREFIX}{secrets.token_hex(6)}-{dst.name}"
-            tmp.write_bytes(data)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                os.write(fd, data)
+                os.fsync(fd)  # durable before the source goes away
+                os.fchmod(fd, stat.S_IMODE(src.stat().st_mode))
+            finally:
+                os.close(fd)
             try:
                 os.link(tmp, dst)
             finally:

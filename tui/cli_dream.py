@@ -79,7 +79,7 @@ def decay_cmd(path: Path, as_of: date | None, dry_run: bool, as_json: bool) -> N
             continue
         out.append(record)
         if not as_json:
-            _print_decay(v.rel, plan.summary, report.to_dict(), dry_run, applied)
+            _print_decay(v.rel, str(v.root), plan.summary, report.to_dict(), dry_run, applied)
     if as_json:
         emit_json(out)
     if failed:
@@ -87,7 +87,7 @@ def decay_cmd(path: Path, as_of: date | None, dry_run: bool, as_json: bool) -> N
 
 
 def _print_decay(
-    rel: str, summary: str, report: dict[str, Any], dry_run: bool, applied: bool
+    rel: str, root: str, summary: str, report: dict[str, Any], dry_run: bool, applied: bool
 ) -> None:
     echo(f"{rel}: {one_line(summary)}")
     for item in report["archived"]:
@@ -108,7 +108,7 @@ def _print_decay(
     if dry_run:
         echo("dry run: nothing written", err=True)
     elif applied:
-        echo(f"done (memlens undo {rel} reverts it)", err=True)
+        echo(f"done (memlens undo {root} reverts it)", err=True)
 
 
 @dream.command("report")
