@@ -18,6 +18,10 @@ _ISOLATED = Path(tempfile.mkdtemp(prefix="memlens-tests-"))
 (_ISOLATED / "config.toml").write_text("", encoding="utf-8")
 os.environ["MEMLENS_CONFIG"] = str(_ISOLATED / "config.toml")
 os.environ["MEMLENS_CACHE_DIR"] = str(_ISOLATED / "cache")
+# The app's first-run hint counts as seen (tests of the hint use a state dir of their own).
+os.environ["MEMLENS_STATE_DIR"] = str(_ISOLATED / "state")
+(_ISOLATED / "state").mkdir()
+(_ISOLATED / "state" / "first-run-hint-seen").write_text("shown\n", encoding="utf-8")
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 AS_OF = date(2026, 11, 22)

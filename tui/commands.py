@@ -41,9 +41,9 @@ class MemlensCommands(Provider):
 
     def _commands(self) -> list[PaletteCommand]:
         app = cast("MemlensApp", self.app)
-        return [
-            PaletteCommand(visible(c.name), c.run, visible(c.help)) for c in app.palette_commands()
-        ]
+        # The screen the palette was opened over: its keys are commands too.
+        commands = app.palette_commands(self.screen)
+        return [PaletteCommand(visible(c.name), c.run, visible(c.help)) for c in commands]
 
     async def discover(self) -> Hits:
         for c in self._commands():

@@ -27,12 +27,38 @@ class VaultsDiscovered(Message):
 class VaultLoaded(Message):
     """One vault is scanned and its rows are computed (sent once per vault)."""
 
-    def __init__(self, vault: Vault, rows: list[MemoryRow]) -> None:
+    def __init__(self, vault: Vault, rows: list[MemoryRow], generation: int = 0) -> None:
         super().__init__()
         #: The scanned vault.
         self.vault = vault
         #: Its rows at the app's `as_of`.
         self.rows = rows
+        #: Which load sent it (a reload ignores what an older load still sends).
+        self.generation = generation
+
+
+class VaultProgress(Message):
+    """First rows of a vault still being read (not linked yet; `VaultLoaded` replaces them)."""
+
+    def __init__(self, vault: Vault, rows: list[MemoryRow], generation: int = 0) -> None:
+        super().__init__()
+        #: The vault being scanned (its `result` is still empty).
+        self.vault = vault
+        #: Rows of the memories read since the last step.
+        self.rows = rows
+        #: Which load sent it.
+        self.generation = generation
+
+
+class LiveChanges(Message):
+    """The vaults changed on disk: the app takes the computed row changes and shows them.
+
+    It carries nothing: the changes wait in the app's `LiveRows` queue, so a
+    burst of these can replace each other without losing any.
+    """
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, LiveChanges)
 
 
 class VaultFailed(Message):
@@ -50,6 +76,11 @@ class VaultFailed(Message):
 
 class LoadFinished(Message):
     """Every vault below every path has been scanned."""
+
+    def __init__(self, generation: int = 0) -> None:
+        super().__init__()
+        #: Which load finished.
+        self.generation = generation
 
 
 class OpenMemory(Message):
