@@ -118,7 +118,8 @@ def _run_app(paths: list[Path], as_of: date | None) -> None:
     from .app import run_app
 
     config = current_config()
-    run_app(paths, config.resolve_as_of(as_of, date.today()))
+    # The app applies the rest of the settings (theme, keymap, cache, editor, tracking).
+    run_app(paths, config.resolve_as_of(as_of, date.today()), config)
 
 
 @cli.command()
