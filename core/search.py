@@ -67,11 +67,13 @@ from __future__ import annotations
 
 import bisect
 import gc
+import itertools
 import json
 import math
 import re
-from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from array import array
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -102,7 +104,7 @@ __all__ = [
 
 Key = tuple[str, str]
 DecayFn = Callable[[Memory, date], DecayInfo]
-IntArray = npt.NDArray[np.int64]
+IntArray = npt.NDArray[np.signedinteger[Any]]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
@@ -124,12 +126,36 @@ VERIFY_ALL_MAX = 2000
 DEFAULT_EXCLUDED_HEALTH = frozenset({Health.EXPIRED, Health.ARCHIVED, Health.TOMBSTONED})
 
 _HEALTHS: tuple[Health, ...] = tuple(Health)
+_HEALTH_CODE: dict[Health, int] = {h: i for i, h in enumerate(_HEALTHS)}
+#: Lower-cased texts kept for phrase checks before the cache starts over.
+LOWER_CACHE_MAX = 20_000
 _TOKEN_RE = re.compile(r"(?u)\b\w\w+\b")
 
 
 def analyze(text: str) -> list[str]:
     """Lower-cased word tokens of two or more characters (scikit-learn's default)."""
     return _TOKEN_RE.findall(text.lower())
+
+
+def _title_words(memory: Memory) -> frozenset[str]:
+    """The words of a memory's title and tags (what fuzzy matching looks at)."""
+    return frozenset(analyze(memory.title + "\n" + " ".join(memory.tags)))
+
+
+def _group_rows(keys: list[str], ids: array[int], lengths: array[int]) -> dict[str, IntArray]:
+    """Rows per key from per-row key ids (`ids`, `lengths[r]` of them for row r).
+
+    Rows come out ascending for each key; the arrays are views of one buffer.
+    """
+    if not keys:
+        return {}
+    key_ids = np.frombuffer(ids, dtype=np.int32)
+    rows = np.repeat(
+        np.arange(len(lengths), dtype=np.int32), np.frombuffer(lengths, dtype=np.int32)
+    )
+    by_key = rows[np.argsort(key_ids, kind="stable")]
+    cuts = np.cumsum(np.bincount(key_ids, minlength=len(keys)))[:-1]
+    return dict(zip(keys, np.split(by_key, cuts), strict=True))
 
 
 def index_text(memory: Memory) -> str:
@@ -213,6 +239,42 @@ class _Column:
     @property
     def view(self) -> npt.NDArray[Any]:
         return self.data[: self.size]
+
+
+class _Postings:
+    """Rows per word (title words, tags): numpy arrays, plus rows added since.
+
+    A build fills `arr` in bulk; `add`/`update` append to `extra`, which is
+    folded into the array the next time that word is looked up.
+    """
+
+    __slots__ = ("arr", "extra")
+
+    def __init__(self) -> None:
+        self.arr: dict[str, IntArray] = {}
+        self.extra: dict[str, list[int]] = {}
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.arr or key in self.extra
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.arr
+        yield from (k for k in self.extra if k not in self.arr)
+
+    def append(self, key: str, row: int) -> bool:
+        """Add a row; True if the key is new."""
+        new = key not in self
+        self.extra.setdefault(key, []).append(row)
+        return new
+
+    def rows(self, key: str) -> IntArray:
+        more = self.extra.pop(key, None)
+        arr = self.arr.get(key)
+        if more is not None:
+            tail = np.asarray(more, dtype=np.int32)
+            arr = tail if arr is None else np.concatenate([arr, tail])
+            self.arr[key] = arr
+        return arr if arr is not None else np.zeros(0, dtype=np.int32)
 
 
 @dataclass(slots=True)
@@ -323,8 +385,8 @@ class SearchIndex:
         self._importance = _Column(np.float64)
         self._conf = _Column(np.float64)
         self._weight = _Column(np.float64)
-        #: Decay at `_as_of` per row (explain reuses it; `set_as_of` refreshes it).
-        self._info: list[DecayInfo] = []
+        #: The decay score at `_as_of` per row (NaN when the format has none).
+        self._score = _Column(np.float64)
         self._fmt_codes = _Codes()
         self._kind_codes = _Codes()
         self._vault_codes = _Codes()
@@ -341,7 +403,8 @@ class SearchIndex:
         self._sorted_terms: list[str] = []
         self._n_fit_docs = 0
         self._xt_indptr: IntArray = np.zeros(1, dtype=np.int64)
-        self._xt_indices: IntArray = np.zeros(0, dtype=np.int64)
+        #: Rows per term (int32: 4 bytes a posting instead of 8).
+        self._xt_indices: IntArray = np.zeros(0, dtype=np.int32)
         self._xt_data: FloatArray = np.zeros(0, dtype=np.float64)
         self._n_base_terms = 0
         self._n_base_rows = 0
@@ -350,13 +413,11 @@ class SearchIndex:
         self._delta_post: dict[int, dict[int, float]] = {}
         self._dead = 0
         # title/tag words and tags
-        self._tw_rows: dict[str, list[int]] = {}
-        self._tw_arr: dict[str, IntArray] = {}
+        self._tw = _Postings()
         self._tw_by_len: dict[int, list[str]] = {}
         self._tw_sorted: list[str] = []
-        self._row_tw: list[frozenset[str]] = []
-        self._tag_rows: dict[str, list[int]] = {}
-        self._tag_arr: dict[str, IntArray] = {}
+        self._tags = _Postings()
+        #: Lower-cased texts for phrase checks (bounded: see `_lower_text`).
         self._lower: dict[int, str] = {}
         self._vectors: dict[str, tuple[str, dict[str, list[float]]] | None] = {}
 
@@ -392,8 +453,6 @@ class SearchIndex:
     def _build(
         cls, memories: Iterable[Memory], as_of: date, vaults: Iterable[Vault], decay: DecayFn
     ) -> SearchIndex:
-        from sklearn.feature_extraction.text import TfidfVectorizer  # lazy: ~1 s import
-
         index = cls(as_of, decay)
         for v in vaults:
             names = {v.rel.lower(), v.name.lower(), v.root.name.lower()}
@@ -403,41 +462,104 @@ class SearchIndex:
             mems[m.key] = m
         docs = list(mems.values())
         index._append_rows(docs)
-        vectorizer = TfidfVectorizer(
-            analyzer=analyze, sublinear_tf=True, norm="l2", smooth_idf=True, dtype=np.float64
-        )
-        if docs:
-            x = vectorizer.fit_transform([index_text(m) for m in docs])
-            vocab: dict[str, int] = {str(k): int(v) for k, v in vectorizer.vocabulary_.items()}
-            idf = [float(v) for v in vectorizer.idf_]
-        else:
-            import scipy.sparse as sp
-
-            x = sp.csr_matrix((0, 0), dtype=np.float64)
-            vocab, idf = {}, []
-        xt = x.T.tocsr()
-        xt.sort_indices()
-        index._vocab = vocab
-        index._sorted_terms = sorted(vocab)
-        index._terms = [""] * len(vocab)
-        for term, tid in vocab.items():
-            index._terms[tid] = term
-        # _prefix_rows relies on ids in sorted term order (scikit-learn's own).
-        assert index._terms == index._sorted_terms or not vocab
-        index._idf = idf
-        index._n_fit_docs = len(docs)
-        index._n_base_terms = len(vocab)
-        index._n_base_rows = len(docs)
-        index._xt_indptr = np.asarray(xt.indptr, dtype=np.int64)
-        index._xt_indices = np.asarray(xt.indices, dtype=np.int64)
-        index._xt_data = np.asarray(xt.data, dtype=np.float64)
-        # Posting arrays for title/tag words and tags now, not on first use, so
-        # the first keystrokes do not pay for them.
-        for w in index._tw_rows:
-            index._tw_array(w)
-        for t in index._tag_rows:
-            index._tag_array(t)
+        index._fit(docs)
         return index
+
+    def _fit(self, docs: list[Memory]) -> None:
+        """TF-IDF of `docs` (rows 0..n-1) and their title-word and tag postings.
+
+        The same numbers as scikit-learn's ``TfidfVectorizer(analyzer=analyze,
+        sublinear_tf=True, norm="l2", smooth_idf=True)``: vocabulary in sorted
+        order, idf = ln((1 + n) / (1 + df)) + 1, weights (1 + ln tf) * idf,
+        rows scaled to unit length; built with numpy straight into the
+        transposed (term -> rows) layout the queries use.  Each text is
+        tokenized once: a document is ``title title tags tags body``
+        (`index_text`), so its counts are twice the title's and tags' plus the
+        body's, and the title/tag words come from the same tokens.
+        """
+        n = len(docs)
+        term_id: defaultdict[str, int] = defaultdict(itertools.count().__next__)
+        word_id: defaultdict[str, int] = defaultdict(itertools.count().__next__)
+        tag_id: defaultdict[str, int] = defaultdict(itertools.count().__next__)
+        tokens = array("i")
+        doc_len = array("i")
+        words = array("i")
+        words_len = array("i")
+        tags = array("i")
+        tags_len = array("i")
+        term_of, word_of, tag_of = term_id.__getitem__, word_id.__getitem__, tag_id.__getitem__
+        findall = _TOKEN_RE.findall
+        for m in docs:
+            title = findall(m.title.lower())
+            tag_words = findall(" ".join(m.tags).lower()) if m.tags else []
+            body = findall(m.body.lower())
+            head = list(map(term_of, title))
+            head.extend(map(term_of, tag_words))
+            tokens.extend(head)
+            tokens.extend(head)
+            tokens.extend(map(term_of, body))
+            doc_len.append(2 * len(head) + len(body))
+            unique = dict.fromkeys(title)
+            unique.update(dict.fromkeys(tag_words))
+            words.extend(map(word_of, unique))
+            words_len.append(len(unique))
+            lowered = dict.fromkeys(t.lower() for t in m.tags)
+            tags.extend(map(tag_of, lowered))
+            tags_len.append(len(lowered))
+
+        # Vocabulary ids in sorted term order (as scikit-learn numbers them).
+        first_seen = list(term_id)
+        v = len(first_seen)
+        order = sorted(range(v), key=first_seen.__getitem__)
+        rank = np.empty(v, dtype=np.int64)
+        rank[order] = np.arange(v, dtype=np.int64)
+        sorted_terms = [first_seen[i] for i in order]
+        del first_seen, order
+        # One in-place sort of (term, row) keys gives the postings, rows
+        # ascending per term; a run of equal keys is a term frequency.
+        width = max(n, 1)
+        keys = rank.take(np.frombuffer(tokens, dtype=np.int32))
+        del tokens, rank
+        keys *= width
+        keys += np.repeat(np.arange(n, dtype=np.int32), np.frombuffer(doc_len, dtype=np.int32))
+        keys.sort()
+        new_key = np.ones(len(keys), dtype=bool)
+        np.not_equal(keys[1:], keys[:-1], out=new_key[1:])
+        starts = np.flatnonzero(new_key)
+        del new_key
+        tf = np.diff(np.append(starts, len(keys)))
+        pairs = keys[starts]
+        del keys, starts
+        term = pairs // width
+        rows = (pairs - term * width).astype(np.int32)
+        del pairs
+        df = np.bincount(term, minlength=v)
+        indptr = np.zeros(v + 1, dtype=np.int64)
+        np.cumsum(df, out=indptr[1:])
+        idf = np.log((n + 1) / (df + 1.0)) + 1.0
+        weights = np.log(tf.astype(np.float64))
+        weights += 1.0
+        weights *= idf[term]
+        del tf, term
+        norms = np.sqrt(np.bincount(rows, weights=weights * weights, minlength=n))
+        weights /= norms[rows]
+
+        self._vocab = dict(zip(sorted_terms, range(v), strict=True))
+        self._terms = sorted_terms
+        self._sorted_terms = list(sorted_terms)
+        self._idf = idf.tolist()
+        self._n_fit_docs = n
+        self._n_base_terms = v
+        self._n_base_rows = n
+        self._xt_indptr = indptr
+        self._xt_indices = rows
+        self._xt_data = weights
+
+        self._tw.arr = _group_rows(list(word_id), words, words_len)
+        self._tags.arr = _group_rows(list(tag_id), tags, tags_len)
+        for w in self._tw.arr:
+            self._tw_by_len.setdefault(len(w), []).append(w)
+        self._tw_sorted = sorted(self._tw.arr)
 
     @classmethod
     def from_catalog(cls, catalog: Catalog, as_of: date) -> SearchIndex:
@@ -465,6 +587,7 @@ class SearchIndex:
             self._importance,
             self._conf,
             self._weight,
+            self._score,
         )
 
     def _row_values(self, m: Memory, info: DecayInfo) -> tuple[Any, ...]:
@@ -477,53 +600,58 @@ class SearchIndex:
             self._kind_codes.of(m.kind.lower()),
             self._vault_code(m),
             self._agent_codes.of(agent.lower() if isinstance(agent, str) else ""),
-            _HEALTHS.index(info.health),
-            self._status_codes.of(info.status.lower()),
+            _HEALTH_CODE[info.health],
+            self._status_codes.of(info.status),
             self._source_codes.of((m.source or "").lower()),
             _date_ordinal(m.created),
             float(imp) if isinstance(imp, int | float) and not isinstance(imp, bool) else math.nan,
             confidence_value(m.confidence)[0],
             float(info.weight),
+            math.nan if info.score is None else float(info.score),
         )
 
     def _index_words(self, m: Memory, row: int) -> list[str]:
-        """Title/tag words and tags of a row; returns title words never seen before."""
-        words = frozenset(analyze(m.title + "\n" + " ".join(m.tags)))
-        self._row_tw.append(words)
-        new: list[str] = []
-        for w in words:
-            rows = self._tw_rows.get(w)
-            if rows is None:
-                self._tw_rows[w] = [row]
-                new.append(w)
-            else:
-                rows.append(row)
-                self._tw_arr.pop(w, None)
+        """Title/tag words and tags of a new row; returns title words never seen before."""
+        new = [w for w in _title_words(m) if self._tw.append(w, row)]
         for t in {t.lower() for t in m.tags}:
-            self._tag_rows.setdefault(t, []).append(row)
-            self._tag_arr.pop(t, None)
+            self._tags.append(t, row)
         return new
 
+    def _decay_fn(self) -> Callable[[Memory], DecayInfo]:
+        """Decay at `_as_of` for one memory (adapters looked up once per format)."""
+        as_of, decay = self._as_of, self._decay
+        if decay is not decay_of:
+            return lambda m: _safe_decay(decay, m, as_of)
+        from .formats import adapter_for
+
+        by_format: dict[str, DecayFn] = {}
+
+        def one(m: Memory) -> DecayInfo:
+            fn = by_format.get(m.format)
+            if fn is None:
+                try:
+                    fn = adapter_for(m.format).decay
+                except (KeyError, NotImplementedError):
+                    fn = decay
+                by_format[m.format] = fn
+            return _safe_decay(fn, m, as_of)
+
+        return one
+
     def _append_rows(self, memories: Sequence[Memory]) -> None:
-        """Bulk version of `_append_row` for a build (columns made once)."""
+        """Metadata columns of a build's rows (columns made once; no terms or words)."""
+        decay = self._decay_fn()
         values: list[tuple[Any, ...]] = []
-        new_words: list[str] = []
-        for m in memories:
-            row = len(self._memories)
-            self._memories.append(m)
-            self._row_of[m.key] = row
-            info = _safe_decay(self._decay, m, self._as_of)
-            self._info.append(info)
-            values.append(self._row_values(m, info))
-            new_words.extend(self._index_words(m, row))
+        row_of = self._row_of
+        for row, m in enumerate(memories, start=len(self._memories)):
+            row_of[m.key] = row
+            values.append(self._row_values(m, decay(m)))
+        self._memories.extend(memories)
         if not values:  # an empty catalog: the columns stay empty
             return
         for col, data in zip(self._columns(), zip(*values, strict=True), strict=True):
             col.data = np.array(data, dtype=col.data.dtype)
             col.size = len(data)
-        for w in new_words:
-            self._tw_by_len.setdefault(len(w), []).append(w)
-        self._tw_sorted = sorted(self._tw_rows)
 
     def _append_row(self, m: Memory) -> int:
         """Metadata columns, title words and tags for a new row (no terms)."""
@@ -531,7 +659,6 @@ class SearchIndex:
         self._memories.append(m)
         self._row_of[m.key] = row
         info = _safe_decay(self._decay, m, self._as_of)
-        self._info.append(info)
         for col, value in zip(self._columns(), self._row_values(m, info), strict=True):
             col.append(value)
         for w in self._index_words(m, row):
@@ -573,11 +700,14 @@ class SearchIndex:
         weight = self._weight.view
         health = self._health.view
         status = self._status.view
+        score = self._score.view
+        decay = self._decay_fn()
         for row in self._row_of.values():
-            info = self._info[row] = _safe_decay(self._decay, self._memories[row], as_of)
+            info = decay(self._memories[row])
             weight[row] = info.weight
-            health[row] = _HEALTHS.index(info.health)
-            status[row] = self._status_codes.of(info.status.lower())
+            health[row] = _HEALTH_CODE[info.health]
+            status[row] = self._status_codes.of(info.status)
+            score[row] = math.nan if info.score is None else info.score
 
     # ------------------------------------------------------------- terms
 
@@ -694,6 +824,8 @@ class SearchIndex:
     def _lower_text(self, row: int) -> str:
         text = self._lower.get(row)
         if text is None:
+            if len(self._lower) >= LOWER_CACHE_MAX:
+                self._lower.clear()  # phrase checks of old queries: cheap to redo
             m = self._memories[row]
             text = self._lower[row] = " ".join((m.title + "\n" + m.body).lower().split())
         return text
@@ -729,7 +861,7 @@ class SearchIndex:
             return any(v.rstrip("*") in value for v in vals)
 
         if f.field == "tag":
-            parts = [self._tag_array(tag) for tag in self._tag_rows if match(tag)]
+            parts = [self._tags.rows(tag) for tag in list(self._tags) if match(tag)]
             if not parts:
                 return np.zeros(len(rows), dtype=bool)
             return self._rows_mask(np.concatenate(parts))[rows]
@@ -763,7 +895,9 @@ class SearchIndex:
         if f.field == "status":
             if any(v in ANY_HEALTH for v in vals):
                 return np.ones(len(rows), dtype=bool)
-            by_status = self._match_codes(self._status_codes, self._status, rows, match)
+            by_status = self._match_codes(
+                self._status_codes, self._status, rows, lambda s: match(s.lower())
+            )
             table = np.array([h.value in vals for h in _HEALTHS], dtype=bool)
             either: BoolArray = by_status | table[self._health.view[rows]]
             return either
@@ -829,7 +963,7 @@ class SearchIndex:
         from rapidfuzz import fuzz, process
 
         found: dict[str, float] = {}
-        if word in self._tw_rows:
+        if word in self._tw:
             found[word] = 100.0
         if run_fuzzy and len(word) >= 3:
             n = len(word)
@@ -854,16 +988,10 @@ class SearchIndex:
         return found
 
     def _tag_array(self, tag: str) -> IntArray:
-        arr = self._tag_arr.get(tag)
-        if arr is None:
-            arr = self._tag_arr[tag] = np.asarray(self._tag_rows.get(tag, ()), dtype=np.int64)
-        return arr
+        return self._tags.rows(tag)
 
     def _tw_array(self, word: str) -> IntArray:
-        arr = self._tw_arr.get(word)
-        if arr is None:
-            arr = self._tw_arr[word] = np.asarray(self._tw_rows.get(word, ()), dtype=np.int64)
-        return arr
+        return self._tw.rows(word)
 
     # -------------------------------------------------------------- search
 
@@ -1094,7 +1222,8 @@ class SearchIndex:
 
     def _hit(self, row: int, prep: _Prepared, doc_weights: list[float]) -> Hit:
         m = self._memories[row]
-        info = self._info[row]
+        weight = float(self._weight.view[row])
+        decay_score = float(self._score.view[row])
         conf, conf_src = confidence_value(m.confidence)
         terms: list[dict[str, Any]] = []
         for tid, qw, dw in zip(prep.term_ids, prep.q_weights, doc_weights, strict=True):
@@ -1112,7 +1241,7 @@ class SearchIndex:
         matches: list[dict[str, Any]] = []
         fuzzy_score = 0.0
         if prep.fuzzy_words:
-            words = self._row_tw[row]
+            words = _title_words(m)
             total = 0.0
             for w, near in zip(prep.fuzzy_words, prep.fuzzy_matches, strict=False):
                 best_word, best = "", 0.0
@@ -1127,7 +1256,7 @@ class SearchIndex:
         q = prep.query
         filter_only = not q.has_text
         relevance = 1.0 if filter_only else cosine + bonus
-        score = relevance * conf * info.weight
+        score = relevance * conf * weight
         explain: dict[str, Any] = {
             "formula": "score = relevance × confidence × decay_weight; "
             "relevance = cosine + fuzzy_weight × fuzzy / 100"
@@ -1142,10 +1271,10 @@ class SearchIndex:
             "relevance": relevance,
             "confidence": conf,
             "confidence_from": conf_src,
-            "decay_weight": info.weight,
-            "status": info.status,
-            "health": info.health.value,
-            "decay_score": info.score,
+            "decay_weight": weight,
+            "status": self._status_codes.values[int(self._status.view[row])],
+            "health": _HEALTHS[int(self._health.view[row])].value,
+            "decay_score": None if math.isnan(decay_score) else decay_score,
             "phrases": list(q.phrases),
             "filters": [f.token for f in q.filters],
             "score": score,

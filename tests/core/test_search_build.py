@@ -1,0 +1,110 @@
+"""The index's own TF-IDF build gives scikit-learn's numbers, in compact arrays."""
+
+from __future__ import annotations
+
+import math
+import random
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memlens.core.model import DecayInfo, Health, Memory
+from memlens.core.search import SearchIndex, analyze, index_text
+
+AS_OF = date(2026, 11, 22)
+ROOT = Path("/vaults/a")
+
+
+def fake_decay(memory: Memory, as_of: date) -> DecayInfo:
+    return DecayInfo(status="Active", health=Health.ACTIVE, strength=1.0, weight=0.5, score=0.25)
+
+
+def mem(i: int, title: str, body: str, tags: tuple[str, ...] = ()) -> Memory:
+    return Memory(
+        format="test", vault_root=ROOT, id=f"m{i}", kind="note", title=title, body=body,
+        path=f"m{i}.md", tags=tags,
+    )  # fmt: skip
+
+
+WORDS = ["alpha", "beta", "gamma", "ΣΑΣ", "Québec", "pg_dump", "x", "DR-14", "客户说", "a1", "ǅx"]
+
+
+def corpus(n: int, seed: int = 7) -> list[Memory]:
+    rng = random.Random(seed)
+
+    def text(k: int) -> str:
+        return " ".join(rng.choice(WORDS) for _ in range(rng.randint(0, k)))
+
+    out = [
+        mem(i, text(4), text(30), tuple(text(2) for _ in range(rng.randint(0, 3))))
+        for i in range(n)
+    ]
+    out.append(mem(n, "", ""))  # no tokens at all
+    out.append(mem(n + 1, "x", "- . !"))  # no token of two characters
+    return out
+
+
+def test_weights_and_vocabulary_match_scikit_learn() -> None:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    docs = corpus(300)
+    index = SearchIndex.build(docs, AS_OF, decay=fake_decay)
+    vec = TfidfVectorizer(analyzer=analyze, sublinear_tf=True, norm="l2", smooth_idf=True)
+    x = vec.fit_transform([index_text(m) for m in docs]).tocsr()
+    assert index._vocab == {str(k): int(v) for k, v in vec.vocabulary_.items()}
+    assert index._terms == sorted(index._vocab)
+    assert np.allclose(index._idf, vec.idf_, rtol=1e-13, atol=0)
+    xt = x.T.tocsr()
+    xt.sort_indices()
+    assert np.array_equal(index._xt_indptr, xt.indptr)
+    assert np.array_equal(index._xt_indices, xt.indices)
+    assert np.allclose(index._xt_data, xt.data, rtol=1e-12, atol=0)
+    assert index._xt_indices.dtype == np.int32  # 4 bytes a posting
+
+
+def test_title_word_and_tag_postings_list_every_row_once_in_order() -> None:
+    docs = corpus(200, seed=3)
+    index = SearchIndex.build(docs, AS_OF, decay=fake_decay)
+    want_words: dict[str, list[int]] = {}
+    want_tags: dict[str, list[int]] = {}
+    for row, m in enumerate(docs):
+        for w in set(analyze(m.title + "\n" + " ".join(m.tags))):
+            want_words.setdefault(w, []).append(row)
+        for t in {t.lower() for t in m.tags}:
+            want_tags.setdefault(t, []).append(row)
+    assert {w: index._tw_array(w).tolist() for w in index._tw} == want_words
+    assert {t: index._tag_array(t).tolist() for t in index._tags} == want_tags
+    assert index._tw_sorted == sorted(want_words)
+    assert sorted(w for ws in index._tw_by_len.values() for w in ws) == sorted(want_words)
+
+
+def test_added_rows_extend_the_postings() -> None:
+    docs = corpus(50, seed=5)
+    index = SearchIndex.build(docs, AS_OF, decay=fake_decay)
+    extra = mem(999, "Zeppelin alpha", "body", ("NewTag", "beta"))
+    index.add(extra)
+    row = len(docs)
+    assert index._tw_array("zeppelin").tolist() == [row]
+    assert index._tw_array("alpha").tolist()[-1] == row
+    assert index._tag_array("newtag").tolist() == [row]
+    assert "zeppelin" in index._tw_sorted
+
+
+def test_explain_reads_the_decay_columns() -> None:
+    index = SearchIndex.build(corpus(40), AS_OF, decay=fake_decay)
+    hit = index.search("alpha")[0]
+    assert hit.explain["status"] == "Active"  # as the format wrote it
+    assert hit.explain["health"] == "active"
+    assert hit.explain["decay_weight"] == 0.5
+    assert hit.explain["decay_score"] == 0.25
+    assert math.isclose(hit.score, hit.explain["relevance"] * hit.explain["confidence"] * 0.5)
+    assert index.search("status:active")  # status filters match case-insensitively
+
+
+@pytest.mark.parametrize("n", [0, 1])
+def test_tiny_builds(n: int) -> None:
+    index = SearchIndex.build([mem(i, "alpha beta", "gamma") for i in range(n)], AS_OF)
+    assert len(index) == n
+    assert len(index.search("alpha")) == n
