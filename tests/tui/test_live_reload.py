@@ -166,7 +166,7 @@ async def test_rows_added_above_the_cursor_do_not_move_the_view(vaults: Path) ->
         await wait_for(pilot, lambda: row_of(app, root, new_id) is not None, "the new memory")
         new_row = row_of(app, root, new_id)
         assert new_row is not None
-        assert main.model.position_of(new_row.key) < cursor  # type: ignore[operator]
+        assert main.model.position_of(new_row.key) < cursor
         after = table(app).current_row()
         assert after is not None and after.key == before.key
         # One row more above: the cursor and the view moved down together.

@@ -21,6 +21,9 @@ from ..safe_text import safe, visible
 from ..widgets.episode_list import EpisodeList, timeline_lines, weekday
 from .base import MemlensScreen
 
+#: How often the timeline checks whether a vault's scan result was replaced.
+RESULT_CHECK_SECONDS = 0.5
+
 
 class EpisodesScreen(MemlensScreen):
     """Every episode entry of every loaded vault, day by day."""
@@ -37,6 +40,8 @@ class EpisodesScreen(MemlensScreen):
         super().__init__()
         #: (vault root, memory id) -> memory, for the vaults that have episodes.
         self._memories: dict[tuple[str, str], Memory] = {}
+        #: Identity of each loaded vault's scan result when last shown.
+        self._seen: tuple[int, ...] = ()
 
     def compose(self) -> ComposeResult:
         yield Static(id="episodes-bar")
@@ -46,10 +51,21 @@ class EpisodesScreen(MemlensScreen):
 
     def on_mount(self) -> None:
         self.watch(self.memlens, "catalog_version", self._catalog_changed, init=True)
+        # An appended episode changes no memory, so live reload announces
+        # nothing; the watcher still swaps in the vault's new scan result.
+        self.set_interval(RESULT_CHECK_SECONDS, self._check_results)
         self.query_one(EpisodeList).focus()
+
+    def _results(self) -> tuple[int, ...]:
+        return tuple(id(v.result) for v, _ in self.memlens.loaded)
+
+    def _check_results(self) -> None:
+        if self.is_current and self._results() != self._seen:
+            self._catalog_changed(self.memlens.catalog_version)
 
     def _catalog_changed(self, _version: int) -> None:
         app = self.memlens
+        self._seen = self._results()
         vaults = [v for v, _ in app.loaded if v.result.records.get("episodes")]
         entries = episode_entries(vaults)
         self._memories = {(str(v.root), m.id): m for v in vaults for m in v.memories}
