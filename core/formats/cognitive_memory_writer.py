@@ -364,11 +364,15 @@ class CognitiveMemoryWriter:
             raise RefusedError("not pinned (not in vault/)")
         return self._move("unpin", current, (GRAPH_DIR, TYPE_DIRS[current.memory.kind]))
 
-    def plan_archive(self, memory: Memory, reason: str | None = None) -> Plan:
+    def plan_archive(
+        self, memory: Memory, reason: str | None = None, *, as_of: date | None = None
+    ) -> Plan:
         """Move to archive/<dir>/; `reason` (from a decay run) only labels the plan.
 
         The file is moved unchanged: cognitive memory has no field for an
         archive reason, and adding one would be a rewrite the spec lacks.
+        `as_of` (the decay date of a run) is accepted for the writer protocol
+        and not used, for the same reason: nothing records when it happened.
         """
         current = _read_current(memory)
         if current.area == ARCHIVE_DIR:

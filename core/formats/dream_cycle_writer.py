@@ -1079,7 +1079,7 @@ class DreamCycleWriter:
             "restore",
             state,
             [fresh.id, sid],
-            f"restore: {fresh.id} back into {OBSERVATIONS} as section '{_short(fresh.title)}'"
+            f"restore: {fresh.id} back into {OBSERVATIONS} as section '{_short(lines[0][3:])}'"
             f" ({where}); {ARCHIVE_JSONL} keeps the entry and gets a restore marker",
             [
                 FileChange("write", state.obs.path, state.obs.snap, data=new_obs),

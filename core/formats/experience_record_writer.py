@@ -61,7 +61,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -374,6 +374,17 @@ class ExperienceRecordWriter:
             return FileChange("create", store.path, store.snap, data=new)
         return FileChange("write", store.path, store.snap, data=new)
 
+    @staticmethod
+    def _reads(state: _State, changes: list[FileChange]) -> list[FileSnapshot]:
+        """Snapshots of the stores the plan was computed from but does not write.
+
+        The memory's pin, edit and archive state comes from all three files:
+        apply refuses if one it only read changed in between (say a view
+        that pins it was appended after a pin was planned).
+        """
+        written = {c.path for c in changes}
+        return [st.snap for st in state.stores.values() if st.path not in written]
+
     def _wal_entry(self, state: _State, op: dict[str, Any]) -> tuple[str, FileChange]:
         wal = state.stores[WAL]
         wal_id = next_wal_id(wal.objects())
@@ -418,6 +429,7 @@ class ExperienceRecordWriter:
             f"{action}: derive {new_type} {new_id} from {m.kind} {m.id} "
             f"(append to {EXPERIENCES}, {wal_id} in {WAL}); the raw record stays as it was",
             [exp_change, wal_change],
+            reads=self._reads(state, [exp_change, wal_change]),
         )
 
     # ------------------------------------------------------------------
@@ -435,6 +447,7 @@ class ExperienceRecordWriter:
             [memory.id],
             f"pin: append view {view_id} (lens pin) to {VIEWS}",
             [change],
+            reads=self._reads(state, [change]),
         )
 
     def plan_unpin(self, memory: Memory) -> Plan:
@@ -455,6 +468,7 @@ class ExperienceRecordWriter:
             [memory.id],
             f"unpin: append view {view_id} (lens unpin, supersedes {pin_id}) to {VIEWS}",
             [change],
+            reads=self._reads(state, [change]),
         )
 
     def plan_set(self, memory: Memory, changes: dict[str, Any]) -> Plan:
@@ -509,6 +523,7 @@ class ExperienceRecordWriter:
             f"set: append view {view_id} (lens {LENS_EDIT}: {', '.join(fields)}) to {VIEWS}; "
             "the raw record stays as it was",
             [change],
+            reads=self._reads(state, [change]),
         )
 
     def plan_edit_body(self, memory: Memory, body: str) -> Plan:
@@ -561,7 +576,15 @@ class ExperienceRecordWriter:
             raise RefusedError(f"text: {text!r} is not a string")
         return self._derive(state, "promote", new_type, text, "model_infer", ts)
 
-    def plan_archive(self, memory: Memory, reason: str | None = None) -> Plan:
+    def plan_archive(
+        self, memory: Memory, reason: str | None = None, *, as_of: date | None = None
+    ) -> Plan:
+        """Append a WAL tombstone of reason `archived` (`reason` goes into its note).
+
+        `as_of` (the decay date of a run) is accepted for the writer protocol
+        and not used: experience records have no decay model, and the op's
+        `ts` is when the archive happens (the clock), not the date decayed to.
+        """
         state = self._current(memory)
         if state.memory.archived:
             raise RefusedError("already archived")
@@ -577,6 +600,7 @@ class ExperienceRecordWriter:
             [memory.id],
             f"archive: append {wal_id} (tombstone, reason archived{label}) to {WAL}",
             [change],
+            reads=self._reads(state, [change]),
         )
 
     def plan_restore(self, memory: Memory) -> Plan:
@@ -590,6 +614,7 @@ class ExperienceRecordWriter:
             [memory.id],
             f"restore: append {wal_id} (restore op reversing the archive) to {WAL}",
             [change],
+            reads=self._reads(state, [change]),
         )
 
 

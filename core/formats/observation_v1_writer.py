@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, time
+from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -220,7 +220,14 @@ class ObservationV1Writer:
 
     # -- archive / restore -------------------------------------------------
 
-    def plan_archive(self, memory: Memory, reason: str | None = None) -> Plan:
+    def plan_archive(
+        self, memory: Memory, reason: str | None = None, *, as_of: date | None = None
+    ) -> Plan:
+        """Move to `archive/observations/` or `archive/comprehension/`.
+
+        `as_of` is accepted for the writer protocol (decay runs pass it) and
+        not used: observation-v1 has no decay and an archive records no date.
+        """
         doc = _load(memory)
         if doc.archived:
             raise RefusedError(f"{doc.rel}: {memory.id} is already archived")
@@ -517,9 +524,14 @@ def _plan_promote(memories: list[Memory], options: dict[str, Any]) -> Plan:
         if m.kind != KIND_OBSERVATION:
             raise RefusedError(f"{m.id} is a {m.kind}; only observations are promoted")
     sources: list[Memory] = []
+    # Every observation the new document is written from, as read now: apply
+    # refuses if one of them changed in between (their text and ids are in it).
+    reads: list[FileSnapshot] = []
     for m in memories:
         if all(s.id != m.id for s in sources):
-            sources.append(_load(m).fresh)
+            doc = _load(m)
+            sources.append(doc.fresh)
+            reads.append(doc.snap)
 
     scan = ObservationV1Adapter().scan(root)
     observations = {m.id: m for m in scan.memories if m.kind == KIND_OBSERVATION}
@@ -537,6 +549,7 @@ def _plan_promote(memories: list[Memory], options: dict[str, Any]) -> Plan:
         if found is None:
             raise RefusedError(f"observations: {ref!r} is not a valid observation in this vault")
         sources.append(found)
+        reads.append(snapshot(_vault_path(root, found.path)))
     ids = [s.id for s in sources]
     first = sources[0]
 
@@ -615,6 +628,7 @@ def _plan_promote(memories: list[Memory], options: dict[str, Any]) -> Plan:
         memory_ids=[*ids, new_id],
         summary=f"promote: create {rel} citing {', '.join(ids)}",
         changes=[FileChange("create", dst, snapshot(dst), data=text.encode("utf-8"))],
+        reads=reads,
     )
 
 

@@ -201,7 +201,7 @@ class ProjectOceanWriter:
         agent = str(doc.fresh.native["agent"])
         dst_rel = destination(doc.fresh, "promote")
         dst = safe_join(doc.root, *dst_rel.split("/"))
-        _refuse_if_promoted(doc.root, dst_rel)
+        archived_copy = _refuse_if_promoted(doc.root, dst_rel)
         new = _edit(doc.raw, {"promoted_from": agent, "promoted_at": when}, "promoted_from")
         copy = _validate(doc.root, dst_rel, new, "promoted_from")
         change = FileChange(
@@ -216,11 +216,22 @@ class ProjectOceanWriter:
                 f"promoted_at: {when.isoformat()} (source unchanged)"
             ),
             changes=[change],
+            # The copy is made from the source's bytes as read now, and the
+            # "already promoted" check looked at the archived copy's place:
+            # apply refuses if either changed before it runs.
+            reads=[doc.snap, snapshot(archived_copy)],
         )
 
     # -- archive / restore -------------------------------------------------
 
-    def plan_archive(self, memory: Memory, reason: str | None = None) -> Plan:
+    def plan_archive(
+        self, memory: Memory, reason: str | None = None, *, as_of: date | None = None
+    ) -> Plan:
+        """Move to the agent's (or shared) `archive/`.
+
+        `as_of` is accepted for the writer protocol (decay runs pass it) and
+        not used: a Project Ocean archive is a move that records no date.
+        """
         doc = _load(memory)
         if doc.fresh.archived:  # pragma: no cover - Action checks memory.archived
             raise RefusedError(f"{memory.id} is already archived")
@@ -328,13 +339,20 @@ def _move_plan(action: str, doc: _Loaded, dst_rel: str, summary: str) -> Plan:
     )
 
 
-def _refuse_if_promoted(root: Path, dst_rel: str) -> None:
-    """RefusedError("already promoted ...") if a shared copy (live or archived) exists."""
+def _refuse_if_promoted(root: Path, dst_rel: str) -> Path:
+    """RefusedError("already promoted ...") if a shared copy (live or archived) exists.
+
+    Returns where the archived copy would be (checked absent), so the plan
+    can refuse to apply if one appears there meanwhile.
+    """
     name = dst_rel.rsplit("/", 1)[-1]
-    for rel in (dst_rel, f"shared/observations/archive/{name}"):
+    archived_rel = f"shared/observations/archive/{name}"
+    archived = safe_join(root, *archived_rel.split("/"))
+    for rel in (dst_rel, archived_rel):
         path = safe_join(root, *rel.split("/"))
         if os.path.lexists(path):
             raise RefusedError(f"already promoted: {rel} exists{_promoted_from_hint(root, rel)}")
+    return archived
 
 
 def _promoted_from_hint(root: Path, rel: str) -> str:
