@@ -697,7 +697,9 @@ class MemlensApp(App[None]):
             return
         with screen._index_lock:
             apply_to_search(index, changes)
-            rebuild = index.needs_rebuild()
+            # A method in some versions of core.search, a property in others.
+            flag: Any = index.needs_rebuild
+            rebuild = bool(flag() if callable(flag) else flag)
         self.call_from_thread(self._search_updated, screen, rebuild)
 
     def _search_updated(self, screen: SearchScreen, rebuild: bool) -> None:

@@ -385,3 +385,102 @@ async def test_an_edited_memory_changed_on_disk_is_announced(vaults: Path) -> No
             lambda: any("while you edit it" in n for n in app.change_notices),
             "the editing notice",
         )
+
+
+async def test_search_index_follows_changes_incrementally(vaults: Path) -> None:
+    from memlens.tui.screens.search import SearchScreen
+
+    app = MemlensApp([vaults], as_of=AS_OF)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await pilot.press("4")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SearchScreen)
+        await wait_for(pilot, lambda: screen.index is not None, "the search index")
+        index = screen.index
+        await pilot.press(*"zanzibarqux")
+        await settle(pilot)
+        assert screen.results is not None and screen.results.hits == []
+        replace_atomically(
+            vaults / GRAFANA,
+            COGNITIVE_DOC.format(id=GRAFANA_ID, title="Grafana", body="zanzibarqux alerting"),
+        )
+        await wait_for(
+            pilot,
+            lambda: (
+                screen.results is not None
+                and [h.memory.id for h in screen.results.hits] == [GRAFANA_ID]
+            ),
+            "the changed memory found by its new word",
+        )
+        assert screen.index is index  # updated in place, not rebuilt
+        (vaults / GRAFANA).unlink()
+        await wait_for(
+            pilot,
+            lambda: screen.results is not None and screen.results.hits == [],
+            "the removed memory gone from the results",
+        )
+
+
+async def test_graph_is_rebuilt_after_changes(
+    vaults: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memlens.tui.app as app_module
+    from memlens.tui.screens.graph import GraphScreen
+
+    monkeypatch.setattr(app_module, "GRAPH_REBUILD_DELAY", 0.05)
+    app = MemlensApp([vaults], as_of=AS_OF)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await pilot.press("5")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, GraphScreen)
+        await wait_for(pilot, lambda: screen.graph is not None, "the graph")
+        graph = screen.graph
+        assert graph is not None
+        key = (str((vaults / "cognitive-memory").resolve()), GRAFANA_ID)
+        assert key in graph
+        (vaults / GRAFANA).unlink()
+        await wait_for(
+            pilot,
+            lambda: screen.graph is not graph and screen.graph is not None,
+            "a rebuilt graph",
+        )
+        assert key not in screen.graph  # type: ignore[operator]
+
+
+async def test_progressive_load_ends_equal_to_the_linked_rows(
+    fixtures_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memlens.tui.app as app_module
+    from memlens.tui.messages import VaultProgress
+
+    monkeypatch.setattr(app_module, "LOAD_BATCH", 3)
+
+    steps: list[int] = []
+    real = MemlensApp.on_vault_progress
+
+    def counting(self: MemlensApp, message: VaultProgress) -> None:
+        steps.append(len(message.rows))
+        real(self, message)
+
+    monkeypatch.setattr(MemlensApp, "on_vault_progress", counting)
+    app = MemlensApp([fixtures_dir], as_of=AS_OF, live_reload=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert len(steps) > 5  # first rows came in small steps
+        assert app.partial == set()
+        model = main_of(app).model
+        shown = sorted(r.key for r in model)
+        expected = sorted(r.key for _, rows in app.loaded for r in rows)
+        assert shown == expected
+        assert model.total == sum(len(v.memories) + len(v.problems) for v, _ in app.loaded)
+        # Every row shown is a linked one (the early rows were all replaced).
+        linked = {id(r) for _, rows in app.loaded for r in rows}
+        assert all(id(r) in linked for r in model)
+        # Natural order keeps each vault's rows together, vault by vault.
+        roots = [str(r.vault_root) for r in model]
+        order = list(dict.fromkeys(roots))
+        assert roots == sorted(roots, key=order.index)
