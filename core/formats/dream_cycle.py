@@ -20,6 +20,9 @@ Decisions a reader would question (see DESIGN.md and expected.json `rules`):
   The restore appends a marker line `{"id": <entry id>, "restored": true, ...}`
   instead; a marker is not an entry, and it hides every earlier entry with
   that id (an entry appended after the marker is archived again).
+* Rescans (live reload) keep the file's bytes and a table of its sections:
+  only the sections a change touches are parsed again (`rescan_file`) and
+  spliced into the previous result (`relink`); both equal a full scan.
 """
 
 from __future__ import annotations
@@ -28,10 +31,12 @@ import bisect
 import hashlib
 import json
 import math
+import operator
+import os
 import re
 import unicodedata
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any, ClassVar
@@ -39,7 +44,7 @@ from typing import Any, ClassVar
 from ..dates import parse_date, parse_datetime
 from ..decay import STATUS_HEALTH, clamp01, importance_band
 from ..model import DecayInfo, FileScan, Health, Memory, Problem, Reason, ScanResult
-from .base import scan_by_files, split_duplicates
+from .base import Changes, scan_by_files, split_duplicates
 
 OBSERVATIONS = "observations.md"
 ARCHIVE_JSONL = "archive.jsonl"
@@ -106,6 +111,11 @@ _AUTO_ARCHIVE_TITLE = re.compile(r"^auto-archived\b", re.IGNORECASE)
 _WHOLE_LINE_DC_COMMENT = re.compile(r"^\s*<!--(.*?)-->\s*$")
 _ASCII_NON_ALNUM = re.compile(r"[^a-z0-9]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+#: A heading line's start is the byte after this (or the file's first byte).
+_HEADING_BYTES = re.compile(rb"\n## ")
+_BOM = b"\xef\xbb\xbf"
+#: Bytes compared at a time when looking for what a rescan changed.
+_CMP_CHUNK = 1 << 16
 
 TITLE_MAX = 100
 #: Longest TTL accepted (about 2,700 years); anything longer is surely a typo.
@@ -189,13 +199,14 @@ def sections_from_lines(lines: list[str]) -> list[Section]:
     return sections
 
 
-def _parse_section(lines: list[str], index: int, start: int, stop: int) -> Section:
+def _parse_section(lines: list[str], index: int, start: int, stop: int, base: int = 0) -> Section:
+    """The section of `lines[start:stop]`; `base` is the file line index of `lines[0]`."""
     sec = Section(
         index=index,
         title=lines[start][3:].strip(),
-        start_line=start + 1,
-        end_line=stop,
-        body_start_line=start + 2,
+        start_line=base + start + 1,
+        end_line=base + stop,
+        body_start_line=base + start + 2,
     )
     first = start + 1
     while first < stop and not lines[first].strip():
@@ -209,7 +220,7 @@ def _parse_section(lines: list[str], index: int, start: int, stop: int) -> Secti
         # Never closed: malformed only if it is a dc comment (`<!-- dc:...`);
         # any other unclosed HTML comment is just body text.
         if _DC_TOKEN.search(opening[4:]):
-            sec.comment_line = first + 1
+            sec.comment_line = base + first + 1
             sec.unclosed = True
             sec.fields, sec.duplicate_keys = _dc_fields(opening[4:])
         sec.body = _body(lines, start + 1, stop)
@@ -229,11 +240,11 @@ def _parse_section(lines: list[str], index: int, start: int, stop: int) -> Secti
         sec.body = _body(lines, start + 1, stop)
         return sec
     sec.comment = raw
-    sec.comment_line = first + 1
-    sec.comment_end_line = close_line + 1
+    sec.comment_line = base + first + 1
+    sec.comment_end_line = base + close_line + 1
     sec.fields = fields
     sec.duplicate_keys = dups
-    sec.body_start_line = close_line + 2
+    sec.body_start_line = base + close_line + 2
     rest = _body(lines, close_line + 1, stop)
     after = after.strip()
     sec.body = f"{after}\n{rest}".strip("\n") if after else rest
@@ -302,14 +313,15 @@ class IdAllocator:
     def __init__(self) -> None:
         self._seen: dict[str, int] = {}
 
+    @property
+    def seen(self) -> dict[str, int]:
+        """How often each base was taken so far (the allocator's own mapping)."""
+        return self._seen
+
     def take(self, base: str) -> str:
         n = self._seen.get(base, 0) + 1
         self._seen[base] = n
         return base if n == 1 else f"{base}-{n}"
-
-
-#: What one section became: (id base, id given, memories, problems).
-_SectionScan = tuple[str, str, list[Memory], list[Problem]]
 
 
 class _RecordingIds(IdAllocator):
@@ -323,6 +335,47 @@ class _RecordingIds(IdAllocator):
         given = super().take(base)
         self.taken.append((base, given))
         return given
+
+
+class _WindowIds(_RecordingIds):
+    """Ids for sections read again mid-file, numbered as a full read numbers them.
+
+    `before(base)` says how often a base was taken before the first section
+    read (asked once per base, on its first take).
+    """
+
+    def __init__(self, before: Callable[[str], int]) -> None:
+        super().__init__()
+        self._before = before
+
+    def take(self, base: str) -> str:
+        if base not in self._seen:
+            self._seen[base] = self._before(base)
+        return super().take(base)
+
+
+class _ReplayMismatch(Exception):
+    """A section read again asked for other ids than it took before."""
+
+
+class _Replay(_RecordingIds):
+    """Gives a section read again (only moved) the ids it was given before."""
+
+    def __init__(self, takes: tuple[tuple[str, str], ...]) -> None:
+        super().__init__()
+        self._plan = takes
+
+    def take(self, base: str) -> str:
+        n = len(self.taken)
+        if n >= len(self._plan) or self._plan[n][0] != base:
+            raise _ReplayMismatch(base)
+        self.taken.append(self._plan[n])
+        return self._plan[n][1]
+
+
+def _id_number(base: str, given: str) -> int:
+    """1 for `base`, n for `base-n`."""
+    return 1 if given == base else int(given[len(base) + 1 :])
 
 
 def short_title(text: str, limit: int = TITLE_MAX) -> str:
@@ -537,14 +590,6 @@ class _Lines:
     lines: list[str]
     #: 1-based numbers of lines that are not valid UTF-8, with a one-line detail.
     bad: dict[int, str]
-    #: The keys of `bad`, ascending (filled in file order).
-    bad_lines: list[int] = field(default_factory=list)
-
-    def first_bad(self, first: int, last: int) -> int | None:
-        """The first bad line number in `first..last`, if any."""
-        nums = self.bad_lines
-        i = bisect.bisect_left(nums, first)
-        return nums[i] if i < len(nums) and nums[i] <= last else None
 
 
 def _decode_lines(data: bytes) -> _Lines:
@@ -566,7 +611,252 @@ def _decode_lines(data: bytes) -> _Lines:
         except UnicodeDecodeError as exc:
             bad[n] = f"line {n} is not valid UTF-8 (byte 0x{chunk[exc.start]:02x})"
             lines.append(chunk.decode("utf-8", "replace"))
-    return _Lines(lines, bad, list(bad))
+    return _Lines(lines, bad)
+
+
+def _bad_detail(n: int, piece: bytes, at: int) -> str:
+    return f"line {n} is not valid UTF-8 (byte 0x{piece[at]:02x})"
+
+
+def _section_lines(chunk: bytes, base: int) -> tuple[list[str], tuple[int, str] | None]:
+    """Lines of one section's bytes as `_decode_lines` reads them, and its first bad line.
+
+    `base` is the file line index of the chunk's first line.  The chunk is
+    decoded at once; only a chunk with a bad byte is decoded line by line.
+    """
+    try:
+        text = chunk.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    else:
+        lines = text.split("\n")
+        if text.endswith("\n"):
+            lines.pop()
+        if "\r" in text:
+            lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+        return lines, None
+    raw = chunk.split(b"\n")
+    if chunk.endswith(b"\n"):
+        raw.pop()
+    out: list[str] = []
+    bad: tuple[int, str] | None = None
+    for i, piece in enumerate(raw):
+        if piece.endswith(b"\r"):
+            piece = piece[:-1]
+        try:
+            out.append(piece.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            if bad is None:
+                bad = (base + i + 1, _bad_detail(base + i + 1, piece, exc.start))
+            out.append(piece.decode("utf-8", "replace"))
+    return out, bad
+
+
+def _bad_lines(chunk: bytes) -> list[tuple[int, str]]:
+    """(1-based line, detail) of every undecodable line of a chunk starting the file."""
+    try:
+        chunk.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    else:
+        return []
+    raw = chunk.split(b"\n")
+    if chunk.endswith(b"\n"):
+        raw.pop()
+    out: list[tuple[int, str]] = []
+    for n, piece in enumerate(raw, 1):
+        if piece.endswith(b"\r"):
+            piece = piece[:-1]
+        try:
+            piece.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            out.append((n, _bad_detail(n, piece, exc.start)))
+    return out
+
+
+def _common_prefix(a: bytes, b: bytes) -> int:
+    """Length of the longest common prefix (compared in chunks, at C speed)."""
+    n = min(len(a), len(b))
+    i = 0
+    while i < n:
+        j = min(i + _CMP_CHUNK, n)
+        if not a.startswith(b[i:j], i):
+            lo, hi = i, j  # a[:lo] == b[:lo]; a[:hi] != b[:hi]
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if a.startswith(b[lo:mid], lo):
+                    lo = mid
+                else:
+                    hi = mid
+            return lo
+        i = j
+    return n
+
+
+def _common_suffix(a: bytes, b: bytes, limit: int) -> int:
+    """Length of the longest common suffix, at most `limit`."""
+    la, lb = len(a), len(b)
+    k = 0
+    while k < limit:
+        step = min(_CMP_CHUNK, limit - k)
+        if not a.startswith(b[lb - k - step : lb - k], la - k - step):
+            lo, hi = k, k + step  # the last lo bytes match, the last hi do not
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if a.startswith(b[lb - mid : lb - lo], la - mid):
+                    lo = mid
+                else:
+                    hi = mid
+            return lo
+        k += step
+    return limit
+
+
+#: Native keys of a section memory that hold file lines (moved by a rescan).
+_LINE_KEYS: tuple[str, ...] = (
+    "start_line",
+    "end_line",
+    "comment_line",
+    "comment_end_line",
+    "body_start_line",
+    "archive_heading_line",
+)
+
+
+#: Memory's fields in constructor order, read at once (`dataclasses.replace`
+#: costs several times more, and a rescan may move thousands of memories).
+_MEMORY_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Memory))
+_MEMORY_VALUES = operator.attrgetter(*_MEMORY_FIELDS)
+_INDEX_AT = _MEMORY_FIELDS.index("index")
+_NATIVE_AT = _MEMORY_FIELDS.index("native")
+
+
+def _shifted(m: Memory, lines: int, sections: int) -> Memory:
+    """A copy of a section memory whose section moved by `lines` and `sections`."""
+    values = list(_MEMORY_VALUES(m))
+    if m.index is not None:
+        values[_INDEX_AT] = m.index + sections
+    if lines:
+        native = dict(m.native)
+        for key in _LINE_KEYS:
+            value = native.get(key)
+            if isinstance(value, int) and not isinstance(value, bool):
+                native[key] = value + lines
+        values[_NATIVE_AT] = native
+    return Memory(*values)
+
+
+@dataclass(slots=True)
+class _Table:
+    """What one read of a markdown file made of it, kept for the next read.
+
+    Plain data (it is pickled with the FileScan).  Section `i` starts at
+    byte `heads[i]` on 0-based line `lines[i]`, gave `nmem[i]` memories and
+    `nprob[i]` problems (in the FileScan's lists, after `npre` preamble
+    problems) and took the ids `takes[i]` ((base, id given) pairs).
+    `counts` is how often each id base was taken in the file.  `token`
+    names this read (a rescan's `_Delta` says which read it started from).
+    """
+
+    raw: bytes
+    token: bytes = field(compare=False)
+    heads: list[int] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)
+    nmem: list[int] = field(default_factory=list)
+    nprob: list[int] = field(default_factory=list)
+    takes: list[tuple[tuple[str, str], ...]] = field(default_factory=list)
+    npre: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Window:
+    """Sections read from part of a file (see `_parse_window`)."""
+
+    heads: list[int] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)
+    nmem: list[int] = field(default_factory=list)
+    nprob: list[int] = field(default_factory=list)
+    takes: list[tuple[tuple[str, str], ...]] = field(default_factory=list)
+    memories: list[Memory] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    npre: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Delta:
+    """What a rescan changed: all but the first `m_lo` and last `m_tail` memories
+    (`p_lo`/`p_tail` problems) of the read named `base`.
+
+    `bases`: the id bases of every section in the changed range; `changed`:
+    those taken a different number of times than before.
+    """
+
+    base: bytes
+    m_lo: int
+    m_tail: int
+    p_lo: int
+    p_tail: int
+    bases: frozenset[str]
+    changed: frozenset[str]
+
+
+@dataclass(slots=True)
+class _Splice:
+    """One changed file, for `relink`: what leaves and enters its stretch of the result."""
+
+    m_lo: int
+    m_old: int
+    m_tail: int
+    p_lo: int
+    p_old: int
+    p_tail: int
+    gone: list[Memory]
+    new: list[Memory]
+    new_problems: list[Problem]
+    bases: frozenset[str]
+    changed: frozenset[str]
+
+
+def _counts_of(fs: FileScan | None) -> dict[str, int]:
+    tab = fs.data.get("table") if fs is not None else None
+    return tab.counts if isinstance(tab, _Table) else {}
+
+
+def _splice_plan(rel: str, before: FileScan | None, after: FileScan | None) -> _Splice:
+    old_m = before.memories if before is not None else []
+    old_p = before.problems if before is not None else []
+    new_m = after.memories if after is not None else []
+    new_p = after.problems if after is not None else []
+    delta = after.data.get("delta") if after is not None else None
+    tab = before.data.get("table") if before is not None else None
+    if (
+        isinstance(delta, _Delta)
+        and isinstance(tab, _Table)
+        and delta.base == tab.token
+        and delta.m_lo + delta.m_tail <= min(len(old_m), len(new_m))
+        and delta.p_lo + delta.p_tail <= min(len(old_p), len(new_p))
+    ):
+        m_lo, m_tail, p_lo, p_tail = delta.m_lo, delta.m_tail, delta.p_lo, delta.p_tail
+        bases, changed = delta.bases, delta.changed
+    else:
+        m_lo = m_tail = p_lo = p_tail = 0
+        was, now = _counts_of(before), _counts_of(after)
+        bases = frozenset(was.keys() | now.keys())
+        changed = frozenset(b for b in bases if was.get(b) != now.get(b))
+    return _Splice(
+        m_lo=m_lo,
+        m_old=len(old_m),
+        m_tail=m_tail,
+        p_lo=p_lo,
+        p_old=len(old_p),
+        p_tail=p_tail,
+        gone=old_m[m_lo : len(old_m) - m_tail],
+        new=new_m[m_lo : len(new_m) - m_tail],
+        new_problems=new_p[p_lo : len(new_p) - p_tail],
+        bases=bases,
+        changed=changed,
+    )
 
 
 def _read(path: Path) -> bytes | OSError | None:
@@ -626,62 +916,389 @@ class DreamCycleAdapter:
         if rel == ARCHIVE_JSONL:
             self._scan_archive(root, out.memories, out.problems, raw=data)
             return out
-        return self._markdown_scan(root, rel, out, data, None)
+        raw = _read(root / rel) if data is None else data
+        if raw is None:
+            return out
+        if isinstance(raw, OSError):
+            out.problems.append(
+                self._problem(root, rel, Reason.ENCODING, f"cannot read the file: {raw}")
+            )
+            return out
+        # Ids are allocated per file here; link() re-allocates across the
+        # markdown files in order (a title repeated in both gets `-2`).
+        ids = _RecordingIds()
+        win = self._parse_window(root, rel, raw, 0, len(raw), 0, 0, ids, at_start=True, at_end=True)
+        out.memories = win.memories
+        out.problems = win.problems
+        out.data["table"] = _Table(
+            raw=raw,
+            token=os.urandom(8),
+            heads=win.heads,
+            lines=win.lines,
+            nmem=win.nmem,
+            nprob=win.nprob,
+            takes=win.takes,
+            npre=win.npre,
+            counts=dict(ids.seen),
+        )
+        return out
 
     def rescan_file(
         self, root: Path, path: Path, data: bytes, previous: FileScan
     ) -> FileScan | None:
-        """`scan_file` again, reusing what the previous read made of unchanged sections.
+        """`scan_file` again after a change, parsing only the sections it touched.
 
-        A 20k-section observations.md is re-read whole when one section
-        changes; sections whose text and place are the same keep their
-        objects (and skip parsing).
+        The previous read keeps the file's bytes and a table of its sections
+        (byte offset, line, what each became, the ids it took).  The changed
+        byte span (common prefix and suffix of the old and new bytes) picks
+        the sections to parse again; the others keep their objects, moved to
+        their new lines and places when lines or sections were added or
+        removed before them, renumbered when a repeated title changed count.
+        The result equals `scan_file` of the new bytes.  None (read it whole)
+        when the previous read has no table.
         """
         rel = path.relative_to(root).as_posix()
-        memo = previous.data.get("sections")
-        if rel not in (OBSERVATIONS, ARCHIVED_MD) or previous.rel != rel or not memo:
+        tab = previous.data.get("table")
+        if rel not in (OBSERVATIONS, ARCHIVED_MD) or previous.rel != rel:
             return None
-        out = FileScan(rel, order=(_FILE_ORDER.index(rel),))
-        return self._markdown_scan(root, rel, out, data, memo)
+        if not isinstance(tab, _Table):
+            return None
+        try:
+            return self._rescan(root, rel, data, previous, tab)
+        except _ReplayMismatch:
+            return None
 
-    def _markdown_scan(
+    def _rescan(
+        self, root: Path, rel: str, data: bytes, previous: FileScan, tab: _Table
+    ) -> FileScan | None:
+        old = tab.raw
+        n = len(tab.heads)
+        mems, probs = previous.memories, previous.problems
+        if len(mems) != sum(tab.nmem) or len(probs) != tab.npre + sum(tab.nprob):
+            return None  # not the scan this table describes
+        bom = 3 if old.startswith(_BOM) else 0
+        if data.startswith(_BOM) != bool(bom):
+            return None
+        p = _common_prefix(old, data)
+        s = _common_suffix(old, data, min(len(old), len(data)) - p)
+        heads, lines = tab.heads, tab.lines
+        # `a`..`z`: the old lines the change touches (z: the line holding
+        # the first byte of the common suffix, conservatively).
+        j = bisect.bisect_right(heads, p) - 1
+        a = lines[j] + old.count(b"\n", heads[j], p) if j >= 0 else old.count(b"\n", 0, p)
+        e_old, e_new = len(old) - s, len(data) - s
+        old_nl = old.count(b"\n", p, e_old)
+        dnl = data.count(b"\n", p, e_new) - old_nl
+        z = a + old_nl
+        # Sections lo..hi-1 are parsed again: a section depends on its lines
+        # and on the next heading line; -1 stands for the preamble.
+        lo = bisect.bisect_left(lines, a) - 1
+        hi = bisect.bisect_right(lines, z)
+        first = max(lo, 0)
+        at_start = lo < 0
+        dbytes = len(data) - len(old)
+
+        old_count: dict[str, int] = {}
+        first_number: dict[str, int] = {}
+        for t in tab.takes[first:hi]:
+            for b, given in t:
+                old_count[b] = old_count.get(b, 0) + 1
+                if b not in first_number:
+                    first_number[b] = _id_number(b, given)
+        counts = tab.counts
+        prefix_takes = tab.takes[:first]
+
+        def before(b: str) -> int:
+            """How often `base` was taken before the window (as a full read counts)."""
+            if b in first_number:
+                return first_number[b] - 1
+            if not counts.get(b):
+                return 0
+            return sum(1 for t in prefix_takes for bb, _g in t if bb == b)
+
+        ids = _WindowIds(before)
+        win = self._parse_window(
+            root,
+            rel,
+            data,
+            0 if at_start else heads[lo],
+            heads[hi] + dbytes if hi < n else len(data),
+            0 if at_start else lines[lo],
+            first,
+            ids,
+            at_start=at_start,
+            at_end=hi == n,
+        )
+        new_count: dict[str, int] = {}
+        for t in win.takes:
+            for b, _g in t:
+                new_count[b] = new_count.get(b, 0) + 1
+        changed = {
+            b for b in old_count.keys() | new_count.keys() if old_count.get(b) != new_count.get(b)
+        }
+        # Repeated titles after the window count on from the window's takes.
+        renumber: dict[str, int] = {}
+        for b in changed:
+            if counts.get(b, 0) - before(b) - old_count.get(b, 0) > 0:
+                renumber[b] = before(b) + new_count.get(b, 0)
+        dk = len(win.heads) - (hi - first)
+        shift = dnl != 0 or dk != 0
+
+        m_lo = sum(tab.nmem[:first])
+        p_lo = 0 if at_start else tab.npre + sum(tab.nprob[:first])
+        m_hi = m_lo + sum(tab.nmem[first:hi])
+        p_hi = (tab.npre if at_start else p_lo) + sum(tab.nprob[first:hi])
+        # Unchanged sections that an edit only re-read keep their objects.
+        olds = {m.id: m for m in mems[m_lo:m_hi]}
+        win_mems = [
+            prev if (prev := olds.get(m.id)) is not None and prev == m else m for m in win.memories
+        ]
+        if not shift and not renumber:
+            tail_mems, tail_probs = mems[m_hi:], probs[p_hi:]
+            tail_takes, tail_nmem, tail_nprob = tab.takes[hi:], tab.nmem[hi:], tab.nprob[hi:]
+            m_tail, p_tail = len(tail_mems), len(tail_probs)
+        else:
+            tail_mems, tail_probs = [], []
+            tail_takes, tail_nmem, tail_nprob = [], [], []
+            mp, pp = m_hi, p_hi
+            for i in range(hi, n):
+                sec_mems = mems[mp : mp + tab.nmem[i]]
+                sec_probs = probs[pp : pp + tab.nprob[i]]
+                mp += tab.nmem[i]
+                pp += tab.nprob[i]
+                t = tab.takes[i]
+                rename: dict[str, str] = {}
+                if renumber and any(b in renumber for b, _g in t):
+                    fresh: list[tuple[str, str]] = []
+                    for b, given in t:
+                        if b in renumber:
+                            renumber[b] += 1
+                            now = b if renumber[b] == 1 else f"{b}-{renumber[b]}"
+                            if now != given:
+                                rename[given] = now
+                            given = now
+                        fresh.append((b, given))
+                    t = tuple(fresh)
+                if shift and sec_probs:
+                    # Problems carry lines in their text: read the section again.
+                    sub = self._parse_window(
+                        root,
+                        rel,
+                        data,
+                        heads[i] + dbytes,
+                        heads[i + 1] + dbytes if i + 1 < n else len(data),
+                        lines[i] + dnl,
+                        i + dk,
+                        _Replay(t),
+                        at_start=False,
+                        at_end=i + 1 == n,
+                    )
+                    if sub.takes != [t]:
+                        return None
+                    sec_mems, sec_probs = sub.memories, sub.problems
+                else:
+                    if rename:
+                        sec_mems = [
+                            replace(m, id=rename[m.id]) if m.id in rename else m for m in sec_mems
+                        ]
+                        sec_probs = [
+                            replace(q, id=rename[q.id])
+                            if q.id is not None and q.id in rename
+                            else q
+                            for q in sec_probs
+                        ]
+                    if shift:
+                        sec_mems = [_shifted(m, dnl, dk) for m in sec_mems]
+                tail_mems.extend(sec_mems)
+                tail_probs.extend(sec_probs)
+                tail_takes.append(t)
+                tail_nmem.append(len(sec_mems))
+                tail_nprob.append(len(sec_probs))
+            m_tail = p_tail = 0
+        new_counts = counts
+        if changed:
+            new_counts = dict(counts)
+            for b in changed:
+                left = counts.get(b, 0) - old_count.get(b, 0) + new_count.get(b, 0)
+                if left:
+                    new_counts[b] = left
+                else:
+                    new_counts.pop(b, None)
+        out = FileScan(rel, order=previous.order)
+        out.memories = mems[:m_lo] + win_mems + tail_mems
+        out.problems = (probs[:p_lo] if not at_start else []) + win.problems + tail_probs
+        out.data["table"] = _Table(
+            raw=data,
+            token=os.urandom(8),
+            heads=heads[:first]
+            + win.heads
+            + ([h + dbytes for h in heads[hi:]] if dbytes else heads[hi:]),
+            lines=lines[:first]
+            + win.lines
+            + ([x + dnl for x in lines[hi:]] if dnl else lines[hi:]),
+            nmem=tab.nmem[:first] + win.nmem + tail_nmem,
+            nprob=tab.nprob[:first] + win.nprob + tail_nprob,
+            takes=prefix_takes + win.takes + tail_takes,
+            npre=win.npre if at_start else tab.npre,
+            counts=new_counts,
+        )
+        # Unchanged memories are the previous objects already (a hint for
+        # the caller that matching them up again is not needed).
+        out.data["kept_objects"] = True
+        out.data["delta"] = _Delta(
+            base=tab.token,
+            m_lo=m_lo,
+            m_tail=m_tail,
+            p_lo=p_lo,
+            p_tail=p_tail,
+            bases=frozenset(
+                old_count.keys()
+                | new_count.keys()
+                | ({b for t in tail_takes for b, _g in t} if m_tail == 0 else set())
+            ),
+            changed=frozenset(changed),
+        )
+        return out
+
+    def _parse_window(
         self,
         root: Path,
         rel: str,
-        out: FileScan,
-        data: bytes | None,
-        memo: Mapping[bytes, _SectionScan] | None,
-    ) -> FileScan:
-        # Ids are allocated per file here; link() re-allocates across the
-        # markdown files in order (a title repeated in both gets `-2`).
-        ids = _RecordingIds()
-        record: dict[bytes, _SectionScan] = {}
-        self._scan_markdown(
-            root,
-            rel,
-            ids,
-            out.memories,
-            out.problems,
-            archived=rel == ARCHIVED_MD,
-            raw=data,
-            memo=memo,
-            record=record,
-        )
-        out.data["id_bases"] = ids.taken
-        out.data["sections"] = record
-        return out
+        data: bytes,
+        start: int,
+        end: int,
+        line0: int,
+        k0: int,
+        ids: _RecordingIds,
+        *,
+        at_start: bool,
+        at_end: bool,
+    ) -> _Window:
+        """Sections whose headings start in `data[start:end]` (whole lines).
+
+        `start` is a heading line (file line index `line0`, section number
+        `k0` counting from 0), or the start of the file (`at_start`: the
+        preamble is read too).  `at_end`: the window runs to the end of the
+        file.  Lines are decoded strictly, a section at a time (line by line
+        only when a section holds a bad byte).
+        """
+        archived = rel == ARCHIVED_MD
+        win = _Window()
+        line = line0
+        if at_start:
+            pos = 3 if data.startswith(_BOM) else 0
+            starts = [pos] if pos < end and data.startswith(b"## ", pos) else []
+            starts.extend(m.start() + 1 for m in _HEADING_BYTES.finditer(data, pos, end))
+            pre_end = starts[0] if starts else end
+            if pre_end > pos:
+                chunk = data[pos:pre_end]
+                for n, detail in _bad_lines(chunk):
+                    win.problems.append(
+                        self._problem(root, rel, Reason.ENCODING, f"preamble {detail}", at_line=n)
+                    )
+                line = chunk.count(b"\n")
+            win.npre = len(win.problems)
+        else:
+            starts = [start]
+            starts.extend(m.start() + 1 for m in _HEADING_BYTES.finditer(data, start, end))
+        out, problems = win.memories, win.problems
+        count = len(starts)
+        for idx, head in enumerate(starts):
+            stop = starts[idx + 1] if idx + 1 < count else end
+            sec_lines, bad = _section_lines(data[head:stop], line)
+            taken, got, failed = len(ids.taken), len(out), len(problems)
+            self._parse_one(
+                root,
+                rel,
+                sec_lines,
+                bad,
+                k0 + idx,
+                line,
+                at_end and idx + 1 == count,
+                archived,
+                ids,
+                out,
+                problems,
+            )
+            win.heads.append(head)
+            win.lines.append(line)
+            win.nmem.append(len(out) - got)
+            win.nprob.append(len(problems) - failed)
+            win.takes.append(tuple(ids.taken[taken:]))
+            line += len(sec_lines)
+        return win
+
+    def _parse_one(
+        self,
+        root: Path,
+        rel: str,
+        lines: list[str],
+        bad: tuple[int, str] | None,
+        k: int,
+        base: int,
+        last: bool,
+        archived: bool,
+        ids: IdAllocator,
+        out: list[Memory],
+        problems: list[Problem],
+    ) -> None:
+        """One section (`lines`, its heading first, at file line index `base`)."""
+        title = lines[0][3:].strip()
+        if archived and _AUTO_ARCHIVE_TITLE.match(title):
+            sec = _parse_section(lines, k + 1, 0, len(lines), base)
+            sec.last = last
+            self._auto_archived(root, rel, sec, lines, ids, out, problems, base=base)
+            return
+        sid = ids.take(section_base_id(title))
+        if bad is not None:
+            problems.append(
+                self._problem(
+                    root,
+                    rel,
+                    Reason.ENCODING,
+                    bad[1],
+                    id=sid,
+                    index=k + 1,
+                    title=title,
+                    at_line=bad[0],
+                )
+            )
+            return
+        sec = _parse_section(lines, k + 1, 0, len(lines), base)
+        sec.last = last
+        try:
+            out.append(self._section_memory(root, rel, sec, sid, archived=archived))
+        except _Invalid as inv:
+            problems.append(
+                self._problem(
+                    root,
+                    rel,
+                    inv.reason,
+                    inv.detail,
+                    id=sid,
+                    index=sec.index,
+                    title=sec.title,
+                    at_line=sec.comment_line or sec.start_line,
+                )
+            )
 
     def link(self, root: Path, scans: Mapping[str, FileScan]) -> ScanResult:
         result = ScanResult()
         ids = IdAllocator()
         found: list[Memory] = []
         for fs in scans.values():
-            bases: list[tuple[str, str]] | None = fs.data.get("id_bases")
+            tab = fs.data.get("table")
             renamed: dict[str, str] = {}
-            for base, given in bases or ():
-                final = ids.take(base)
-                if final != given:
-                    renamed[given] = final
+            if isinstance(tab, _Table):
+                if not ids.seen:
+                    # Nothing taken before this file: its ids stand as read.
+                    ids.seen.update(tab.counts)
+                else:
+                    for t in tab.takes:
+                        for base, given in t:
+                            final = ids.take(base)
+                            if final != given:
+                                renamed[given] = final
             if not renamed:
                 found.extend(fs.memories)
                 result.problems.extend(fs.problems)
@@ -697,6 +1314,88 @@ class DreamCycleAdapter:
         keep, dups = split_duplicates(found, self.format_id, root, where=_where)
         result.memories = keep
         result.problems.extend(dups)
+        # For relink: every id once (a duplicate anywhere means a full link).
+        result.link_state = (
+            {"dups": True}
+            if dups
+            else {"dups": False, "ids": dict.fromkeys((m.id for m in keep), 1)}
+        )
+        return result
+
+    def relink(
+        self,
+        root: Path,
+        scans: Mapping[str, FileScan],
+        previous: ScanResult,
+        changes: Changes,
+    ) -> ScanResult | None:
+        """`link` after `changes`, splicing only what changed into `previous`.
+
+        Holds when no id is used twice before or after, at most one markdown
+        file changed, and the titles it added or dropped are not in the
+        other markdown file (whose ids would be renumbered).  None: link in
+        full.  `previous` gives up its link state either way.
+        """
+        state = previous.link_state
+        previous.link_state = {}
+        if not state or state.get("dups"):
+            return None
+        if sum(1 for rel in changes if rel != ARCHIVE_JSONL) > 1:
+            return None
+        plans: dict[str, _Splice] = {}
+        for rel, (before, after) in changes.items():
+            plan = _splice_plan(rel, before, after)
+            if rel != ARCHIVE_JSONL:
+                mine = _FILE_ORDER.index(rel)
+                for other_rel, other in scans.items():
+                    tab = other.data.get("table")
+                    if other_rel == rel or not isinstance(tab, _Table):
+                        continue
+                    # An earlier file renames this window's ids if it shares a
+                    # title; a later one is renamed if a title changed count.
+                    names = plan.bases if _FILE_ORDER.index(other_rel) < mine else plan.changed
+                    if any(b in tab.counts for b in names):
+                        return None
+            plans[rel] = plan
+        seen: dict[str, int] = state["ids"]
+        for plan in plans.values():
+            for m in plan.gone:
+                left = seen.get(m.id, 0) - 1
+                if left > 0:
+                    seen[m.id] = left
+                else:
+                    seen.pop(m.id, None)
+        for plan in plans.values():
+            for m in plan.new:
+                seen[m.id] = seen.get(m.id, 0) + 1
+        if any(seen[m.id] != 1 for plan in plans.values() for m in plan.new):
+            return None
+        memories: list[Memory] = []
+        problems: list[Problem] = []
+        m_at = p_at = 0
+        old_memories, old_problems = previous.memories, previous.problems
+        for rel in _FILE_ORDER:
+            cut = plans.get(rel)
+            if cut is None:
+                fs = scans.get(rel)
+                if fs is not None:
+                    memories += old_memories[m_at : m_at + len(fs.memories)]
+                    problems += old_problems[p_at : p_at + len(fs.problems)]
+                    m_at += len(fs.memories)
+                    p_at += len(fs.problems)
+                continue
+            memories += old_memories[m_at : m_at + cut.m_lo]
+            memories += cut.new
+            memories += old_memories[m_at + cut.m_old - cut.m_tail : m_at + cut.m_old]
+            problems += old_problems[p_at : p_at + cut.p_lo]
+            problems += cut.new_problems
+            problems += old_problems[p_at + cut.p_old - cut.p_tail : p_at + cut.p_old]
+            m_at += cut.m_old
+            p_at += cut.p_old
+        if m_at != len(old_memories) or p_at != len(old_problems):
+            return None  # the previous result was not linked from these scans
+        result = ScanResult(memories=memories, problems=problems)
+        result.link_state = state
         return result
 
     def _problem(
@@ -724,113 +1423,6 @@ class DreamCycleAdapter:
             title=title,
             at_line=at_line,
         )
-
-    def _scan_markdown(
-        self,
-        root: Path,
-        rel: str,
-        ids: IdAllocator,
-        out: list[Memory],
-        problems: list[Problem],
-        *,
-        archived: bool,
-        raw: bytes | None = None,
-        memo: Mapping[bytes, _SectionScan] | None = None,
-        record: dict[bytes, _SectionScan] | None = None,
-    ) -> None:
-        """Sections of one markdown file into `out` / `problems`.
-
-        `memo` holds what a previous read of the file made of each section
-        (by key); `record` receives the same for this read.
-        """
-        data = _read(root / rel) if raw is None else raw
-        if data is None:
-            return
-        if isinstance(data, OSError):
-            problems.append(
-                self._problem(root, rel, Reason.ENCODING, f"cannot read the file: {data}")
-            )
-            return
-        decoded = _decode_lines(data)
-        lines = decoded.lines
-        starts = [i for i, ln in enumerate(lines) if is_heading(ln)]
-        first_heading = starts[0] + 1 if starts else len(lines) + 1
-        for n, detail in decoded.bad.items():
-            if n < first_heading:
-                problems.append(
-                    self._problem(
-                        root,
-                        rel,
-                        Reason.ENCODING,
-                        f"preamble {detail}",
-                        at_line=n,
-                    )
-                )
-        for k, start in enumerate(starts):
-            stop = starts[k + 1] if k + 1 < len(starts) else len(lines)  # exclusive
-            last = k + 1 == len(starts)
-            title = lines[start][3:].strip()
-            if archived and _AUTO_ARCHIVE_TITLE.match(title):
-                sec = _parse_section(lines, k + 1, start, stop)
-                sec.last = last
-                self._auto_archived(root, rel, sec, lines, ids, out, problems)
-                continue
-            bad = decoded.first_bad(start + 1, stop)
-            # Everything the section's memory (or problem) depends on: its
-            # text, where it sits, and the bad byte if any.  A rescan reuses
-            # the objects of sections whose key and id did not change.
-            key = hashlib.blake2b(
-                f"{k}\0{start}\0{stop}\0{last:d}\0{archived:d}\0{bad}\0"
-                f"{decoded.bad.get(bad or 0, '')}\0".encode()
-                + "\n".join(lines[start:stop]).encode("utf-8", "surrogatepass"),
-                digest_size=16,
-            ).digest()
-            hit = memo.get(key) if memo else None
-            base = hit[0] if hit is not None else section_base_id(title)
-            sid = ids.take(base)
-            if hit is not None and hit[1] == sid:
-                out.extend(hit[2])
-                problems.extend(hit[3])
-                if record is not None:
-                    record[key] = hit
-                continue
-            got: list[Memory] = []
-            failed: list[Problem] = []
-            if bad is not None:
-                failed.append(
-                    self._problem(
-                        root,
-                        rel,
-                        Reason.ENCODING,
-                        decoded.bad[bad],
-                        id=sid,
-                        index=k + 1,
-                        title=title,
-                        at_line=bad,
-                    )
-                )
-            else:
-                sec = _parse_section(lines, k + 1, start, stop)
-                sec.last = last
-                try:
-                    got.append(self._section_memory(root, rel, sec, sid, archived=archived))
-                except _Invalid as inv:
-                    failed.append(
-                        self._problem(
-                            root,
-                            rel,
-                            inv.reason,
-                            inv.detail,
-                            id=sid,
-                            index=sec.index,
-                            title=sec.title,
-                            at_line=sec.comment_line or sec.start_line,
-                        )
-                    )
-            out.extend(got)
-            problems.extend(failed)
-            if record is not None:
-                record[key] = (base, sid, got, failed)
 
     def _section_memory(
         self, root: Path, rel: str, sec: Section, sid: str, *, archived: bool
@@ -922,6 +1514,8 @@ class DreamCycleAdapter:
         ids: IdAllocator,
         out: list[Memory],
         problems: list[Problem],
+        *,
+        base: int = 0,
     ) -> None:
         """A `## Auto-archived by decay (date)` block: one entry per comment line.
 
@@ -931,7 +1525,7 @@ class DreamCycleAdapter:
         """
         entries: list[tuple[int, str, list[str]]] = []
         for n in range(sec.start_line + 1, sec.end_line + 1):
-            text = lines[n - 1]
+            text = lines[n - 1 - base]
             m = _WHOLE_LINE_DC_COMMENT.match(text)
             if m and _DC_TOKEN.search(m.group(1)):
                 entries.append((n, text.strip(), []))

@@ -79,6 +79,11 @@ Decay
     them; status `live` / `archived` / `tombstoned`, strength and weight 1.0
     for live and 0.0 otherwise.
 
+Rescans
+    Lines appended to `experiences.jsonl` are parsed alone (`scan_appended`)
+    and checked against the previous link's tables (`relink`); anything else
+    links in full.
+
 An empty (zero-byte) JSON Lines file is an empty store, not a problem.  A
 file that exists but cannot be read at all is reported as `encoding` on line 1.
 """
@@ -108,7 +113,7 @@ from ..model import (
     ScanResult,
 )
 from ..paths import has_path_syntax
-from .base import scan_by_files, split_duplicates
+from .base import Changes, scan_by_files, split_duplicates
 
 FORMAT_ID = "experience-records"
 
@@ -818,21 +823,37 @@ def _read_experiences(scan: _Scan, items: list[JsonLine], out: list[Memory]) -> 
         out.append(_build_memory(scan, obj, item.line))
 
 
-def _lattice_split(scan: _Scan, memories: list[Memory]) -> list[Memory]:
-    """Drop (and report) records derived from a higher-lattice parent."""
-    rank = {m.id: TYPE_RANK[m.kind] for m in memories}
-    kind = {m.id: m.kind for m in memories}
+def _parents_of(m: Memory) -> list[str]:
+    """The parents the lattice check reads (an erased record keeps them aside)."""
+    parents = m.fields.get("parents") if not m.tombstoned else m.native.get("_parents")
+    return parents or []
+
+
+def _lattice_split(
+    scan: _Scan, memories: list[Memory], rank: dict[str, int] | None = None
+) -> list[Memory]:
+    """Drop (and report) records derived from a higher-lattice parent.
+
+    `rank` (id -> lattice rank of every unique experience) defaults to the
+    ranks of `memories`; a relink passes the vault's, new records included.
+    """
+    if rank is None:
+        rank = {m.id: TYPE_RANK[m.kind] for m in memories}
     keep: list[Memory] = []
     for m in memories:
         parents = m.fields.get("parents") if not m.tombstoned else m.native.get("_parents")
+        if not parents:
+            keep.append(m)
+            continue
+        own = rank[m.id]
         higher: list[str] = []
-        for ref in parents or []:
-            if ref in rank and rank[ref] > rank[m.id] and ref not in higher:
+        for ref in parents:
+            if ref in rank and rank[ref] > own and ref not in higher:
                 higher.append(ref)
         if not higher:
             keep.append(m)
             continue
-        names = ", ".join(f"{ref} ({kind[ref]})" for ref in higher)
+        names = ", ".join(f"{ref} ({LATTICE[rank[ref]]})" for ref in higher)
         scan.problem(
             EXPERIENCES,
             m.line or 0,
@@ -873,9 +894,15 @@ def _flag(
     )
 
 
-def _check_memory_refs(scan: _Scan, memories: list[Memory]) -> list[Memory]:
-    """Flag broken links and fill each Relation's `resolved`."""
-    valid = {m.id for m in memories}
+def _check_memory_refs(
+    scan: _Scan, memories: list[Memory], valid: set[str] | None = None
+) -> list[Memory]:
+    """Flag broken links and fill each Relation's `resolved`.
+
+    `valid` (the ids of every valid experience) defaults to those of `memories`.
+    """
+    if valid is None:
+        valid = {m.id for m in memories}
     out: list[Memory] = []
     for m in memories:
         seen: set[tuple[str, str]] = set()
@@ -940,6 +967,40 @@ def _check_record_refs(
             if issue is not None and (fld, target) not in seen:
                 seen.add((fld, target))
                 _flag(scan, rel, record["id"], record["_line"], fld, target, issue)
+
+
+@dataclass(slots=True)
+class _LinkState:
+    """What `link` leaves for `relink` (valid only for the newest result).
+
+    `rank`: lattice rank of every unique experience id; `valid`: ids of the
+    experiences kept; `dup_ids`: ids used more than once; `n_exp` /
+    `n_refs`: how many problems / reference problems belong to experiences
+    (the view-store ones follow); `named`: every id anything names (filled
+    on the first relink).
+    """
+
+    rank: dict[str, int]
+    valid: set[str]
+    dup_ids: set[str]
+    n_exp: int
+    n_refs: int
+    named: set[str] | None = None
+
+
+def _named_ids(
+    memories: list[Memory], views: list[dict[str, Any]], stances: list[dict[str, Any]]
+) -> set[str]:
+    """Every id the experiences (parents, evidence), views and stances name.
+
+    `memories` are the records as read (before the WAL erased any of them),
+    so their relations list every parent and evidence pointer.
+    """
+    named = {r.target for m in memories for r in m.relations}
+    for kind, records in (("views", views), ("stances", stances)):
+        for record in records:
+            named.update(target for _f, _t, target in _record_links(record, kind))
+    return named
 
 
 # --------------------------------------------------------------------------
@@ -1022,12 +1083,17 @@ class ExperienceRecordAdapter:
             else:
                 good.append(item)
         _read_experiences(scan, good, memories)
+        # `appended` tells relink how much was there before (the objects are kept).
+        data = dict(previous.data)
+        data["appended"] = (len(previous.memories), len(previous.problems))
+        # Every memory read before is the very object it was: nothing to match up.
+        data["kept_objects"] = True
         return FileScan(
             previous.rel,
             order=previous.order,
             memories=[*previous.memories, *memories],
             problems=[*previous.problems, *scan.result.problems],
-            data=dict(previous.data),
+            data=data,
         )
 
     def link(self, root: Path, scans: Mapping[str, FileScan]) -> ScanResult:
@@ -1070,21 +1136,139 @@ class ExperienceRecordAdapter:
 
         unique, dups = split_duplicates(candidates, FORMAT_ID, root)
         scan.result.problems.extend(dups)
-        memories = _lattice_split(scan, unique)
+        rank = {m.id: TYPE_RANK[m.kind] for m in unique}
+        memories = _lattice_split(scan, unique, rank)
         for m in memories:
             if m.tombstoned:
                 m.native.pop("_parents", None)
-        scan.result.memories = _check_memory_refs(scan, memories)
-
         exp_ids = {m.id for m in memories}
+        scan.result.memories = _check_memory_refs(scan, memories, exp_ids)
+        n_refs = len(scan.result.ref_problems)
+
         any_ids = exp_ids | {v["id"] for v in views} | {s["id"] for s in stances}
         scan.result.records["edges"] = []
         _check_record_refs(scan, "views", views, exp_ids, any_ids)
         _check_record_refs(scan, "stances", stances, exp_ids, any_ids)
 
         scan.result.problems.sort(key=lambda p: p.line or 0)
+        n_exp = len(scan.result.problems)
         scan.result.problems.extend(record_problems)
+        # For relink (appended experiences): see `_LinkState`.
+        scan.result.link_state = {
+            "er": _LinkState(
+                rank=rank,
+                valid=exp_ids,
+                dup_ids={p.id for p in dups if p.id is not None},
+                n_exp=n_exp,
+                n_refs=n_refs,
+            )
+        }
         return scan.result
+
+    def relink(
+        self,
+        root: Path,
+        scans: Mapping[str, FileScan],
+        previous: ScanResult,
+        changes: Changes,
+    ) -> ScanResult | None:
+        """`link` after lines were appended to `experiences.jsonl`, in O(lines appended).
+
+        The records read before keep their place and objects; the new ones
+        are checked against the vault's tables (ids, lattice ranks, valid
+        ids), their references resolved, and their problems put where a full
+        link sorts them.  A new id that is already used, or that anything
+        already names (a parent, an evidence pointer, a view or a stance),
+        would change records read before: None, link in full.  So does any
+        other change.  `previous` gives up its link state either way.
+        """
+        box = previous.link_state.get("er")
+        previous.link_state = {}
+        if not isinstance(box, _LinkState) or set(changes) != {EXPERIENCES}:
+            return None
+        state = box
+        before, after = changes[EXPERIENCES]
+        if before is None or after is None:
+            return None
+        n_mem, n_prob = len(before.memories), len(before.problems)
+        if after.data.get("appended") != (n_mem, n_prob) or (
+            n_mem and after.memories[n_mem - 1] is not before.memories[n_mem - 1]
+        ):
+            return None
+        if len(previous.problems) < state.n_exp or len(previous.ref_problems) < state.n_refs:
+            return None
+        empty = FileScan("")
+        wal = scans.get(WAL, empty)
+        views_fs = scans.get(VIEWS, empty)
+        stances_fs = scans.get(STANCES, empty)
+        scan = _Scan(root=root)
+        scan.states = wal.data.get("states", {})
+        scan.pinned_by = views_fs.data.get("pinned_by", {})
+        scan.edits = views_fs.data.get("edits", {})
+        scan.edited_by = views_fs.data.get("edited_by", {})
+
+        fresh = after.memories[n_mem:]
+        ids = [m.id for m in fresh]
+        if len(set(ids)) != len(ids):
+            return None
+        if any(i in state.rank or i in state.dup_ids for i in ids):
+            return None
+        if state.named is None:
+            state.named = _named_ids(
+                before.memories,
+                views_fs.data.get("records", []),
+                stances_fs.data.get("records", []),
+            )
+        if any(i in state.named for i in ids):
+            return None
+
+        touched = scan.states.keys() | scan.pinned_by.keys() | scan.edited_by.keys()
+        candidates: list[Memory] = []
+        for pre in fresh:
+            memory = pre
+            if pre.id in touched:
+                memory = _build_memory(scan, pre.fields, pre.line or 0)
+                if memory.tombstoned:
+                    parents = pre.fields.get("parents")
+                    memory.native["_parents"] = list(parents) if _is_str_list(parents) else []
+            candidates.append(memory)
+            state.rank[memory.id] = TYPE_RANK[memory.kind]
+            state.named.update(_parents_of(memory))
+            state.named.update(r.target for r in pre.relations)
+        kept = _lattice_split(scan, candidates, state.rank)
+        for m in kept:
+            if m.tombstoned:
+                m.native.pop("_parents", None)
+        state.valid.update(m.id for m in kept)
+        added = _check_memory_refs(scan, kept, state.valid)
+
+        problems: list[Problem] = list(scan.result.problems)  # lattice violations
+        for problem in after.problems[n_prob:]:
+            if problem.title is not None and problem.id is not None and scan.erased(problem.id):
+                problem = replace(problem, title=None)
+            problems.append(problem)
+        # Appended lines come after every line read before: only they need sorting.
+        problems.sort(key=lambda p: p.line or 0)
+        refs = scan.result.ref_problems
+
+        result = ScanResult(
+            memories=[*previous.memories, *added],
+            problems=[
+                *previous.problems[: state.n_exp],
+                *problems,
+                *previous.problems[state.n_exp :],
+            ],
+            ref_problems=[
+                *previous.ref_problems[: state.n_refs],
+                *refs,
+                *previous.ref_problems[state.n_refs :],
+            ],
+            records=dict(previous.records),
+        )
+        state.n_exp += len(problems)
+        state.n_refs += len(refs)
+        result.link_state = {"er": state}
+        return result
 
     def decay(self, memory: Memory, as_of: date) -> DecayInfo:
         created = memory.created
