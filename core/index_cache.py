@@ -7,12 +7,13 @@ caches (`core.cache`), with the same safeguards: magic bytes, a format
 version, a sha256 of the payload, a fingerprint of the code that built it,
 owner-only permissions.  Anything that does not check out is rebuilt.
 
-The index refers to memories; those are not stored again.  Each reference
-is pickled as the memory's key (vault root, id) and, on load, bound to the
-memory of that key in the catalog just opened (`persistent_id`), so the
-index and the catalog share objects.  What changed on disk since the index
-was saved is found from the scan stamps (sha256 per file): memories of
-changed files are re-indexed, missing keys removed, new keys added.  A
+The index refers to memories; those are not stored again.  Each row is
+saved as (vault number, memory id) and, on load, bound to the memory with
+that id in the catalog just opened, so the index and the catalog share
+objects.  What changed on disk since the index was saved is found from the
+scan stamps: a vault whose digest of (path, sha256) pairs still matches is
+unchanged; otherwise the saved sha256 per file says which files changed,
+their memories are re-indexed, missing keys removed, new keys added.  A
 change to a vault-wide file (a WAL, a view store, `_state.json`:
 `FileScan.vault_wide`) may change any memory of its vault, so that whole
 vault is re-indexed.  When more than a tenth of the index would change, it is simply
@@ -22,8 +23,10 @@ rebuilt.
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import io
+import itertools
 import os
 import pickle
 import time
@@ -32,6 +35,9 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+import numpy as np
+import numpy.typing as npt
+
 from .cache import cache_dir, code_fingerprint, open_checked, pack, quiet_gc
 from .model import Memory
 
@@ -39,7 +45,7 @@ if TYPE_CHECKING:
     from .search import SearchIndex
     from .vault import Catalog, Vault
 
-INDEX_VERSION = 1
+INDEX_VERSION = 2
 MAGIC = b"MEMLENS-INDEX-CACHE\0"
 #: Above this share of changed rows an incremental fix-up costs more than a rebuild.
 REBUILD_FRACTION = 0.1
@@ -83,76 +89,83 @@ def _fingerprint(vaults: list[Vault]) -> str:
     return digest.hexdigest()
 
 
+def _files_of(v: Vault) -> dict[str, str]:
+    return {rel: stamp.sha256 for rel, stamp in v.stamps.items()}
+
+
+def _files_digest(v: Vault) -> str:
+    """One hash of every file's path and sha256, in scan order (unchanged vault: same digest)."""
+    text = "\n".join([f"{rel}\0{stamp.sha256}" for rel, stamp in v.stamps.items()])
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
 def _vault_meta(v: Vault) -> dict[str, Any]:
     return {
         "format": v.format,
         "rel": v.rel,
-        "files": {rel: stamp.sha256 for rel, stamp in v.stamps.items()},
+        "digest": _files_digest(v),
         "wide": sorted(rel for rel, fs in v.scans.items() if fs.vault_wide),
     }
-
-
-class _RefPickler(pickle.Pickler):
-    """Pickles memories as their key: the catalog already stores them."""
-
-    def persistent_id(self, obj: Any) -> Any:
-        if type(obj) is Memory:
-            return (str(obj.vault_root), obj.id)
-        return None
-
-
-class _RefUnpickler(pickle.Unpickler):
-    def __init__(self, fh: BinaryIO, current: dict[Key, Memory]) -> None:
-        super().__init__(fh)
-        self.current = current
-        self.missing: set[Key] = set()
-
-    def persistent_load(self, pid: Any) -> Any:
-        root, mem_id = pid
-        key = (str(root), str(mem_id))
-        found = self.current.get(key)
-        if found is not None:
-            return found
-        # Gone since the index was saved: a placeholder until its row is removed.
-        self.missing.add(key)
-        return Memory(
-            format="", vault_root=Path(root), id=key[1], kind="", title="", body="", path=""
-        )
 
 
 def save_index(index: SearchIndex, catalog: Catalog) -> Path:
     """Write the index cache for this catalog (atomically, 0600).
 
-    The payload is two pickles back to back: what the index was built from,
-    then the index itself (memories by key).
+    The payload is three pickles back to back: what the index was built
+    from (code fingerprint, vaults, a digest of their files), the index
+    itself with its rows named by (vault number, memory id) instead of the
+    memories (the catalog already holds them), and every file's sha256
+    (read only when a vault's digest no longer matches).
     """
     from .writes import atomic_write
 
     path = index_cache_path(catalog.vaults)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    roots = [str(v.root) for v in catalog.vaults]
+    vault_no = {root: i for i, root in enumerate(roots)}
+    rows = len(index._memories)
+    row_vault = np.full(rows, -1, dtype=np.int32)
+    row_ids = [""] * rows
+    for (root, mem_id), row in index._row_of.items():
+        number = vault_no.get(root)
+        if number is not None:
+            row_vault[row] = number
+            row_ids[row] = mem_id
+    body = copy.copy(index)
+    body._memories = []
+    body._row_of = {}
+    body._lower = {}
+    body._vectors = {}
+    outside = index._alive.view & (row_vault < 0)
+    if outside.any():  # memories of vaults not in this catalog: not kept
+        body._alive = copy.deepcopy(index._alive)
+        body._alive.view[outside] = False
+        body._dead += int(outside.sum())
+    files = {str(v.root): _files_of(v) for v in catalog.vaults}
     buf = io.BytesIO()
+    meta = {
+        "code": _fingerprint(catalog.vaults),
+        "roots": roots,
+        "vaults": {str(v.root): _vault_meta(v) for v in catalog.vaults},
+    }
+    pickle.dump(meta, buf, protocol=pickle.HIGHEST_PROTOCOL)
     pickle.dump(
-        {
-            "code": _fingerprint(catalog.vaults),
-            "vaults": {str(v.root): _vault_meta(v) for v in catalog.vaults},
-        },
+        {"index": body, "row_vault": row_vault, "row_ids": row_ids},
         buf,
         protocol=pickle.HIGHEST_PROTOCOL,
     )
-    _RefPickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(index)
+    pickle.dump(files, buf, protocol=pickle.HIGHEST_PROTOCOL)
     atomic_write(path, pack(MAGIC, INDEX_VERSION, buf.getvalue()), None)
     with contextlib.suppress(OSError):
         os.chmod(path, 0o600)
     return path
 
 
-def _dirty_paths(vault: Vault, saved: dict[str, Any]) -> set[str] | None:
+def _dirty_paths(vault: Vault, files: dict[str, str], wide: set[str]) -> set[str] | None:
     """Files of `vault` changed since the index was saved; None: the whole vault."""
-    files: dict[str, str] = saved.get("files", {})
-    now = {rel: stamp.sha256 for rel, stamp in vault.stamps.items()}
+    now = _files_of(vault)
     # A file without a stamp could not be read: count it as changed.
     changed = {rel for rel in files.keys() | vault.scans.keys() if files.get(rel) != now.get(rel)}
-    wide = set(saved.get("wide", ()))
     for rel in changed:
         fs = vault.scans.get(rel)
         if rel in wide or (fs is not None and fs.vault_wide):
@@ -197,6 +210,79 @@ def load_index(
     return index, stats
 
 
+Bound = tuple[list[Memory], dict[Key, int], list[int], list[Key]]
+
+
+def _bind_in_order(
+    vaults: list[Vault],
+    roots: list[str],
+    row_vault: list[int],
+    row_ids: list[str],
+    alive: npt.NDArray[np.bool_],
+) -> Bound | None:
+    """Rows bound to memories when each vault's rows are its memories, in order.
+
+    That is every index saved right after a build of an unchanged catalog:
+    whole lists compared and copied at C speed.  None: bind row by row.
+    """
+    if not bool(alive.all()):
+        return None
+    memories: list[Memory] = []
+    row_of: dict[Key, int] = {}
+    start = 0
+    for number, v in enumerate(vaults):
+        end = start + len(v.memories)
+        if row_vault[start:end] != [number] * len(v.memories):
+            return None
+        ids = row_ids[start:end]
+        if ids != [m.id for m in v.memories]:
+            return None
+        memories.extend(v.memories)
+        keys = zip(itertools.repeat(roots[number]), ids)
+        row_of.update(zip(keys, range(start, end), strict=True))
+        start = end
+    if start != len(row_ids) or len(row_of) != start:
+        return None
+    return memories, row_of, [len(v.memories) for v in vaults], []
+
+
+def _bind(
+    vaults: list[Vault],
+    roots: list[str],
+    row_vault: list[int],
+    row_ids: list[str],
+    index: SearchIndex,
+) -> Bound:
+    """Rows bound to the memories with their ids, one by one (anything may have moved)."""
+    lookups = [{m.id: m for m in v.memories} for v in vaults]
+    alive: list[bool] = index._alive.view.tolist()
+    found = [0] * len(vaults)
+    memories: list[Memory] = []
+    row_of: dict[Key, int] = {}
+    gone: list[Key] = []
+    for row, (number, mem_id) in enumerate(zip(row_vault, row_ids, strict=True)):
+        if number < 0:
+            memories.append(_placeholder("", mem_id))
+            continue
+        root = roots[number]
+        m = lookups[number].get(mem_id)
+        if m is None:
+            m = _placeholder(root, mem_id)
+            if alive[row]:
+                gone.append((root, mem_id))
+        elif alive[row]:
+            found[number] += 1
+        memories.append(m)
+        if alive[row]:
+            row_of[(root, mem_id)] = row
+    return memories, row_of, found, gone
+
+
+def _placeholder(root: str, mem_id: str) -> Memory:
+    """Stands in for a memory gone since the index was saved (its row is removed)."""
+    return Memory(format="", vault_root=Path(root), id=mem_id, kind="", title="", body="", path="")
+
+
 def _restore(
     fh: BinaryIO, catalog: Catalog, as_of: date, stats: IndexCacheStats
 ) -> tuple[SearchIndex | None, str | None]:
@@ -204,48 +290,71 @@ def _restore(
 
     try:
         with quiet_gc():
-            data = pickle.load(fh)
+            meta = pickle.load(fh)
     except Exception as exc:  # checksummed, so this means a bug: never trust it
         return None, f"index cache unreadable: {type(exc).__name__}"
-    if not isinstance(data, dict):
+    if not isinstance(meta, dict):
         return None, "index cache payload is not a mapping"
-    if data.get("code") != _fingerprint(catalog.vaults):
+    if meta.get("code") != _fingerprint(catalog.vaults):
         return None, "index cache written by a different version of the code"
-    saved_vaults: dict[str, Any] = data.get("vaults", {})
-    if set(saved_vaults) != {str(v.root) for v in catalog.vaults}:
+    saved_vaults: dict[str, Any] = meta.get("vaults", {})
+    roots: list[str] = meta.get("roots", [])
+    by_root = {str(v.root): v for v in catalog.vaults}
+    if set(saved_vaults) != set(by_root) or set(roots) != set(by_root):
         return None, "index cache is for another set of vaults"
-    current: dict[Key, Memory] = {}
-    for m in catalog.memories():
-        current[(str(m.vault_root), m.id)] = m
-    unpickler = _RefUnpickler(fh, current)
     try:
         with quiet_gc():
-            index = unpickler.load()
+            body = pickle.load(fh)
+        index = body["index"]
+        row_vault: list[int] = body["row_vault"].tolist()
+        row_ids: list[str] = body["row_ids"]
     except Exception as exc:
         return None, f"index cache unreadable: {type(exc).__name__}"
-    if not isinstance(index, SearchIndex):
+    if not isinstance(index, SearchIndex) or len(row_ids) != len(row_vault):
         return None, "index cache holds no search index"
 
     t = time.perf_counter()
+    vaults = [by_root[root] for root in roots]
+    bound = _bind_in_order(vaults, roots, row_vault, row_ids, index._alive.view)
+    if bound is not None:
+        memories, row_of, found, gone = bound
+    else:
+        memories, row_of, found, gone = _bind(vaults, roots, row_vault, row_ids, index)
+    index._memories = memories
+    index._row_of = row_of
+
+    # What changed on disk since the save: a vault whose files digest still
+    # matches is unchanged; otherwise the saved sha256 per file says which.
     stale: list[Memory] = []
-    for v in catalog.vaults:
-        dirty = _dirty_paths(v, saved_vaults[str(v.root)])
+    new: list[Memory] = []
+    files: dict[str, dict[str, str]] | None = None
+    for number, v in enumerate(vaults):
+        saved = saved_vaults[roots[number]]
+        if found[number] != len(v.memories):
+            new.extend(m for m in v.memories if (roots[number], m.id) not in row_of)
+        if saved.get("digest") == _files_digest(v):
+            continue
+        if files is None:
+            try:
+                with quiet_gc():
+                    files = pickle.load(fh)
+            except Exception as exc:
+                return None, f"index cache unreadable: {type(exc).__name__}"
+            if not isinstance(files, dict):
+                return None, "index cache file list is not a mapping"
+        dirty = _dirty_paths(v, files.get(roots[number], {}), set(saved.get("wide", ())))
         if dirty is None:
             stale.extend(v.memories)
         elif dirty:
             stale.extend(m for m in v.memories if m.path in dirty)
-    indexed = {m.key for m in index.memories()}
-    gone = [k for k in indexed if k not in current] + [
-        k for k in unpickler.missing if k in indexed and k not in current
-    ]
-    new = [m for key, m in current.items() if key not in indexed]
-    if len(stale) + len(gone) + len(new) > REBUILD_FRACTION * max(1, len(current)):
+    current = sum(len(v.memories) for v in vaults)
+    if len(stale) + len(gone) + len(new) > REBUILD_FRACTION * max(1, current):
         return None, "too much changed since the index was saved"
-    for key in dict.fromkeys(gone):
+    for key in gone:
         index.remove(key)
     for m in {id(m): m for m in [*stale, *new]}.values():
         index.add(m)
-    stats.removed, stats.added, stats.updated = len(set(gone)), len(new), len(stale)
+    stats.removed, stats.added, stats.updated = len(gone), len(new), len(stale)
     if index.as_of != as_of:
         index.set_as_of(as_of)
     stats.patch_s = time.perf_counter() - t

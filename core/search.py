@@ -142,20 +142,22 @@ def _title_words(memory: Memory) -> frozenset[str]:
     return frozenset(analyze(memory.title + "\n" + " ".join(memory.tags)))
 
 
-def _group_rows(keys: list[str], ids: array[int], lengths: array[int]) -> dict[str, IntArray]:
+def _group_rows(
+    keys: list[str], ids: array[int], lengths: array[int]
+) -> tuple[list[str], IntArray, IntArray]:
     """Rows per key from per-row key ids (`ids`, `lengths[r]` of them for row r).
 
-    Rows come out ascending for each key; the arrays are views of one buffer.
+    Returns (keys, rows of every key one after the other, each ascending,
+    the bounds of each key's run): what `_Postings.pack` takes.
     """
-    if not keys:
-        return {}
     key_ids = np.frombuffer(ids, dtype=np.int32)
     rows = np.repeat(
         np.arange(len(lengths), dtype=np.int32), np.frombuffer(lengths, dtype=np.int32)
     )
-    by_key = rows[np.argsort(key_ids, kind="stable")]
-    cuts = np.cumsum(np.bincount(key_ids, minlength=len(keys)))[:-1]
-    return dict(zip(keys, np.split(by_key, cuts), strict=True))
+    flat = rows[np.argsort(key_ids, kind="stable")]
+    bounds = np.zeros(len(keys) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(key_ids, minlength=len(keys)), out=bounds[1:])
+    return keys, flat, bounds
 
 
 def index_text(memory: Memory) -> str:
@@ -242,24 +244,36 @@ class _Column:
 
 
 class _Postings:
-    """Rows per word (title words, tags): numpy arrays, plus rows added since.
+    """Rows per word (title words, tags), packed in one array, plus rows added since.
 
-    A build fills `arr` in bulk; `add`/`update` append to `extra`, which is
-    folded into the array the next time that word is looked up.
+    A build packs every key's rows into `flat` (key `k`'s rows are
+    ``flat[bounds[pos[k]]:bounds[pos[k] + 1]]``, ascending): no per-key
+    array objects until a key is looked up.  `append` collects rows added
+    later in `extra`; they are folded into a key's own array (`arr`) the next
+    time it is looked up.
     """
 
-    __slots__ = ("arr", "extra")
+    __slots__ = ("arr", "bounds", "extra", "flat", "pos")
 
     def __init__(self) -> None:
+        self.pos: dict[str, int] = {}
+        self.flat: IntArray = np.zeros(0, dtype=np.int32)
+        self.bounds: IntArray = np.zeros(1, dtype=np.int64)
         self.arr: dict[str, IntArray] = {}
         self.extra: dict[str, list[int]] = {}
 
+    def pack(self, keys: list[str], flat: IntArray, bounds: IntArray) -> None:
+        self.pos = dict(zip(keys, range(len(keys)), strict=True))
+        self.flat, self.bounds = flat, bounds
+        self.arr, self.extra = {}, {}
+
     def __contains__(self, key: str) -> bool:
-        return key in self.arr or key in self.extra
+        return key in self.pos or key in self.arr or key in self.extra
 
     def __iter__(self) -> Iterator[str]:
-        yield from self.arr
-        yield from (k for k in self.extra if k not in self.arr)
+        yield from self.pos
+        yield from (k for k in self.arr if k not in self.pos)
+        yield from (k for k in self.extra if k not in self.pos and k not in self.arr)
 
     def append(self, key: str, row: int) -> bool:
         """Add a row; True if the key is new."""
@@ -270,11 +284,28 @@ class _Postings:
     def rows(self, key: str) -> IntArray:
         more = self.extra.pop(key, None)
         arr = self.arr.get(key)
+        if arr is None:
+            i = self.pos.get(key)
+            if i is not None:
+                arr = self.flat[int(self.bounds[i]) : int(self.bounds[i + 1])]
         if more is not None:
             tail = np.asarray(more, dtype=np.int32)
             arr = tail if arr is None else np.concatenate([arr, tail])
             self.arr[key] = arr
         return arr if arr is not None else np.zeros(0, dtype=np.int32)
+
+    def __getstate__(self) -> tuple[list[str], IntArray, IntArray]:
+        keys = list(self)
+        if self.arr or self.extra:  # repack what changed since the build
+            parts = [self.rows(k) for k in keys]
+            flat = np.concatenate(parts).astype(np.int32) if parts else self.flat[:0]
+            bounds = np.zeros(len(parts) + 1, dtype=np.int64)
+            np.cumsum([len(p) for p in parts], out=bounds[1:])
+            return keys, flat, bounds
+        return keys, self.flat, self.bounds
+
+    def __setstate__(self, state: tuple[list[str], IntArray, IntArray]) -> None:
+        self.pack(*state)
 
 
 @dataclass(slots=True)
@@ -555,11 +586,11 @@ class SearchIndex:
         self._xt_indices = rows
         self._xt_data = weights
 
-        self._tw.arr = _group_rows(list(word_id), words, words_len)
-        self._tags.arr = _group_rows(list(tag_id), tags, tags_len)
-        for w in self._tw.arr:
+        self._tw.pack(*_group_rows(list(word_id), words, words_len))
+        self._tags.pack(*_group_rows(list(tag_id), tags, tags_len))
+        for w in self._tw.pos:
             self._tw_by_len.setdefault(len(w), []).append(w)
-        self._tw_sorted = sorted(self._tw.arr)
+        self._tw_sorted = sorted(self._tw.pos)
 
     @classmethod
     def from_catalog(cls, catalog: Catalog, as_of: date) -> SearchIndex:

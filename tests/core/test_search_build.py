@@ -108,3 +108,18 @@ def test_tiny_builds(n: int) -> None:
     index = SearchIndex.build([mem(i, "alpha beta", "gamma") for i in range(n)], AS_OF)
     assert len(index) == n
     assert len(index.search("alpha")) == n
+
+
+def test_pickled_index_answers_the_same_after_incremental_changes() -> None:
+    import pickle
+
+    docs = corpus(80, seed=11)
+    index = SearchIndex.build(docs, AS_OF, decay=fake_decay)
+    index.add(mem(500, "Zeppelin alpha", "hangar beta", ("NewTag",)))
+    index.remove((str(ROOT), "m3"))
+    again = pickle.loads(pickle.dumps(index))
+    for query in ("alpha", "zeppelin", "tag:newtag", "beta gam", "ΣΑΣ"):
+        before = [(h.memory.id, h.score) for h in index.search(query, 50, as_you_type=True)]
+        after = [(h.memory.id, h.score) for h in again.search(query, 50, as_you_type=True)]
+        assert after == before, query
+    assert again._tw_array("zeppelin").tolist() == index._tw_array("zeppelin").tolist()
