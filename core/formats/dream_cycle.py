@@ -44,7 +44,7 @@ from typing import Any, ClassVar
 from ..dates import parse_date, parse_datetime
 from ..decay import STATUS_HEALTH, clamp01, importance_band
 from ..model import DecayInfo, FileScan, Health, Memory, Problem, Reason, ScanResult
-from .base import Changes, scan_by_files, split_duplicates
+from .base import Changes, Listing, list_files, scan_by_files, split_duplicates
 
 OBSERVATIONS = "observations.md"
 ARCHIVE_JSONL = "archive.jsonl"
@@ -376,6 +376,18 @@ class _Replay(_RecordingIds):
 def _id_number(base: str, given: str) -> int:
     """1 for `base`, n for `base-n`."""
     return 1 if given == base else int(given[len(base) + 1 :])
+
+
+def _archive_title(full_text: str) -> str:
+    """Title of an archive entry: the section heading when the entry keeps one.
+
+    memlens archives a section whole (heading, comment, body) so restore can
+    rebuild it byte for byte; its title is that heading without the `## `.
+    """
+    first = full_text.lstrip("\r\n").split("\n", 1)[0]
+    if first.startswith("## "):
+        return first[3:].strip()
+    return short_title(full_text)
 
 
 def short_title(text: str, limit: int = TITLE_MAX) -> str:
@@ -903,7 +915,11 @@ class DreamCycleAdapter:
     # -- per-file scanning (see FormatAdapter) ------------------------------
 
     def files(self, root: Path) -> list[Path]:
-        return [root / rel for rel in _FILE_ORDER if (root / rel).is_file()]
+        return [root / rel for rel in self.file_listing(root).names]
+
+    def file_listing(self, root: Path) -> Listing:
+        """The store files, leaving out (and reporting) links out of the vault."""
+        return list_files(root, _FILE_ORDER)
 
     def owns(self, root: Path, rel: str) -> bool:
         return rel in _FILE_ORDER
@@ -1661,7 +1677,7 @@ class DreamCycleAdapter:
             vault_root=root,
             id=eid,
             kind=kind,
-            title=short_title(full_text) or eid,
+            title=_archive_title(full_text) or eid,
             body=full_text,
             path=rel,
             importance=importance,

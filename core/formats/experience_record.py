@@ -113,7 +113,7 @@ from ..model import (
     ScanResult,
 )
 from ..paths import has_path_syntax
-from .base import Changes, scan_by_files, split_duplicates
+from .base import Changes, Listing, list_files, scan_by_files, split_duplicates
 
 FORMAT_ID = "experience-records"
 
@@ -1022,7 +1022,11 @@ class ExperienceRecordAdapter:
     # -- per-file scanning (see FormatAdapter) ------------------------------
 
     def files(self, root: Path) -> list[Path]:
-        return [root / rel for rel in _FILE_ORDER if (root / rel).is_file()]
+        return [root / rel for rel in self.file_listing(root).names]
+
+    def file_listing(self, root: Path) -> Listing:
+        """The store files, leaving out (and reporting) links out of the vault."""
+        return list_files(root, _FILE_ORDER)
 
     def owns(self, root: Path, rel: str) -> bool:
         return rel in _FILE_ORDER

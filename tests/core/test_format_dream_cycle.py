@@ -703,7 +703,8 @@ def test_scan_survives_odd_directory(tmp_path: Path, monkeypatch: pytest.MonkeyP
     (root / "notes.md").symlink_to(root / "notes.md")  # a symlink loop nearby
     result = ADAPTER.scan(root)
     assert [m.title for m in result.memories] == ["A"]
-    assert result.problems == []
+    # The odd entries are reported by name, not silently skipped.
+    assert sorted(p.path for p in result.problems) == ["archive.jsonl", "archived-observations.md"]
     # A vault folder that vanished.
     assert ADAPTER.scan(tmp_path / "missing").memories == []
     assert not ADAPTER.detect(tmp_path / "missing")

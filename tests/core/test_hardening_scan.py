@@ -413,3 +413,19 @@ def test_markdown_adapters_do_not_read_links_out_of_the_vault(
         p.path == rel and p.reason is Reason.ENCODING and p.detail == OUTSIDE_VAULT
         for p in result.problems
     )
+
+
+@pytest.mark.parametrize(
+    ("fmt", "store"), [("dream-cycle", "archive.jsonl"), ("experience-records", "views.jsonl")]
+)
+def test_store_files_linked_out_of_the_vault_are_not_read(
+    fixtures_copy: Path, tmp_path: Path, fmt: str, store: str
+) -> None:
+    root = fixtures_copy / fmt
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.move(root / store, outside / store)
+    (root / store).symlink_to(outside / store)
+    result = ADAPTERS[fmt]().scan(root)
+    assert all(m.path != store for m in result.memories)
+    assert any(p.path == store and p.detail == OUTSIDE_VAULT for p in result.problems)

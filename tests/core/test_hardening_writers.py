@@ -243,10 +243,6 @@ def test_dream_cycle_restore_summary_names_the_heading_without_hashes(
     assert "'## " not in plan.summary
 
 
-@pytest.mark.xfail(
-    reason="adapter side (dream_cycle.py `_archive_memory` title) is owned by another helper",
-    strict=False,
-)
 def test_dream_cycle_archived_entry_title_has_no_heading_marker(fixtures_copy: Path) -> None:
     root = fixtures_copy / "dream-cycle"
     entry = Action("archive", get(root, ARCHIVABLE["dream-cycle"])).apply()
