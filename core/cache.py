@@ -250,7 +250,7 @@ def read_stamped(path: Path) -> tuple[bytes, FileStamp]:
     return data, stamp
 
 
-def _read_stamped(path: Path, prefix: int | None) -> tuple[bytes, FileStamp, str | None]:
+def _read_stamped(path: Path | str, prefix: int | None) -> tuple[bytes, FileStamp, str | None]:
     """`read_stamped`, plus the sha256 of the first `prefix` bytes (in the same pass)."""
     with open(path, "rb") as fh:
         fd = fh.fileno()
@@ -329,17 +329,33 @@ def scan_one(
     return adapter.scan_file(root, path, data), stamp
 
 
+def _scan_new(adapter: FormatAdapter, root: Path, rel: str) -> tuple[FileScan, FileStamp | None]:
+    """`scan_one` for a file with no previous scan, named by its vault-relative path.
+
+    Builds no Path when the adapter has the optional ``scan_rel(root, rel,
+    data)`` (the same as `scan_file`, by relative path): a cold scan reads
+    every file this way.
+    """
+    full = f"{root}{os.sep}{rel}"
+    try:
+        data, stamp, _prefix = _read_stamped(full, None)
+    except OSError:
+        return adapter.scan_file(root, Path(full)), None
+    by_rel = getattr(adapter, "scan_rel", None)
+    if by_rel is not None:
+        fs: FileScan = by_rel(root, rel, data)
+    else:
+        fs = adapter.scan_file(root, Path(full), data)
+    return fs, stamp
+
+
 def _parse_chunk(
     format_id: str, root: str, rels: list[str]
 ) -> list[tuple[str, FileScan, FileStamp | None]]:
     """Worker: parse some files of one vault (runs in another process)."""
     adapter = adapter_for(format_id)
     base = Path(root)
-    out: list[tuple[str, FileScan, FileStamp | None]] = []
-    for rel in rels:
-        fs, stamp = scan_one(adapter, base, base / rel)
-        out.append((rel, fs, stamp))
-    return out
+    return [(rel, *_scan_new(adapter, base, rel)) for rel in rels]
 
 
 def parse_files(
@@ -357,11 +373,30 @@ def parse_files(
     PARALLEL_MIN_FILES for why it is not the default).  If the pool cannot
     start or breaks, the remaining files are parsed here.
     """
-    rels = [rel_posix(root, p) for p in paths]
-    if not _used_workers(len(paths), parallel):
+    yield from _parse_rels(
+        adapter,
+        root,
+        [rel_posix(root, p) for p in paths],
+        parallel=parallel,
+        chunk_size=chunk_size,
+        stats=stats,
+    )
+
+
+def _parse_rels(
+    adapter: FormatAdapter,
+    root: Path,
+    rels: list[str],
+    *,
+    parallel: bool | None = None,
+    chunk_size: int = PARALLEL_CHUNK,
+    stats: CacheStats | None = None,
+) -> Iterator[list[tuple[str, FileScan, FileStamp | None]]]:
+    """`parse_files` by vault-relative paths."""
+    if not _used_workers(len(rels), parallel):
         chunk: list[tuple[str, FileScan, FileStamp | None]] = []
-        for rel, path in zip(rels, paths, strict=True):
-            fs, stamp = scan_one(adapter, root, path)
+        for rel in rels:
+            fs, stamp = _scan_new(adapter, root, rel)
             chunk.append((rel, fs, stamp))
             if len(chunk) >= chunk_size:
                 yield chunk
@@ -395,7 +430,7 @@ def parse_files(
         # No workers here (a frozen app, a main module without the
         # `if __name__ == "__main__"` guard, no /dev/shm): parse the rest in-process.
         for piece in pieces[done:]:
-            yield [(rel, *scan_one(adapter, root, root / rel)) for rel in piece]
+            yield [(rel, *_scan_new(adapter, root, rel)) for rel in piece]
 
 
 # --------------------------------------------------------------------------- the cache file
@@ -594,7 +629,7 @@ def scan_files(
     t = time.perf_counter()
     parsed: dict[str, tuple[FileScan, FileStamp | None]] = {}
     chunk_size = PARALLEL_CHUNK if batch is None else max(1, min(batch, PARALLEL_CHUNK))
-    chunks = parse_files(adapter, root, todo, parallel=parallel, chunk_size=chunk_size, stats=stats)
+    chunks = _parse_rels(adapter, root, todo, parallel=parallel, chunk_size=chunk_size, stats=stats)
     while True:
         with quiet_gc():
             chunk = next(chunks, None)
@@ -653,13 +688,13 @@ def scan_files(
 
 def _walk(
     root: Path, rels: list[str], entries: Entries, stats: CacheStats
-) -> tuple[list[tuple[str, FileScan | None, FileStamp | None]], list[Path]]:
+) -> tuple[list[tuple[str, FileScan | None, FileStamp | None]], list[str]]:
     """Stat every file: cached entries still valid fill their slot, the rest go to `todo`.
 
     Entries found are popped from `entries`, so what is left there vanished.
     """
     slots: list[tuple[str, FileScan | None, FileStamp | None]] = []
-    todo: list[Path] = []
+    todo: list[str] = []
     base = str(root) + os.sep
     for rel in rels:
         entry = entries.pop(rel, None) if entries else None
@@ -680,7 +715,7 @@ def _walk(
                     slots.append((rel, fs, fresh))
                     continue
         slots.append((rel, None, None))
-        todo.append(root / rel)
+        todo.append(rel)
     return slots, todo
 
 

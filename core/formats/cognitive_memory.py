@@ -147,6 +147,7 @@ KNOWN_FIELDS: tuple[str, ...] = (
     "updated",
     "relations",
 )
+_KNOWN = frozenset(KNOWN_FIELDS)
 REQUIRED_FIELDS: tuple[str, ...] = ("id", "type", "title", "importance", "created", "updated")
 
 _UUID_RE = re.compile(
@@ -523,7 +524,7 @@ def _validate(
     raw_relations = _relations(data.get("relations"))
 
     source = data.get("source")
-    extra = {k: v for k, v in data.items() if k not in KNOWN_FIELDS}
+    extra = {k: v for k, v in data.items() if k not in _KNOWN}
     memory = Memory(
         format=FORMAT_ID,
         vault_root=root,
@@ -538,7 +539,7 @@ def _validate(
         created=created,
         updated=updated,
         source=source if isinstance(source, str) else None,
-        fields=dict(data),
+        fields=data,  # a fresh mapping per read: nothing else holds it
         extra=extra,
         pinned=area == VAULT_DIR,
         archived=area == ARCHIVE_DIR,
@@ -556,12 +557,23 @@ def _validate(
 
 
 def _read_memory(
-    root: Path, path: Path, area: str, type_dir: str | None, raw: bytes | None = None
+    root: Path,
+    rel: str,
+    area: str,
+    type_dir: str | None,
+    raw: bytes | None = None,
+    path: Path | None = None,
 ) -> _Parsed | Problem:
-    """One memory file -> a validated memory, or the Problem that stops it loading."""
-    rel = rel_posix(root, path)
+    """One memory file -> a validated memory, or the Problem that stops it loading.
+
+    `raw` holds the file's bytes when the caller read them; otherwise the
+    file is read from `path` (default: `rel` below `root`).
+    """
     try:
-        decoded = read_text(path) if raw is None else decode_bytes(raw, rel)
+        if raw is None:
+            decoded = read_text(path if path is not None else root.joinpath(*rel.split("/")))
+        else:
+            decoded = decode_bytes(raw, rel)
         data, doc = load_frontmatter(decoded.text, rel)
     except ParseError as err:
         return problem_from(err, FORMAT_ID, root, rel)
@@ -877,20 +889,32 @@ class CognitiveMemoryAdapter:
         return out
 
     def scan_file(self, root: Path, path: Path, data: bytes | None = None) -> FileScan:
-        rel = rel_posix(root, path)
+        return self.scan_rel(root, rel_posix(root, path), data, path)
+
+    def scan_rel(
+        self, root: Path, rel: str, data: bytes | None = None, path: Path | None = None
+    ) -> FileScan:
+        """`scan_file` by vault-relative path (a Path is built only to read the file)."""
         place = _place(rel)
         if place is None:
             return FileScan(rel)
         kind, area, type_dir = place
-        out = FileScan(rel, order=_order(rel, place), data={"kind": kind})
         if kind == _MEMORY:
-            item = _read_memory(root, path, area or GRAPH_DIR, type_dir, data)
+            # A memory file's data holds only its raw relations, when it has
+            # some (link() reads the kind and relations with defaults).
+            out = FileScan(rel, order=_order(rel, place))
+            item = _read_memory(root, rel, area or GRAPH_DIR, type_dir, data, path)
             if isinstance(item, Problem):
                 out.problems.append(item)
             else:
                 out.memories.append(item.memory)
-                out.data["raw_relations"] = item.raw_relations
-        elif kind == _EPISODE:
+                if item.raw_relations:
+                    out.data["raw_relations"] = item.raw_relations
+            return out
+        if path is None:
+            path = root.joinpath(*rel.split("/"))
+        out = FileScan(rel, order=_order(rel, place), data={"kind": kind})
+        if kind == _EPISODE:
             # Links are pointed at memories by link(), which knows them all.
             entries, problem = _read_episode(root, path, {}, data)
             out.data["entries"] = entries

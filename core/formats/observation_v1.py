@@ -192,14 +192,22 @@ class ObservationV1Adapter:
         ]
 
     def scan_file(self, root: Path, path: Path, data: bytes | None = None) -> FileScan:
-        rel = rel_posix(root, path)
+        return self.scan_rel(root, rel_posix(root, path), data, path)
+
+    def scan_rel(
+        self, root: Path, rel: str, data: bytes | None = None, path: Path | None = None
+    ) -> FileScan:
+        """`scan_file` by vault-relative path (a Path is built only to read the file)."""
         place = _folder_rank(rel)
         if place is None:
             return FileScan(rel)
         rank, folder = place
-        out = FileScan(rel, order=(rank, path.name))
+        out = FileScan(rel, order=(rank, rel.rpartition("/")[2]))
         try:
-            text = read_text(path).text if data is None else decode_bytes(data, rel).text
+            if data is None:
+                text = read_text(path or root.joinpath(*rel.split("/"))).text
+            else:
+                text = decode_bytes(data, rel).text
             out.memories.append(parse_document(root, rel, text, folder.kind, folder.archived))
         except ParseError as err:
             out.problems.append(problem_from(err, FORMAT_ID, root, rel))
@@ -713,10 +721,22 @@ def _tags(data: dict[str, Any]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _lines(text: str) -> Iterator[str]:
+    """The lines of `text`, one at a time (a title is usually near the top)."""
+    start = 0
+    while True:
+        end = text.find("\n", start)
+        if end < 0:
+            yield text[start:]
+            return
+        yield text[start:end]
+        start = end + 1
+
+
 def _body_title(body: str) -> str:
     """The first H1 outside code fences, without '# ' and 'Observation: '."""
     fence: str | None = None
-    for line in body.split("\n"):
+    for line in _lines(body):
         opener = _FENCE.match(line)
         if opener:
             if fence is None:

@@ -77,6 +77,8 @@ KNOWN_FIELDS: tuple[str, ...] = (
     "promoted_at",
 )
 
+_KNOWN = frozenset(KNOWN_FIELDS)
+
 #: `linear-Nd` / `exponential-Nd` with N a positive whole number of days.
 DECAY_RE = re.compile(r"^(linear|exponential)-(\d+)d$")
 
@@ -114,13 +116,29 @@ def backlink_name(ref: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class _Location:
-    """Where a file sits in the layout, derived from its path alone."""
+    """Where a file sits in the layout, derived from its path alone.
 
-    path: Path
+    No Path is built unless asked for (`path`): a cold scan locates every
+    file, and pathlib's parsing was a good part of the per-file cost.
+    """
+
+    root: Path
     rel: str
     agent: str  # agent name, or "shared"
     area: str  # "vault" | "archive" | "shared"
     archived: bool
+
+    @property
+    def path(self) -> Path:
+        return self.root.joinpath(*self.rel.split("/"))
+
+    @property
+    def name(self) -> str:
+        return self.rel.rpartition("/")[2]
+
+    @property
+    def stem(self) -> str:
+        return self.name[:-3]  # every located name ends with ".md"
 
     @property
     def shared(self) -> bool:
@@ -128,7 +146,7 @@ class _Location:
 
     @property
     def id(self) -> str:
-        return f"{self.agent}/{self.path.stem}"
+        return f"{self.agent}/{self.stem}"
 
 
 def _agent_dirs(root: Path) -> list[Path]:
@@ -148,12 +166,12 @@ def _locations(root: Path) -> Iterable[_Location]:
         agent = memory_dir.parent.name
         for area in ("vault", "archive"):
             for p in iter_md(memory_dir / area):
-                yield _Location(p, rel_posix(root, p), agent, area, area == "archive")
+                yield _Location(root, rel_posix(root, p), agent, area, area == "archive")
     shared = root / "shared" / "observations"
     for p in iter_md(shared):
-        yield _Location(p, rel_posix(root, p), SHARED, "shared", False)
+        yield _Location(root, rel_posix(root, p), SHARED, "shared", False)
     for p in iter_md(shared / "archive"):
-        yield _Location(p, rel_posix(root, p), SHARED, "archive", True)
+        yield _Location(root, rel_posix(root, p), SHARED, "archive", True)
 
 
 def locate(root: Path, rel: str) -> _Location | None:
@@ -164,15 +182,14 @@ def locate(root: Path, rel: str) -> _Location | None:
     parts = rel.split("/")
     if not parts[-1].endswith(".md") or any(p in ("", ".", "..") for p in parts):
         return None
-    path = root.joinpath(*parts)
     in_agent = len(parts) == 5 and parts[0] == "agents" and parts[2] == "memory"
     if in_agent and parts[3] in ("vault", "archive"):
-        return _Location(path, rel, parts[1], parts[3], parts[3] == "archive")
-    if parts[:2] == ["shared", "observations"]:
+        return _Location(root, rel, parts[1], parts[3], parts[3] == "archive")
+    if parts[0] == "shared" and len(parts) > 2 and parts[1] == "observations":
         if len(parts) == 3:
-            return _Location(path, rel, SHARED, "shared", False)
+            return _Location(root, rel, SHARED, "shared", False)
         if len(parts) == 4 and parts[2] == "archive":
-            return _Location(path, rel, SHARED, "archive", True)
+            return _Location(root, rel, SHARED, "archive", True)
     return None
 
 
@@ -190,8 +207,8 @@ _AREA_RANK = {"vault": 0, "archive": 1, "shared": 0}
 def _order(loc: _Location) -> tuple[int, str, int, str]:
     """Scan order: agents by name (vault, then archive), then shared/, then its archive/."""
     if loc.rel.startswith("agents/"):
-        return (0, loc.agent, _AREA_RANK[loc.area], loc.path.name)
-    return (1, "", _AREA_RANK[loc.area], loc.path.name)
+        return (0, loc.agent, _AREA_RANK[loc.area], loc.name)
+    return (1, "", _AREA_RANK[loc.area], loc.name)
 
 
 def parse_observation(root: Path, rel: str, data: bytes | None = None) -> Memory:
@@ -218,11 +235,15 @@ def _key_line(header: str, key: str) -> int | None:
 
 def _title_of(body: str, fallback: str) -> str:
     """First non-empty body line, leading '#'s stripped, kept whole."""
-    for line in body.split("\n"):
-        text = line.strip()
+    start = 0
+    while True:  # line by line without splitting the whole body
+        end = body.find("\n", start)
+        text = (body[start:] if end < 0 else body[start:end]).strip()
         if text:
             return text.lstrip("#").strip() or text
-    return fallback
+        if end < 0:
+            return fallback
+        start = end + 1
 
 
 def _is_number(value: object) -> bool:
@@ -312,12 +333,13 @@ def _parse(loc: _Location, root: Path, raw: bytes | None = None) -> Memory:
     promoted_from = data.get("promoted_from")
     promoted_at = parse_date(data.get("promoted_at"))
     body = doc.body
+    stem = loc.stem
     return Memory(
         format=FORMAT_ID,
         vault_root=root,
-        id=loc.id,
+        id=f"{loc.agent}/{stem}",
         kind="observation",
-        title=_title_of(body, loc.path.stem),
+        title=_title_of(body, stem),
         body=body,
         path=loc.rel,
         tags=tags,
@@ -326,15 +348,15 @@ def _parse(loc: _Location, root: Path, raw: bytes | None = None) -> Memory:
         source=source,
         # Resolved once every file is read (see _resolve_backlinks).
         relations=tuple(Relation(target=b, type="backlink", field="backlinks") for b in backlinks),
-        fields=dict(data),
-        extra={k: v for k, v in data.items() if k not in KNOWN_FIELDS},
+        fields=data,  # a fresh mapping per read: nothing else holds it
+        extra={k: v for k, v in data.items() if k not in _KNOWN},
         pinned=pinned is True,
         archived=loc.archived,
         native={
             "agent": loc.agent,
             "area": loc.area,
             "shared": loc.shared,
-            "stem": loc.path.stem,
+            "stem": stem,
             "decay": decay_raw.strip() if isinstance(decay_raw, str) else None,
             "decay_kind": spec.kind if spec else None,
             "lifespan_days": spec.days if spec else None,
@@ -487,7 +509,10 @@ class ProjectOceanAdapter:
         return out
 
     def scan_file(self, root: Path, path: Path, data: bytes | None = None) -> FileScan:
-        rel = rel_posix(root, path)
+        return self.scan_rel(root, rel_posix(root, path), data)
+
+    def scan_rel(self, root: Path, rel: str, data: bytes | None = None) -> FileScan:
+        """`scan_file` by vault-relative path (no Path objects: the cold scan's way in)."""
         loc = locate(root, rel)
         if loc is None:
             return FileScan(rel)
