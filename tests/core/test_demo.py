@@ -19,8 +19,13 @@ def test_demo_copy_holds_every_format_and_no_problems(tmp_path: Path) -> None:
     root = copy_demo(tmp_path)
     catalog = open_catalog(root)
     assert sorted(v.format for v in catalog.vaults) == sorted(FORMAT_IDS)
-    assert list(catalog.problems()) == []
-    assert list(catalog.ref_problems()) == []
+    # The demo shows what memlens catches: one invalid file, one dangling link.
+    assert [(p.path, p.reason.value) for p in catalog.problems()] == [
+        ("agents/quill/memory/vault/obs-2026-11-21-001.md", "out_of_range")
+    ]
+    assert [(r.ref, r.reason.value) for r in catalog.ref_problems()] == [
+        ("obs-2026-11-14-009", "dangling_reference")
+    ]
     for v in catalog.vaults:
         assert len(v.memories) >= 5, v.format
     healths = {decay_of(m, date(2026, 11, 22)).health for m in catalog.memories()}

@@ -86,6 +86,9 @@ def test_validate_clean_vault_exits_0(tmp_path: Path) -> None:
     from memlens.core.demo import copy_demo
 
     root = copy_demo(tmp_path)
+    assert run("validate", str(root)).exit_code == 1  # the demo carries two faults
+    (root / "project-ocean/agents/quill/memory/vault/obs-2026-11-21-001.md").unlink()
+    (root / "project-ocean/agents/atlas/memory/vault/obs-2026-11-21-002.md").unlink()
     res = run("validate", str(root))
     assert res.exit_code == 0, res.output
 
