@@ -373,6 +373,7 @@ def save_cache(vault: Vault) -> CacheStats:
             vault.format,
             _cache.entries_of(vault.scans, vault.stamps),
             stats.path,
+            result=vault.result,
         )
         stats.saved = True
     except Exception as exc:  # a cache that cannot be written is only slower

@@ -31,6 +31,7 @@ from ..dates import day_of, iso, parse_datetime
 from ..decay import STATUS_HEALTH, clamp01
 from ..errors import ParseError
 from ..frontmatter import load_frontmatter
+from ..identity import ByIdentity
 from ..model import (
     DecayInfo,
     FileScan,
@@ -851,6 +852,9 @@ class CognitiveMemoryAdapter:
 
     format_id: ClassVar[str] = FORMAT_ID
     label: ClassVar[str] = "Cognitive memory"
+    #: The linked result (link_state included) pickles faithfully: the scan
+    #: cache keeps it and an unchanged vault is not linked again.
+    cache_linked: ClassVar[bool] = True
 
     def detect(self, root: Path) -> bool:
         graph = root / GRAPH_DIR
@@ -970,7 +974,7 @@ class CognitiveMemoryAdapter:
             _apply_state(memory, state.get(memory.id))
             raw_relations = raw_of[id(memory)]
             for raw in raw_relations:
-                refs.setdefault(raw.target, {})[id(memory)] = memory
+                refs.setdefault(raw.target, ByIdentity())[id(memory)] = memory
             result.ref_problems.extend(_link_relations(root, memory, raw_relations, valid_ids))
         result.memories = valid
 
@@ -1066,7 +1070,7 @@ class CognitiveMemoryAdapter:
             if id(memory) in fresh:
                 _apply_state(memory, state.get(memory.id))
                 for raw in raw_relations:
-                    refs.setdefault(raw.target, {})[id(memory)] = memory
+                    refs.setdefault(raw.target, ByIdentity())[id(memory)] = memory
             ref_problems.extend(_link_relations(root, memory, raw_relations, valid))
         dropped = {id(m) for m in gone}
         owner_ids = {m.id for m in owners.values()} | {m.id for m in gone}

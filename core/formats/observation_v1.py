@@ -36,6 +36,7 @@ from ..dates import day_of, days_between, iso, parse_datetime
 from ..decay import STATUS_HEALTH
 from ..errors import ParseError
 from ..frontmatter import SplitDocument, load_frontmatter
+from ..identity import ByIdentity
 from ..model import (
     DecayInfo,
     FileScan,
@@ -153,6 +154,9 @@ class ObservationV1Adapter:
 
     format_id: ClassVar[str] = FORMAT_ID
     label: ClassVar[str] = "observation/v1"
+    #: The linked result (link_state included) pickles faithfully: the scan
+    #: cache keeps it and an unchanged vault is not linked again.
+    cache_linked: ClassVar[bool] = True
 
     # -- detection ---------------------------------------------------------
 
@@ -873,4 +877,4 @@ def _index_refs(
                 if not holders:
                     del table[key]
         else:
-            table.setdefault(key, {})[id(memory)] = memory
+            table.setdefault(key, ByIdentity())[id(memory)] = memory

@@ -33,6 +33,7 @@ from ..dates import day_of, parse_date
 from ..decay import STATUS_HEALTH, clamp01
 from ..errors import ParseError
 from ..frontmatter import load_frontmatter
+from ..identity import ByIdentity
 from ..model import (
     DecayInfo,
     FileScan,
@@ -420,7 +421,7 @@ def _resolve_backlinks(
                 issue: RefIssue | None = RefIssue.UNSAFE
             else:
                 if names is not None:
-                    names.setdefault(name, {})[id(m)] = m
+                    names.setdefault(name, ByIdentity())[id(m)] = m
                 if order is None:
                     order = _resolution_order(m, agents)
                 resolved = next((f"{p}/{name}" for p in order if f"{p}/{name}" in ids), None)
@@ -479,6 +480,9 @@ class ProjectOceanAdapter:
 
     format_id: ClassVar[str] = FORMAT_ID
     label: ClassVar[str] = "Project Ocean"
+    #: The linked result (link_state included) pickles faithfully: the scan
+    #: cache keeps it and an unchanged vault is not linked again.
+    cache_linked: ClassVar[bool] = True
 
     def detect(self, root: Path) -> bool:
         """An `agents/<name>/memory/` with a `vault/` or `archive/` folder."""

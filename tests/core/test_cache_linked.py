@@ -1,0 +1,133 @@
+"""An unchanged vault's linked result comes from the scan cache, and stays relinkable."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+
+from memlens.core import cache as scan_cache
+from memlens.core.formats import adapter_for
+from memlens.core.identity import ByIdentity, by_identity
+from memlens.core.model import ScanResult
+from memlens.core.vault import Vault, discover, rescan_paths, save_cache, scan_vault
+
+LINKED = ("observation-v1", "project-ocean", "cognitive-memory")
+
+
+def assert_same(got: ScanResult, want: ScanResult) -> None:
+    assert [m.id for m in got.memories] == [m.id for m in want.memories]
+    assert got.memories == want.memories
+    assert got.problems == want.problems
+    assert got.ref_problems == want.ref_problems
+    assert got.records == want.records
+
+
+def fresh(root: Path, fmt: str) -> Vault:
+    (vault,) = [v for v in discover(root) if v.format == fmt]
+    return vault
+
+
+def _rel(vault: Vault, path: Path) -> str:
+    return path.relative_to(vault.root).as_posix()
+
+
+def memory_files(vault: Vault) -> list[Path]:
+    return [vault.root / rel for rel, fs in vault.scans.items() if fs.memories]
+
+
+def test_by_identity_is_rekeyed_after_a_round_trip() -> None:
+    items = [object(), object()]
+    table = by_identity(items)
+    got = pickle.loads(pickle.dumps((items, table)))
+    again_items, again = got
+    assert isinstance(again, ByIdentity)
+    assert again == {id(x): x for x in again_items}
+
+
+@pytest.mark.parametrize("fmt", LINKED)
+def test_unchanged_vault_reuses_the_linked_result(
+    fixtures_copy: Path, fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert adapter_for(fmt).cache_linked  # type: ignore[attr-defined]
+    first = scan_vault(fresh(fixtures_copy, fmt), cache=True)
+    assert first.cache_stats is not None and first.cache_stats.saved
+    adapter = adapter_for(fmt)
+    calls: list[int] = []
+    real_link = type(adapter).link
+
+    def counting_link(self: object, root: Path, scans: object) -> ScanResult:
+        calls.append(1)
+        return real_link(self, root, scans)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(type(adapter), "link", counting_link)
+    again = scan_vault(fresh(fixtures_copy, fmt), cache=True)
+    assert calls == [], "an unchanged vault was linked again"
+    assert again.cache_stats is not None and again.cache_stats.reused == len(again.scans)
+    assert_same(again.result, adapter.scan(again.root))
+    # The result's memories are the very objects of the per-file scans.
+    per_file = {id(m) for fs in again.scans.values() for m in fs.memories}
+    assert all(id(m) in per_file for m in again.result.memories)
+
+
+@pytest.mark.parametrize("fmt", LINKED)
+def test_a_changed_file_is_linked_not_served_from_the_cache(fixtures_copy: Path, fmt: str) -> None:
+    vault = scan_vault(fresh(fixtures_copy, fmt), cache=True)
+    target = memory_files(vault)[0]
+    target.write_bytes(target.read_bytes() + b"\nchanged text zanzibarquux\n")
+    again = scan_vault(fresh(fixtures_copy, fmt), cache=True)
+    assert again.cache_stats is not None and again.cache_stats.parsed == 1
+    assert_same(again.result, again.adapter.scan(again.root))
+    rel = target.relative_to(again.root).as_posix()
+    assert any("zanzibarquux" in m.body for m in again.result.memories if m.path == rel)
+
+
+@pytest.mark.parametrize("fmt", LINKED)
+def test_relink_after_a_cached_start_equals_a_full_scan(
+    fixtures_copy: Path, fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scan_vault(fresh(fixtures_copy, fmt), cache=True)
+    vault = scan_vault(fresh(fixtures_copy, fmt), cache=True)  # result from the cache
+    assert vault.result.link_state
+    adapter = vault.adapter
+    full_links: list[int] = []
+    real_link = type(adapter).link
+
+    def counting_link(self: object, root: Path, scans: object) -> ScanResult:
+        full_links.append(1)
+        return real_link(self, root, scans)  # type: ignore[arg-type]
+
+    files = [p for p in memory_files(vault) if not vault.scans[_rel(vault, p)].problems]
+    for path in (files[0], files[len(files) // 2]):
+        path.write_bytes(path.read_bytes() + b"\nEdited after a cached start.\n")
+        monkeypatch.setattr(type(adapter), "link", counting_link)
+        got = rescan_paths(vault, [path])
+        monkeypatch.setattr(type(adapter), "link", real_link)
+        assert_same(got, adapter.scan(vault.root))
+    # The cached link_state served the incremental relink (no full link).
+    assert full_links == []
+    removed = files[-1]
+    removed.unlink()
+    assert_same(rescan_paths(vault, [removed]), vault.adapter.scan(vault.root))
+
+
+@pytest.mark.parametrize("fmt", LINKED)
+def test_save_cache_after_rescans_keeps_a_usable_result(fixtures_copy: Path, fmt: str) -> None:
+    vault = scan_vault(fresh(fixtures_copy, fmt), cache=True)
+    path = memory_files(vault)[1]
+    path.write_bytes(path.read_bytes() + b"\nOne more line.\n")
+    rescan_paths(vault, [path])
+    assert save_cache(vault).saved
+    again = scan_vault(fresh(fixtures_copy, fmt), cache=True)
+    assert again.cache_stats is not None and again.cache_stats.parsed == 0
+    assert_same(again.result, again.adapter.scan(again.root))
+
+
+def test_formats_without_the_flag_store_no_result(fixtures_copy: Path) -> None:
+    for vault in discover(fixtures_copy):
+        scan_vault(vault, cache=True)
+        _entries, result, reason = scan_cache._load(vault.root, vault.format)
+        assert reason is None
+        linked = getattr(vault.adapter, "cache_linked", False)
+        assert (result is not None) == bool(linked)
