@@ -75,11 +75,16 @@ _FLOW_ITEM = re.compile(
 _constructor = SafeConstructor()
 _resolvers: dict[Any, list[tuple[str, re.Pattern[str]]]] = _Loader.yaml_implicit_resolvers
 _constructors: dict[Any, Any] = _Loader.yaml_constructors
-#: Plain scalars the resolvers look at, by text, as built (dates, numbers,
-#: booleans; strings that merely start like one): they repeat a lot across
-#: a vault, and sharing the immutable objects saves memory too.
+#: Typed plain scalars (dates, numbers, booleans, null) by text, as built:
+#: they repeat a lot across a vault, and sharing the immutable objects
+#: saves memory too.
 _built: dict[str, Any] = {}
 _BUILT_MAX = 8192
+#: Resolvers to try per first character, the wildcard ones (first char None) last.
+_wildcard: list[tuple[str, re.Pattern[str]]] = list(_resolvers.get(None, []))
+_candidates: dict[str, list[tuple[str, re.Pattern[str]]]] = {
+    k: [*v, *_wildcard] for k, v in _resolvers.items() if isinstance(k, str)
+}
 #: Plain strings up to this length are interned (tags, kinds, sources repeat).
 _INTERN_MAX = 40
 #: First characters some implicit resolver looks at (others are strings).
@@ -100,12 +105,8 @@ class _Fallback(Exception):
 
 
 def _tag_of(value: str) -> str:
-    """The implicit tag the loader's resolver gives a plain scalar."""
-    wildcard = _resolvers.get(None)
-    candidates = _resolvers.get(value[0] if value else "")
-    if candidates is None and not wildcard:
-        return _STR_TAG
-    for tag, regexp in (candidates or []) + (wildcard or []):
+    """The implicit tag the loader's resolver gives a plain scalar (as Resolver.resolve)."""
+    for tag, regexp in _candidates.get(value[0] if value else "", _wildcard):
         if regexp.match(value):
             return tag
     return _STR_TAG
@@ -117,15 +118,14 @@ def _typed(value: str) -> Any:
     if found is not _built:
         return found
     tag = _tag_of(value)
-    if tag == _STR_TAG:
-        built: Any = sys.intern(value) if len(value) <= _INTERN_MAX else value
-    elif tag not in _SCALAR_TAGS:
+    if tag == _STR_TAG:  # not cached: ids and words seldom repeat
+        return sys.intern(value) if len(value) <= _INTERN_MAX else value
+    if tag not in _SCALAR_TAGS:
         raise _Fallback  # `=` (value), `<<` (merge) and anything added later
-    else:
-        try:
-            built = _constructors[tag](_constructor, ScalarNode(tag, value))
-        except Exception:
-            raise _Fallback from None  # e.g. 2026-02-30: the loader reports it
+    try:
+        built = _constructors[tag](_constructor, ScalarNode(tag, value))
+    except Exception:
+        raise _Fallback from None  # e.g. 2026-02-30: the loader reports it
     if len(_built) >= _BUILT_MAX:
         _built.clear()
     _built[value] = built
