@@ -18,7 +18,7 @@ from memlens.core.actions import Action, parse_assignment, undo
 from memlens.core.sanitize import one_line
 from memlens.core.vault import discover
 
-from .cli_common import EXIT_PROBLEMS, as_of_option, echo, load_catalog, resolve_as_of
+from .cli_common import EXIT_PROBLEMS, as_of_option, echo, load_catalog, progress, resolve_as_of
 
 
 def _memory(catalog: Catalog, memory_id: str) -> Memory:
@@ -121,15 +121,17 @@ def undo_cmd(path: Path) -> None:
 def decay_apply(catalog: Catalog, candidates: list[tuple[Memory, list[str]]], as_of: date) -> int:
     """Archive every decay candidate as of `as_of`; return how many were refused."""
     refused = 0
-    for memory, reasons in candidates:
-        params = {"reason": "; ".join(reasons), "as_of": as_of.isoformat()}
-        action = Action("archive", memory, params)
-        try:
-            action.apply()
-            echo(f"archived {one_line(memory.id)} ({'; '.join(reasons)})", err=True)
-        except MemlensError as exc:
-            refused += 1
-            echo(f"refused {one_line(memory.id)}: {exc}", err=True)
+    with progress(len(candidates), "archiving") as advance:
+        for memory, reasons in candidates:
+            params = {"reason": "; ".join(reasons), "as_of": as_of.isoformat()}
+            action = Action("archive", memory, params)
+            try:
+                action.apply()
+                echo(f"archived {one_line(memory.id)} ({'; '.join(reasons)})", err=True)
+            except MemlensError as exc:
+                refused += 1
+                echo(f"refused {one_line(memory.id)}: {exc}", err=True)
+            advance()
     return refused
 
 
@@ -191,16 +193,18 @@ def promote(
     for memory, why in skipped:
         echo(f"skip {one_line(memory.id)}: {why}", err=True)
     refused = 0
-    for memory in cands:
-        try:
-            action = Action("promote", memory, params)
-            plan = action.plan()
-            echo(f"promote {one_line(memory.id)}: {one_line(plan.summary)}", err=True)
-            if not dry_run:
-                action.apply()
-        except MemlensError as exc:
-            refused += 1
-            echo(f"refused {one_line(memory.id)}: {exc}", err=True)
+    with progress(len(cands), "promoting") as advance:
+        for memory in cands:
+            try:
+                action = Action("promote", memory, params)
+                plan = action.plan()
+                echo(f"promote {one_line(memory.id)}: {one_line(plan.summary)}", err=True)
+                if not dry_run:
+                    action.apply()
+            except MemlensError as exc:
+                refused += 1
+                echo(f"refused {one_line(memory.id)}: {exc}", err=True)
+            advance()
     echo(
         f"{len(cands)} to promote{' (dry run)' if dry_run else ''}, "
         f"{len(skipped)} skipped, {refused} refused",

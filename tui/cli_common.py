@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -125,3 +127,26 @@ def current_config(ctx: click.Context | None = None) -> Config:
     if ctx is not None:
         ctx.meta[_CONFIG_META] = config
     return config
+
+
+@contextmanager
+def progress(total: int, label: str) -> Iterator[Callable[[], None]]:
+    """A rich progress bar on stderr for long work; silent when stderr is not a terminal.
+
+    Yields a function to call once per finished item.
+    """
+    if total < 2 or not sys.stderr.isatty():
+        yield lambda: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda: bar.advance(task)
