@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test check lint types fmt bench snapshots clean
+.PHONY: demo test check lint types fmt bench snapshots screenshots clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,6 +38,10 @@ fmt: $(STAMP)
 ## Regenerate SVG snapshots after an intended change of the screens.
 snapshots: $(STAMP)
 	$(BIN)/python -m pytest tests/tui -q --snapshot-update
+
+## Regenerate screenshots/ (README pictures) from the demo vaults.
+screenshots: $(STAMP)
+	$(BIN)/python -m memlens.tui.screenshots screenshots
 
 ## Benchmarks at 1k/10k/100k memories (see README "Performance").
 bench: $(STAMP)
