@@ -57,6 +57,33 @@ async def _detail_with_relations(pilot: Pilot[None]) -> None:
                 return
 
 
+def _type(text: str) -> Step:
+    async def step(pilot: Pilot[None]) -> None:
+        for ch in text:
+            await pilot.press("space" if ch == " " else ch)
+        await pilot.pause(0.3)
+        await _settle(pilot)
+
+    return step
+
+
+async def _graph_of_related(pilot: Pilot[None]) -> None:
+    """Select the memory with the most links, then open the graph pane on it."""
+    app = pilot.app
+    assert isinstance(app, MemlensApp)
+    main = app.main_screen()
+    assert main is not None
+    best = max(
+        ((v, m) for v, _rows in app.loaded for m in v.memories),
+        key=lambda vm: len(vm[1].relations),
+    )
+    main.select_memory(best[0].root, best[1].id)
+    await _settle(pilot)
+    await pilot.press("5")
+    await pilot.pause(0.5)
+    await _settle(pilot)
+
+
 SHOTS: dict[str, list[Step]] = {
     "main": [],
     "detail": [_detail_with_relations],
@@ -64,6 +91,9 @@ SHOTS: dict[str, list[Step]] = {
     "problems": [_keys("3")],
     "raw": [_keys("v")],
     "help": [_keys("question_mark")],
+    "search": [_keys("4"), _type("sqlite lock"), _keys("down")],
+    "graph": [_graph_of_related],
+    "episodes": [_keys("6")],
 }
 
 
