@@ -18,6 +18,7 @@ BENCHMARKS: dict[str, str] = {
     "speed": "bench.speed",
     "reload": "bench.reload_bench",
     "app": "bench.app_bench",
+    "app-reload": "bench.app_reload_bench",
 }
 
 

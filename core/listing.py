@@ -458,15 +458,21 @@ class MemoryList:
         keys_by_col = {col: sort_key(col) for col in self._sort_keys}
         touched: list[int] = []
         dropped: set[int] = set()
+        current = self._sort_keys.get(self.sort_column)
         for old, new in pairs:
             i = slots.pop(id(old), None)
             new.order = old.order
             if i is None or not self._alive[i]:
                 new_rows.append(new)
                 continue
+            was_key = current[i] if current is not None else None
+            was_shown = self._mask[i]
             self._put(i, new, pred, keys_by_col)
             slots[id(new)] = i
-            touched.append(i)
+            if current is None or current[i] != was_key or self._mask[i] != was_shown:
+                # Only a row that moves in the sort or in or out of the
+                # filter changes the view; most edits change neither.
+                touched.append(i)
         for old in gone:
             i = slots.pop(id(old), None)
             if i is None or not self._alive[i]:
@@ -477,19 +483,22 @@ class MemoryList:
             dropped.add(i)
             if self._key_index is not None and self._key_index.get(old.key) == i:
                 del self._key_index[old.key]
+        start = len(self.rows)
         if new_rows:
             for row in new_rows:
                 if row.order < 0:
                     row.order = self._order_end
                 self._order_end = max(self._order_end, row.order + 1)
-            start = len(self.rows)
             self._append_slots(new_rows, keep_caches=True)
             touched.extend(range(start, len(self.rows)))
         if self._dead * 4 > max(len(self.rows), 4000):
             self._compact()
             self._resort()
             return
-        self._reposition(touched, dropped)
+        if touched and not dropped and min(touched) >= start and self._append_after(start):
+            return
+        if touched or dropped:
+            self._reposition(touched, dropped)
 
     # -- internals
     def _clear_slots(self) -> None:
@@ -571,6 +580,28 @@ class MemoryList:
             self._insort(i)
         mask = self._mask
         self._matches = [i for i in order if mask[i]]
+
+    def _append_after(self, start: int) -> bool:
+        """Slots from `start` on are new; if they all sort after every other, append them.
+
+        The common case while a vault loads in steps, or when an agent
+        appends a memory in vault order: no sort of the whole list.
+        """
+        keys = self._sort_keys.get(self.sort_column)
+        if keys is None:
+            return False
+        reverse = self.reverse
+        new = sorted(range(start, len(self.rows)), key=keys.__getitem__, reverse=reverse)
+        order = self._sorted
+        if order:
+            first, last = keys[new[0]], keys[order[-1]]
+            # Equal keys are fine: a new slot's index is larger, so it goes after.
+            if (last < first) if reverse else (first < last):
+                return False
+        order.extend(new)
+        mask = self._mask
+        self._matches.extend(i for i in new if mask[i])
+        return True
 
     def _insort(self, i: int) -> None:
         """Insert slot `i` where a stable sort by the current column would put it."""

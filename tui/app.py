@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
+import gc
 import importlib
 import pkgutil
 import time
 import traceback
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date
 from functools import partial
@@ -49,6 +51,7 @@ from .hints import HINT_TEXT, hint_seen, mark_hint_seen, state_dir
 from .live import LiveRows, VaultDelta, keep_place, place_of, ref_issues_of
 from .messages import (
     LiveChanges,
+    LiveFailed,
     LoadFinished,
     OpenMemory,
     OpenRaw,
@@ -78,6 +81,8 @@ if TYPE_CHECKING:
 
 #: Memories per progressive-load step (first rows show after this many).
 LOAD_BATCH = 2000
+#: Seconds a vault may take to read before its early (unlinked) rows are shown.
+PROGRESS_AFTER = 0.5
 #: Seconds between graph rebuilds caused by live changes.
 GRAPH_REBUILD_DELAY = 2.0
 #: How many applied changes `live_log` keeps.
@@ -191,6 +196,7 @@ class MemlensApp(App[None]):
         #: A removed memory kept on screen while it is open (see `_ghost_row`).
         self._ghost: MemoryRow | None = None
         self._graph_timer: Timer | None = None
+        self._parts: tuple[MainScreen, MemoryTable, MemoryDetail] | None = None
         #: Changes waiting for the search index being built.
         self._search_backlog: list[Change] = []
 
@@ -262,11 +268,12 @@ class MemlensApp(App[None]):
                     seen.add(v.root)
                     found.append(v)
         self.post_message(VaultsDiscovered(list(found)))
+        shown = [False]  # any rows posted yet (set by `_scan_one`)
         for v in found:
             if worker.is_cancelled:
                 return
             try:
-                self._scan_one(v, as_of, generation)
+                self._scan_one(v, as_of, generation, shown)
             except Exception as exc:
                 # Why: an adapter bug in one vault must not hide the others;
                 # the failure is shown in the sidebar and the error dialog.
@@ -274,9 +281,17 @@ class MemlensApp(App[None]):
         if not worker.is_cancelled:
             self.post_message(LoadFinished(generation))
 
-    def _scan_one(self, vault: Vault, as_of: date, generation: int) -> None:
-        """One vault: progress steps (unlinked rows), then the linked rows, then the cache."""
+    def _scan_one(self, vault: Vault, as_of: date, generation: int, shown: list[bool]) -> None:
+        """One vault: early rows if reading it takes a while, the linked rows, the cache.
+
+        Early rows cost a second decay pass, so they are only shown when
+        they help: for the very first rows of the app, or once a vault has
+        been read for PROGRESS_AFTER seconds (a cold parse).  A vault served
+        from the cache is usually linked before that.
+        """
         worker = get_current_worker()
+        started = time.perf_counter()
+        pending: list[Memory] = []
         steps = scan_progressive(vault, batch=LOAD_BATCH, cache=self.config.cache)
         for progress in steps:
             if worker.is_cancelled:
@@ -285,10 +300,15 @@ class MemlensApp(App[None]):
                 # Rows of the linked result replace the early ones; the cache
                 # file is written after, while the rows are already shown.
                 self.post_message(VaultLoaded(vault, rows_for_vault(vault, as_of), generation))
+                shown[0] = True
                 continue
-            if progress.memories:
-                rows = [memory_row(vault.name, m, as_of) for m in progress.memories]
+            pending.extend(progress.memories)
+            elapsed = time.perf_counter() - started
+            if pending and (not shown[0] or elapsed >= PROGRESS_AFTER):
+                rows = [memory_row(vault.name, m, as_of) for m in pending]
+                pending = []
                 self.post_message(VaultProgress(vault, rows, generation))
+                shown[0] = True
 
     def on_vaults_discovered(self, message: VaultsDiscovered) -> None:
         self.discovered = message.vaults
@@ -359,6 +379,11 @@ class MemlensApp(App[None]):
                 f"No memory vault found at or below {where}.", severity="warning", markup=False
             )
         self.catalog_version += 1
+        # Why: 100k memories are millions of long-lived objects; without this
+        # every full collection walks them all (100+ ms pauses in the middle
+        # of a live update).  Frozen objects are still freed by refcounting.
+        gc.collect()
+        gc.freeze()
         if self.live_reload:
             self._start_watching()
 
@@ -418,7 +443,10 @@ class MemlensApp(App[None]):
                     summary.problems = len(vault.problems)
                     summary.ref_problems = len(vault.ref_problems)
                 cache[root] = (rows, summary)
-            summary.error = self.failed.get(root)
+            error = self.failed.get(root)
+            if summary.error != error:
+                # A new object: the sidebar compares with the list it shows.
+                summary = dataclasses.replace(summary, error=error)
             out.append(summary)
         self._summary_cache = cache
         return out
@@ -461,7 +489,11 @@ class MemlensApp(App[None]):
             self.post_message(LiveChanges())
 
     def _watch_error(self, error: BaseException) -> None:
-        self.call_from_thread(self.report_error, "Live reload", error)
+        # Watcher thread: never block it on the UI (it may be shutting down).
+        self.post_message(LiveFailed(error))
+
+    def on_live_failed(self, message: LiveFailed) -> None:
+        self.report_error("Live reload", message.error)
 
     def on_live_changes(self, _message: LiveChanges) -> None:
         self._drain_live()
@@ -479,7 +511,7 @@ class MemlensApp(App[None]):
         by_vault: dict[str, tuple[Vault, list[Path]]] = {}
         vaults = [v for v, _ in self.loaded if str(v.root) not in self.partial]
         for item in paths:
-            path = Path(item)
+            path = Path(item).resolve()  # vault roots are resolved too
             for v in vaults:
                 if path == v.root or path.is_relative_to(v.root):
                     by_vault.setdefault(str(v.root), (v, []))[1].append(path)
@@ -526,7 +558,9 @@ class MemlensApp(App[None]):
                 # `loaded` shrink and rebuilds, then takes new vaults as usual.
                 self.catalog_version += 1
             elif position is not None:
+                _vault, before = self.loaded[position]
                 self.loaded[position] = (delta.vault, delta.rows)
+                self._count_delta(before, delta)
                 row_deltas.append(delta)
             self._set_ref_issues(root, delta.ref_issues)
         if row_deltas:
@@ -535,6 +569,29 @@ class MemlensApp(App[None]):
         self._feed_search([c for d in deltas for c in d.changes])
         self._invalidate_graph()
         self.catalog_version += 1
+
+    def _count_delta(self, before: list[MemoryRow], delta: VaultDelta) -> None:
+        """The vault's sidebar summary after `delta`, from the one before (no recount)."""
+        cached = self._summary_cache.get(delta.root)
+        if cached is None or cached[0] is not before:
+            return
+        old = cached[1]
+        health = Counter(old.health)
+        for r in [*delta.removed, *(o for o, _ in delta.replaced)]:
+            if r.problem is None:
+                health[r.health] -= 1
+        for r in [*delta.added, *(n for _, n in delta.replaced)]:
+            if r.problem is None:
+                health[r.health] += 1
+        vault = delta.vault
+        summary = dataclasses.replace(
+            old,
+            memories=len(vault.memories),
+            health=+health,
+            problems=len(vault.problems),
+            ref_problems=len(vault.ref_problems),
+        )
+        self._summary_cache[delta.root] = (delta.rows, summary)
 
     def _update_main(self, deltas: list[VaultDelta], *, by_key: bool = True) -> None:
         """Change the memories screen's rows in place, keeping the cursor and the view."""
@@ -617,11 +674,15 @@ class MemlensApp(App[None]):
         main = self.main_screen()
         if main is None or not main.is_mounted:
             return None
+        parts = self._parts
+        if parts is not None and parts[0] is main and parts[1].is_attached and parts[2].is_attached:
+            return parts  # a DOM query costs milliseconds on every live change
         tables = main.query(MemoryTable)
         details = main.query(MemoryDetail)
         if not tables or not details:
             return None  # still composing: the loader's rows arrive through `loaded`
-        return main, tables.first(), details.first()
+        self._parts = (main, tables.first(), details.first())
+        return self._parts
 
     def _banner(self, detail: MemoryDetail, *, create: bool = True) -> LiveBanner | None:
         found = detail.query(LiveBanner)

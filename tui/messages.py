@@ -74,6 +74,14 @@ class VaultFailed(Message):
         self.root = root
 
 
+class LiveFailed(Message):
+    """The live-reload watcher hit an error (it keeps watching)."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__()
+        self.error = error
+
+
 class LoadFinished(Message):
     """Every vault below every path has been scanned."""
 

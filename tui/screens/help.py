@@ -52,6 +52,7 @@ class HelpScreen(ModalScreen[None]):
         from ..app import MemlensApp
         from ..widgets.detail import MemoryDetail
         from ..widgets.line_list import LineList
+        from .episodes import EpisodesScreen
         from .main import MainScreen
         from .problems import ProblemsScreen
         from .triage import TriageScreen
@@ -72,6 +73,7 @@ class HelpScreen(ModalScreen[None]):
             ("Detail pane", MemoryDetail.BINDINGS),
             ("Triage screen", TriageScreen.BINDINGS),
             ("Problems screen", ProblemsScreen.BINDINGS),
+            ("Episodes screen", EpisodesScreen.BINDINGS),
         ]
         with VerticalScroll():
             yield Static(Content.styled("memlens keys", "bold"))

@@ -86,6 +86,10 @@ class VaultSidebar(OptionList):
         self.summaries: list[VaultSummary] = []
 
     def set_summaries(self, summaries: list[VaultSummary]) -> None:
+        if summaries == self.summaries:
+            # Nothing to redraw (live reload calls this on every change):
+            # rebuilding the options would relayout the whole screen.
+            return
         highlighted = self.highlighted
         self.summaries = list(summaries)
         self.clear_options()
