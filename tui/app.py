@@ -149,8 +149,11 @@ class MemlensApp(App[None]):
         config: Config | None = None,
         live_reload: bool = True,
         state_folder: Path | None = None,
+        config_warnings: Sequence[str] = (),
     ) -> None:
         super().__init__()
+        #: Problems found reading the config file (shown once the app runs).
+        self.config_warnings: list[str] = list(config_warnings)
         #: The user's settings (defaults when none are given).
         self.config: Config = config if config is not None else Config()
         #: What the user opened (vaults are discovered below each).
@@ -212,6 +215,10 @@ class MemlensApp(App[None]):
 
     def _apply_config(self) -> None:
         """Theme and keymap from the config: what only the app can check."""
+        for warning in self.config_warnings:
+            # Already printed to stderr, but the app's screen hides it.
+            self.errors.append(("config", warning))
+            self.notify(visible(warning), title="Config", severity="warning", markup=False)
         theme = self.config.theme
         if theme is not None:
             if theme in self.available_themes:
@@ -1037,10 +1044,13 @@ def binding_ids() -> set[str]:
 
 
 def run_app(
-    paths: Sequence[Path | str], as_of: date | None = None, config: Config | None = None
+    paths: Sequence[Path | str],
+    as_of: date | None = None,
+    config: Config | None = None,
+    config_warnings: Sequence[str] = (),
 ) -> None:
     """Open the app on `paths` (the CLI's `memlens [PATH...] [--as-of D]`)."""
-    MemlensApp(paths, as_of, config=config).run()
+    MemlensApp(paths, as_of, config=config, config_warnings=config_warnings).run()
 
 
 def _main(argv: Sequence[str] | None = None) -> None:

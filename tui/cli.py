@@ -33,6 +33,7 @@ from .cli_common import (
     EXIT_PROBLEMS,
     as_of_option,
     config_option,
+    config_path_option,
     current_config,
     echo,
     emit_json,
@@ -118,8 +119,12 @@ def _run_app(paths: list[Path], as_of: date | None) -> None:
     from .app import run_app
 
     config = current_config()
-    # The app applies the rest of the settings (theme, keymap, cache, editor, tracking).
-    run_app(paths, config.resolve_as_of(as_of, date.today()), config)
+    # The app applies the rest of the settings (theme, keymap, cache, editor,
+    # tracking) and repeats the file's warnings where the user can see them.
+    from memlens.core.config import load_config
+
+    _again, warnings = load_config(config_path_option())
+    run_app(paths, config.resolve_as_of(as_of, date.today()), config, warnings)
 
 
 @cli.command()

@@ -293,3 +293,48 @@ async def test_a_screen_key_runs_from_the_palette(fixtures_dir: Path) -> None:
             await result
         await settle(pilot)
         assert main.model.sort_column == "title"
+
+
+# ------------------------------------------------------------------ from the command line
+
+
+def test_the_cli_hands_the_config_and_its_warnings_to_the_app(
+    fixtures_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    import memlens.tui.app as app_module
+    from memlens.tui.cli import cli
+
+    config_file = tmp_path / "config.toml"
+    config_file.write_text(
+        'theme = 3\ntrack_access = true\nas_of = "2026-12-01"\n[keymap]\n"app.quit" = "ctrl+q"\n',
+        encoding="utf-8",
+    )
+    seen: dict[str, object] = {}
+
+    def fake_run_app(paths: list[Path], as_of: date, config: Config, warnings: list[str]) -> None:
+        seen.update(paths=paths, as_of=as_of, config=config, warnings=warnings)
+
+    monkeypatch.setattr(app_module, "run_app", fake_run_app)
+    result = CliRunner().invoke(cli, ["--config", str(config_file), str(fixtures_dir)])
+    assert result.exit_code == 0, result.output
+    config = seen["config"]
+    assert isinstance(config, Config)
+    assert config.track_access is True and dict(config.keymap) == {"app.quit": "ctrl+q"}
+    assert seen["as_of"] == date(2026, 12, 1)
+    warnings = seen["warnings"]
+    assert isinstance(warnings, list) and len(warnings) == 1 and "theme" in warnings[0]
+
+
+async def test_config_file_warnings_are_shown_in_the_app(fixtures_dir: Path) -> None:
+    app = MemlensApp(
+        [fixtures_dir],
+        as_of=AS_OF,
+        live_reload=False,
+        config_warnings=["config.toml: theme: expected a string, got 3"],
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "config.toml: theme: expected a string, got 3" in notices(app)
+        assert ("config", "config.toml: theme: expected a string, got 3") in app.errors
