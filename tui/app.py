@@ -467,7 +467,7 @@ class MemlensApp(App[None]):
         vaults = [v for v, _ in self.loaded if str(v.root) not in self.partial]
         watcher = VaultWatcher(
             Catalog(vaults),
-            self._watch_changes,
+            partial(self._watch_changes, self.live.epoch),
             paths=self.paths,
             since=self._load_started,
             on_error=self._watch_error,
@@ -485,14 +485,14 @@ class MemlensApp(App[None]):
         """True once the watcher follows the vaults (tests wait for it)."""
         return self.watcher is not None and self.watcher.ready.is_set()
 
-    def _watch_changes(self, changes: list[Change]) -> None:
+    def _watch_changes(self, epoch: int, changes: list[Change]) -> None:
         """Watcher thread: compute row deltas here, wake the UI to show them."""
         watcher = self.watcher
         if watcher is None:
             return
         with watcher.lock:
             vaults = list(watcher.catalog.vaults)
-        if self.live.submit(changes, vaults):
+        if self.live.submit(changes, vaults, epoch):
             self.post_message(LiveChanges())
 
     def _watch_error(self, error: BaseException) -> None:

@@ -102,6 +102,8 @@ class LiveRows:
         self.lock = threading.RLock()
         self._vaults: dict[str, _VaultRows] = {}
         self._ready: list[VaultDelta] = []
+        #: Bumped by `clear`: a watcher of an older load is not listened to.
+        self.epoch = 0
 
     def register(self, vault: Vault, rows: list[MemoryRow]) -> None:
         """A vault the app shows, with its rows (after loading)."""
@@ -113,15 +115,19 @@ class LiveRows:
         with self.lock:
             self._vaults.clear()
             self._ready.clear()
+            self.epoch += 1
 
     def knows(self, root: str) -> bool:
         return root in self._vaults
 
-    def submit(self, changes: Sequence[Change], vaults: Iterable[Vault]) -> int:
+    def submit(
+        self, changes: Sequence[Change], vaults: Iterable[Vault], epoch: int | None = None
+    ) -> int:
         """Compute and queue the deltas for `changes`; returns how many were queued.
 
         `vaults` is the catalog as it is now: a vault in it the app does not
         show yet is new; a vault the app shows that is not in it went away.
+        With `epoch`, changes from before the last `clear` are dropped.
         """
         current = {str(v.root): v for v in vaults}
         by_root: dict[str, list[Change]] = {}
@@ -129,6 +135,8 @@ class LiveRows:
             by_root.setdefault(str(c.vault_root), []).append(c)
         queued = 0
         with self.lock:
+            if epoch is not None and epoch != self.epoch:
+                return 0
             for root, vault_changes in by_root.items():
                 delta = self._delta(root, vault_changes, current.get(root))
                 if delta is not None:

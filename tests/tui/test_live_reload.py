@@ -485,3 +485,32 @@ async def test_progressive_load_ends_equal_to_the_linked_rows(
         roots = [str(r.vault_root) for r in model]
         order = list(dict.fromkeys(roots))
         assert roots == sorted(roots, key=order.index)
+
+
+async def test_reload_restarts_watching(vaults: Path) -> None:
+    app = MemlensApp([vaults], as_of=AS_OF)
+    root = vaults / "cognitive-memory"
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        first = app.watcher
+        epoch = app.live.epoch
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        await wait_for(pilot, lambda: app.live_ready and app.watcher is not first, "a new watcher")
+        assert first is not None and not first.running
+        assert app.live.epoch == epoch + 1
+        total = main_of(app).model.total
+        replace_atomically(
+            vaults / GRAFANA,
+            COGNITIVE_DOC.format(id=GRAFANA_ID, title="After the reload", body="b"),
+        )
+        await wait_for(
+            pilot,
+            lambda: (
+                (r := row_of(app, root, GRAFANA_ID)) is not None and r.title == "After the reload"
+            ),
+            "the change after the reload",
+        )
+        assert main_of(app).model.total == total
+        # A change from the old watcher's era is ignored.
+        assert app.live.submit(list(app.live_log)[-1:], [], epoch) == 0
