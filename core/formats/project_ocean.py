@@ -720,7 +720,10 @@ class ProjectOceanAdapter:
         linear = clamp01(1 - fraction)
         exponential = math.exp(-3 * max(0.0, fraction))
         strength = linear if kind == "linear" else exponential
-        expires_on = created + timedelta(days=n + 1)
+        try:
+            expires_on: date | None = created + timedelta(days=n + 1)
+        except OverflowError:  # a lifespan that ends after year 9999: never, in practice
+            expires_on = None
 
         parts = [
             f"decay {spec}: lifespan {n} days",

@@ -14,6 +14,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from memlens.core.formats import adapter_for
 from memlens.core.formats.cognitive_memory import (
     LAMBDA,

@@ -763,3 +763,21 @@ def test_future_created_exponential_does_not_overflow(tmp_path: Path) -> None:
     info = ADAPTER.decay(only(ADAPTER.scan(tmp_path)), AS_OF)
     assert info.status == "active"
     assert info.weight == 1.0
+
+
+def test_lifespans_past_year_9999_do_not_overflow(tmp_path: Path) -> None:
+    vault = tmp_path / "agents" / "a" / "memory" / "vault"
+    vault.mkdir(parents=True)
+    for n, (created, decay) in enumerate(
+        [("9999-12-31", "linear-30d"), ("2026-11-01", "linear-99999999999999999999d")], 1
+    ):
+        (vault / f"obs-2026-11-01-00{n}.md").write_text(
+            "---\ntags: [x]\nconfidence: 0.9\n"
+            f"created: {created}\ndecay: {decay}\nsource: a\n---\nb\n",
+            encoding="utf-8",
+        )
+    adapter = ProjectOceanAdapter()
+    result = adapter.scan(tmp_path)
+    for m in result.memories:
+        info = adapter.decay(m, date(2026, 11, 22))
+        assert info.expires_on is None or info.expires_on.year <= 9999

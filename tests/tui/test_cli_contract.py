@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
+
 from memlens.tui.cli import cli
 
 LIST_FIELDS = {
