@@ -36,6 +36,7 @@ Why pickle is acceptable here
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import copyreg
 import dataclasses
@@ -50,8 +51,6 @@ import struct
 import sys
 import time
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -70,14 +69,15 @@ _HEADER = struct.Struct(">IQ32s")  # version, payload length, sha256 of payload
 #: Files whose timestamps are this close to the moment they were read are
 #: re-checked by content on the next start (coarse file system clocks).
 RACY_WINDOW_NS = 2_000_000_000
-#: Worker processes for the cold parse are used only when asked for
-#: (`parallel=True`) and the parse has at least this many files.  Measured on
-#: the 2-core development machine (bench/README.md): 20k Project Ocean files
-#: parsed in 13.4 s in one process and 15.8 s with two workers; sending the
-#: parsed objects back through pickle costs about a quarter of the parse
-#: itself, and both cores were shared.  So it stays off by default.
+#: Worker processes (`core.parse_worker`) share a cold parse of at least this
+#: many files when there is a second CPU (`parallel=None`, the default;
+#: `parallel=False` or MEMLENS_PARALLEL=0 keeps it in one process).  The
+#: workers send back FileScans pickled with the constructor reducers below,
+#: about a tenth of the parse to unpickle; see bench/README.md for figures.
 PARALLEL_MIN_FILES = 2_000
 PARALLEL_CHUNK = 2_000
+#: Environment variable: "0" keeps the default cold parse in one process.
+PARALLEL_ENV = "MEMLENS_PARALLEL"
 
 #: Modules whose code decides what a FileScan holds: their source is hashed
 #: into the cache so a new memlens never trusts an old memlens's parse.
@@ -369,13 +369,16 @@ def _scan_new(adapter: FormatAdapter, root: Path, rel: str) -> tuple[FileScan, F
     return fs, stamp
 
 
-def _parse_chunk(
-    format_id: str, root: str, rels: list[str]
-) -> list[tuple[str, FileScan, FileStamp | None]]:
-    """Worker: parse some files of one vault (runs in another process)."""
+def _parse_chunk(format_id: str, root: str, rels: list[str]) -> bytes:
+    """Worker: parse some files of one vault (runs in another process).
+
+    Returns the pickled [(rel, FileScan, FileStamp | None)], pickled with the
+    cache's constructor reducers (about half the unpickling time of the
+    default, and the unpickling happens in the one main process).
+    """
     adapter = adapter_for(format_id)
     base = Path(root)
-    return [(rel, *_scan_new(adapter, base, rel)) for rel in rels]
+    return _dumps([(rel, *_scan_new(adapter, base, rel)) for rel in rels])
 
 
 def parse_files(
@@ -389,9 +392,9 @@ def parse_files(
 ) -> Iterator[list[tuple[str, FileScan, FileStamp | None]]]:
     """Parse files, yielding results in chunks (about `chunk_size` files), in order.
 
-    `parallel=True` splits a large parse over worker processes (see
-    PARALLEL_MIN_FILES for why it is not the default).  If the pool cannot
-    start or breaks, the remaining files are parsed here.
+    A large parse is split over worker processes (`parallel`: None decides
+    by size and CPUs, see PARALLEL_MIN_FILES; True or False forces it).  If
+    the workers cannot start or break, the remaining files are parsed here.
     """
     yield from _parse_rels(
         adapter,
@@ -424,33 +427,173 @@ def _parse_rels(
         if chunk:
             yield chunk
         return
-    import multiprocessing
-
-    # forkserver, not fork: the app runs threads, and forking a threaded
-    # process can deadlock the child.
-    context = multiprocessing.get_context("forkserver")
-    workers = min(os.cpu_count() or 2, 4)
-    size = max(200, min(PARALLEL_CHUNK, len(rels) // (workers * 4) or 1))
-    pieces = [rels[i : i + size] for i in range(0, len(rels), size)]
+    workers = _pool.acquire(min(_cpus(), 4))
+    if not workers:
+        yield from _parse_rels(adapter, root, rels, parallel=False, chunk_size=chunk_size)
+        return
+    size = min(PARALLEL_CHUNK, max(1, len(rels) // (len(workers) * 4)))
+    # This process parses a small first piece itself while the workers start
+    # (a front end's first rows), then only gathers what the workers send.
+    first = max(1, min(size, chunk_size))
+    pieces = [(i, min(i + size, len(rels))) for i in range(first, len(rels), size)]
     done = 0
+    own_done = False
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            futures = [pool.submit(_parse_chunk, adapter.format_id, str(root), p) for p in pieces]
-            for fut in futures:
-                results = fut.result()
-                for _rel, fs, _stamp in results:
-                    # Share the one root Path object again (smaller cache file).
-                    for m in fs.memories:
-                        m.vault_root = root
-                done += 1
-                if stats is not None:
-                    stats.parallel += len(results)
-                yield results
-    except (BrokenProcessPool, OSError, RuntimeError):
-        # No workers here (a frozen app, a main module without the
-        # `if __name__ == "__main__"` guard, no /dev/shm): parse the rest in-process.
-        for piece in pieces[done:]:
-            yield [(rel, *_scan_new(adapter, root, rel)) for rel in piece]
+        job = pickle.dumps(("job", adapter.format_id, str(root), rels))
+        for w in workers:
+            w.send(job)
+        # Piece i goes to worker i % n, two pieces in flight per worker.
+        sent = 0
+        while sent < min(len(pieces), 2 * len(workers)):
+            workers[sent % len(workers)].send(pickle.dumps(("parse", *pieces[sent])))
+            sent += 1
+        own = [(rel, *_scan_new(adapter, root, rel)) for rel in rels[:first]]
+        own_done = True
+        yield own
+        for i in range(len(pieces)):
+            worker = workers[i % len(workers)]
+            blob = worker.receive()
+            if sent < len(pieces):
+                workers[sent % len(workers)].send(pickle.dumps(("parse", *pieces[sent])))
+                sent += 1
+            with quiet_gc():
+                results: list[tuple[str, FileScan, FileStamp | None]] = pickle.loads(blob)
+            del blob
+            for _rel, fs, _stamp in results:
+                # Share the one root Path object again (smaller cache file).
+                for m in fs.memories:
+                    m.vault_root = root
+            done = i + 1
+            if stats is not None:
+                stats.parallel += len(results)
+            yield results
+        _pool.release(workers)
+    except (OSError, EOFError, pickle.UnpicklingError, _WorkerFailed):
+        # A worker could not start or died (no interpreter to run, killed):
+        # parse the rest here.
+        _pool.discard(workers)
+        if not own_done:
+            yield [(rel, *_scan_new(adapter, root, rel)) for rel in rels[:first]]
+        for start, end in pieces[done:]:
+            yield [(rel, *_scan_new(adapter, root, rel)) for rel in rels[start:end]]
+    except BaseException:
+        _pool.discard(workers)
+        raise
+
+
+class _WorkerFailed(Exception):
+    """A parse worker ended or answered nothing."""
+
+
+class _Worker:
+    """One `parse_worker` process and its pipes."""
+
+    def __init__(self) -> None:
+        import subprocess
+
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", f"{__package__}.parse_worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            close_fds=True,
+        )
+
+    def send(self, body: bytes) -> None:
+        from .parse_worker import write_message
+
+        assert self.proc.stdin is not None
+        write_message(self.proc.stdin, body)  # type: ignore[arg-type]
+
+    def receive(self) -> bytes:
+        from .parse_worker import read_message
+
+        assert self.proc.stdout is not None
+        body = read_message(self.proc.stdout)  # type: ignore[arg-type]
+        if body is None:
+            raise _WorkerFailed
+        return body
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=2)
+        except Exception:
+            self.proc.kill()
+            with contextlib.suppress(Exception):
+                self.proc.wait(timeout=2)
+        with contextlib.suppress(OSError):
+            if self.proc.stdout is not None:
+                self.proc.stdout.close()
+
+
+class _Pool:
+    """Parse workers kept for a few seconds between vaults (one scan at a time).
+
+    Starting a worker costs an interpreter and the scanning imports (a few
+    hundred ms); opening several large vaults in a row reuses them.  Idle
+    workers are stopped after IDLE_S seconds and at exit.
+    """
+
+    IDLE_S = 10.0
+
+    def __init__(self) -> None:
+        import threading
+
+        self.lock = threading.Lock()
+        self.idle: list[_Worker] = []
+        self.busy = False
+        self.timer: Any = None
+
+    def acquire(self, n: int) -> list[_Worker]:
+        """`n` workers for one parse; [] if another parse has them or none starts."""
+        with self.lock:
+            if self.busy:
+                return []
+            self.busy = True
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer = None
+            workers, self.idle = self.idle[:n], self.idle[n:]
+        try:
+            while len(workers) < n:
+                workers.append(_Worker())
+        except OSError:
+            for w in workers:
+                w.close()
+            with self.lock:
+                self.busy = False
+            return []
+        return workers
+
+    def release(self, workers: list[_Worker]) -> None:
+        import threading
+
+        with self.lock:
+            self.idle.extend(workers)
+            self.busy = False
+            self.timer = threading.Timer(self.IDLE_S, self.close)
+            self.timer.daemon = True
+            self.timer.start()
+
+    def discard(self, workers: list[_Worker]) -> None:
+        for w in workers:
+            w.close()
+        with self.lock:
+            self.busy = False
+
+    def close(self) -> None:
+        """Stop the idle workers."""
+        with self.lock:
+            idle, self.idle = self.idle, []
+        for w in idle:
+            w.close()
+
+
+_pool = _Pool()
+atexit.register(_pool.close)
 
 
 # --------------------------------------------------------------------------- the cache file
@@ -803,8 +946,23 @@ def _walk(
     return slots, todo
 
 
+def _cpus() -> int:
+    """CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
 def _used_workers(n: int, parallel: bool | None) -> bool:
-    return bool(parallel) and n >= PARALLEL_MIN_FILES and (os.cpu_count() or 1) > 1
+    """Worker processes for this parse?  None (the default): when it pays.
+
+    That is a parse of at least PARALLEL_MIN_FILES files with a second CPU.
+    `MEMLENS_PARALLEL=0` in the environment turns the default off.
+    """
+    if parallel is None:
+        parallel = os.environ.get(PARALLEL_ENV, "1") != "0"
+    return parallel and n >= PARALLEL_MIN_FILES and _cpus() > 1
 
 
 def _verify(path: Path, stamp: FileStamp) -> FileStamp | None:

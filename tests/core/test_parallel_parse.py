@@ -1,0 +1,110 @@
+"""The cold parse split over worker processes gives what one process gives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memlens.core import cache as scan_cache
+from memlens.core.cache import scan_files
+from memlens.core.formats import adapter_for
+from memlens.core.model import ScanResult
+from memlens.core.vault import discover
+
+FORMATS = ("observation-v1", "project-ocean", "cognitive-memory")
+
+
+def assert_same(got: ScanResult, want: ScanResult) -> None:
+    assert [m.id for m in got.memories] == [m.id for m in want.memories]
+    assert got.memories == want.memories
+    assert got.problems == want.problems
+    assert got.ref_problems == want.ref_problems
+    assert got.records == want.records
+
+
+def root_of(fixtures: Path, fmt: str) -> Path:
+    (vault,) = [v for v in discover(fixtures) if v.format == fmt]
+    return vault.root
+
+
+@pytest.fixture
+def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers for a fixture-sized vault, in several pieces."""
+    monkeypatch.setattr(scan_cache, "PARALLEL_MIN_FILES", 2)
+    monkeypatch.setattr(scan_cache, "PARALLEL_CHUNK", 3)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_workers_give_the_serial_result(fixtures_dir: Path, fmt: str, small_pieces: None) -> None:
+    root = root_of(fixtures_dir, fmt)
+    adapter = adapter_for(fmt)
+    steps = list(scan_files(adapter, root, parallel=True, batch=2))
+    last = steps[-1]
+    assert last.result is not None and last.stats.parallel > 0
+    assert_same(last.result, adapter.scan(root))
+    assert all(m.vault_root is root for m in last.result.memories)
+    serial = list(scan_files(adapter, root, parallel=False))[-1]
+    assert last.stamps == serial.stamps or set(last.stamps) == set(serial.stamps)
+    assert [s.files_done for s in steps] == sorted(s.files_done for s in steps)
+
+
+def test_workers_are_reused_and_stopped(fixtures_dir: Path, small_pieces: None) -> None:
+    adapter = adapter_for("project-ocean")
+    root = root_of(fixtures_dir, "project-ocean")
+    list(scan_files(adapter, root, parallel=True))
+    idle = list(scan_cache._pool.idle)
+    assert idle and all(w.proc.poll() is None for w in idle)
+    list(scan_files(adapter, root, parallel=True))
+    assert {id(w) for w in scan_cache._pool.idle} == {id(w) for w in idle}
+    scan_cache._pool.close()
+    assert all(w.proc.poll() is not None for w in idle) and not scan_cache._pool.idle
+
+
+def test_no_worker_falls_back_to_one_process(
+    fixtures_dir: Path, small_pieces: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_worker(self: object) -> None:
+        raise OSError("no interpreter")
+
+    monkeypatch.setattr(scan_cache._Worker, "__init__", no_worker)
+    scan_cache._pool.close()
+    adapter = adapter_for("cognitive-memory")
+    root = root_of(fixtures_dir, "cognitive-memory")
+    last = list(scan_files(adapter, root, parallel=True))[-1]
+    assert last.result is not None and last.stats.parallel == 0
+    assert_same(last.result, adapter.scan(root))
+
+
+def test_a_worker_dying_midway_is_finished_here(
+    fixtures_dir: Path, small_pieces: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scan_cache._pool.close()
+    real = scan_cache._Worker.receive
+    calls = {"n": 0}
+
+    def flaky(self: scan_cache._Worker) -> bytes:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            self.proc.kill()
+            self.proc.wait()
+        return real(self)
+
+    monkeypatch.setattr(scan_cache._Worker, "receive", flaky)
+    adapter = adapter_for("observation-v1")
+    root = root_of(fixtures_dir, "observation-v1")
+    last = list(scan_files(adapter, root, parallel=True))[-1]
+    assert last.result is not None
+    assert_same(last.result, adapter.scan(root))
+    assert not scan_cache._pool.busy  # the broken workers were let go
+
+
+def test_default_uses_workers_only_for_large_parses(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scan_cache, "_cpus", lambda: 2)
+    assert not scan_cache._used_workers(scan_cache.PARALLEL_MIN_FILES - 1, None)
+    assert scan_cache._used_workers(scan_cache.PARALLEL_MIN_FILES, None)
+    assert not scan_cache._used_workers(10**6, False)
+    monkeypatch.setenv(scan_cache.PARALLEL_ENV, "0")
+    assert not scan_cache._used_workers(10**6, None)
+    monkeypatch.setattr(scan_cache, "_cpus", lambda: 1)
+    assert not scan_cache._used_workers(10**6, True)
