@@ -369,10 +369,19 @@ def test_unreadable_file_is_unknown_then_back(
             raise PermissionError(13, "Permission denied", os.fspath(file))
         return real_open(file, mode, *args, **kw)
 
+    real_os_open = os.open
+
+    def guarded_os_open(path: Any, flags: int, *args: Any, **kw: Any) -> int:
+        writing = flags & (os.O_WRONLY | os.O_RDWR)
+        if locked.is_set() and not writing and os.fspath(path).endswith(f.name):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_os_open(path, flags, *args, **kw)
+
     # Running as root, chmod 000 does not stop reads: deny reading this one
-    # file at the lowest level every reader goes through (open/Path.open).
+    # file at the lowest levels readers go through (open/Path.open and os.open).
     monkeypatch.setattr(builtins, "open", guarded_open)
     monkeypatch.setattr(io, "open", guarded_open)
+    monkeypatch.setattr(os, "open", guarded_os_open)
     with watching(vaults, unreadable_timeout=10.0) as (catalog, _w, rec):
         locked.set()
         replace_atomically(f, OCEAN_DOC.format(body="after the lock").encode())

@@ -144,7 +144,7 @@ def test_browse_the_fixtures_in_a_real_terminal(tmux_app: Tmux) -> None:
     time.sleep(0.3)
     tmux.keys("Enter")
     time.sleep(0.5)
-    tmux.keys("G")
+    tmux.keys("g")  # the body is at the top of the detail pane
     screen = tmux.wait_for("[link=file:///etc/passwd]click[/link]")
     assert "␛[1;31m" in screen  # the raw ESC shows as a visible stand-in
     assert_only_colours(tmux.screen(escapes=True))
