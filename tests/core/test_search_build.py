@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memlens.core.model import DecayInfo, Health, Memory
 from memlens.core.search import SearchIndex, analyze, index_text
@@ -123,3 +125,19 @@ def test_pickled_index_answers_the_same_after_incremental_changes() -> None:
         after = [(h.memory.id, h.score) for h in again.search(query, 50, as_you_type=True)]
         assert after == before, query
     assert again._tw_array("zeppelin").tolist() == index._tw_array("zeppelin").tolist()
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(st.sampled_from(list("aZ09_ -.,'\"\\x\t\n!é€ΣK")), max_size=40))
+def test_analyze_equals_the_regex_rule(text: str) -> None:
+    from memlens.core.search import _TOKEN_RE
+
+    assert analyze(text) == _TOKEN_RE.findall(text.lower())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(max_codepoint=127), max_size=60))
+def test_analyze_equals_the_regex_rule_on_any_ascii(text: str) -> None:
+    from memlens.core.search import _TOKEN_RE
+
+    assert analyze(text) == _TOKEN_RE.findall(text.lower())
