@@ -104,6 +104,8 @@ __all__ = [
 
 Key = tuple[str, str]
 DecayFn = Callable[[Memory, date], DecayInfo]
+#: What the index keeps of a decay: (status, health, weight, score).
+Brief = tuple[str, Health, float, float | None]
 IntArray = npt.NDArray[np.signedinteger[Any]]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -375,6 +377,36 @@ def _date_ordinal(value: date | datetime | None) -> int:
     return value.toordinal()
 
 
+def _agent_of(m: Memory) -> str:
+    agent = m.native.get("agent")
+    return agent.lower() if isinstance(agent, str) else ""
+
+
+def _importance_of(m: Memory) -> float:
+    imp = m.importance
+    return float(imp) if isinstance(imp, int | float) and not isinstance(imp, bool) else math.nan
+
+
+def _coded(codes: _Codes, values: list[str], norm: Callable[[str], str]) -> list[int]:
+    """Codes of `values` (after `norm`), normalising each distinct value once."""
+    table = {v: codes.of(norm(v)) for v in dict.fromkeys(values)}
+    return list(map(table.__getitem__, values))
+
+
+def _safe_brief(
+    brief: Callable[[Memory, date], Brief], fallback: Callable[[Memory], Brief], as_of: date
+) -> Callable[[Memory], Brief]:
+    """An adapter's `decay_brief`, falling back like `_safe_decay` does."""
+
+    def one(m: Memory) -> Brief:
+        try:
+            return brief(m, as_of)
+        except (KeyError, NotImplementedError):
+            return fallback(m)
+
+    return one
+
+
 def _safe_decay(decay: DecayFn, memory: Memory, as_of: date) -> DecayInfo:
     """Decay for ranking; a format without a decay model ranks at full weight."""
     try:
@@ -641,24 +673,23 @@ class SearchIndex:
             self._score,
         )
 
-    def _row_values(self, m: Memory, info: DecayInfo) -> tuple[Any, ...]:
+    def _row_values(self, m: Memory, decay: Brief) -> tuple[Any, ...]:
         """One row's column values, in `_columns` order."""
-        agent = m.native.get("agent")
-        imp = m.importance
+        status, health, weight, score = decay
         return (
             True,
             self._fmt_codes.of(m.format),
             self._kind_codes.of(m.kind.lower()),
             self._vault_code(m),
-            self._agent_codes.of(agent.lower() if isinstance(agent, str) else ""),
-            _HEALTH_CODE[info.health],
-            self._status_codes.of(info.status),
+            self._agent_codes.of(_agent_of(m)),
+            _HEALTH_CODE[health],
+            self._status_codes.of(status),
             self._source_codes.of((m.source or "").lower()),
             _date_ordinal(m.created),
-            float(imp) if isinstance(imp, int | float) and not isinstance(imp, bool) else math.nan,
+            _importance_of(m),
             confidence_value(m.confidence)[0],
-            float(info.weight),
-            math.nan if info.score is None else float(info.score),
+            float(weight),
+            math.nan if score is None else float(score),
         )
 
     def _index_words(self, m: Memory, row: int) -> list[str]:
@@ -668,49 +699,103 @@ class SearchIndex:
             self._tags.append(t, row)
         return new
 
-    def _decay_fn(self) -> Callable[[Memory], DecayInfo]:
-        """Decay at `_as_of` for one memory (adapters looked up once per format)."""
+    def _decay_fn(self) -> Callable[[Memory], Brief]:
+        """(status, health, weight, score) at `_as_of` for one memory.
+
+        With the default decay, each format's adapter is looked up once, and
+        its optional ``decay_brief`` (the same numbers without the
+        explanation text) is used when it has one.
+        """
         as_of, decay = self._as_of, self._decay
+
+        def by(fn: DecayFn) -> Callable[[Memory], Brief]:
+            def one(m: Memory) -> Brief:
+                info = _safe_decay(fn, m, as_of)
+                return info.status, info.health, info.weight, info.score
+
+            return one
+
         if decay is not decay_of:
-            return lambda m: _safe_decay(decay, m, as_of)
+            return by(decay)
         from .formats import adapter_for
 
-        by_format: dict[str, DecayFn] = {}
+        by_format: dict[str, Callable[[Memory], Brief]] = {}
 
-        def one(m: Memory) -> DecayInfo:
+        def one(m: Memory) -> Brief:
             fn = by_format.get(m.format)
             if fn is None:
                 try:
-                    fn = adapter_for(m.format).decay
+                    adapter = adapter_for(m.format)
                 except (KeyError, NotImplementedError):
-                    fn = decay
+                    fn = by(decay)
+                else:
+                    brief = getattr(adapter, "decay_brief", None)
+                    fn = (
+                        by(adapter.decay) if brief is None else _safe_brief(brief, by(decay), as_of)
+                    )
                 by_format[m.format] = fn
-            return _safe_decay(fn, m, as_of)
+            return fn(m)
 
         return one
 
     def _append_rows(self, memories: Sequence[Memory]) -> None:
-        """Metadata columns of a build's rows (columns made once; no terms or words)."""
+        """Metadata columns of a build's rows (columns made once; no terms or words).
+
+        Values are gathered per column, then each column of strings is
+        coded through its distinct values only.
+        """
         decay = self._decay_fn()
-        values: list[tuple[Any, ...]] = []
         row_of = self._row_of
+        briefs: list[Brief] = []
         for row, m in enumerate(memories, start=len(self._memories)):
             row_of[m.key] = row
-            values.append(self._row_values(m, decay(m)))
+            briefs.append(decay(m))
         self._memories.extend(memories)
-        if not values:  # an empty catalog: the columns stay empty
+        if not briefs:  # an empty catalog: the columns stay empty
             return
-        for col, data in zip(self._columns(), zip(*values, strict=True), strict=True):
-            col.data = np.array(data, dtype=col.data.dtype)
-            col.size = len(data)
+        n = len(memories)
+        by_root: dict[str, Memory] = {}
+        for m in memories:
+            by_root.setdefault(str(m.vault_root), m)
+        vault_code = {root: self._vault_code(m) for root, m in by_root.items()}
+        confidences: dict[tuple[type, Any], float] = {}
+
+        def confidence(value: Any) -> float:
+            key = (type(value), value)
+            found = confidences.get(key)
+            if found is None:
+                found = confidences[key] = confidence_value(value)[0]
+            return found
+
+        statuses, healths, weights, scores = zip(*briefs, strict=True)
+        columns: dict[int, Any] = {
+            id(self._alive): np.ones(n, dtype=bool),
+            id(self._fmt): _coded(self._fmt_codes, [m.format for m in memories], str),
+            id(self._kind): _coded(self._kind_codes, [m.kind for m in memories], str.lower),
+            id(self._vault): [vault_code[str(m.vault_root)] for m in memories],
+            id(self._agent): _coded(self._agent_codes, list(map(_agent_of, memories)), str),
+            id(self._health): [_HEALTH_CODE[h] for h in healths],
+            id(self._status): _coded(self._status_codes, list(statuses), str),
+            id(self._source): _coded(
+                self._source_codes, [m.source or "" for m in memories], str.lower
+            ),
+            id(self._created): [_date_ordinal(m.created) for m in memories],
+            id(self._importance): list(map(_importance_of, memories)),
+            id(self._conf): [confidence(m.confidence) for m in memories],
+            id(self._weight): list(weights),
+            id(self._score): [math.nan if x is None else x for x in scores],
+        }
+        for col in self._columns():
+            col.data = np.array(columns[id(col)], dtype=col.data.dtype)
+            col.size = n
 
     def _append_row(self, m: Memory) -> int:
         """Metadata columns, title words and tags for a new row (no terms)."""
         row = len(self._memories)
         self._memories.append(m)
         self._row_of[m.key] = row
-        info = _safe_decay(self._decay, m, self._as_of)
-        for col, value in zip(self._columns(), self._row_values(m, info), strict=True):
+        brief = self._decay_fn()(m)
+        for col, value in zip(self._columns(), self._row_values(m, brief), strict=True):
             col.append(value)
         for w in self._index_words(m, row):
             self._tw_by_len.setdefault(len(w), []).append(w)
@@ -754,11 +839,11 @@ class SearchIndex:
         score = self._score.view
         decay = self._decay_fn()
         for row in self._row_of.values():
-            info = decay(self._memories[row])
-            weight[row] = info.weight
-            health[row] = _HEALTH_CODE[info.health]
-            status[row] = self._status_codes.of(info.status)
-            score[row] = math.nan if info.score is None else info.score
+            row_status, row_health, row_weight, row_score = decay(self._memories[row])
+            weight[row] = row_weight
+            health[row] = _HEALTH_CODE[row_health]
+            status[row] = self._status_codes.of(row_status)
+            score[row] = math.nan if row_score is None else row_score
 
     # ------------------------------------------------------------- terms
 

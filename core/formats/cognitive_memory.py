@@ -840,6 +840,34 @@ def _apply_state(memory: Memory, entry: StateEntry | None) -> None:
     )
 
 
+def _decay_numbers(memory: Memory, as_of: date) -> tuple[float, int, date, str, int, float] | None:
+    """(importance, access count, last access day, its origin, days, score); None: pinned."""
+    if memory.pinned or memory.native.get("area") == VAULT_DIR:
+        return None
+    importance = memory.importance if memory.importance is not None else 0.0
+    count_raw = memory.native.get("access_count", 0)
+    access_count = count_raw if isinstance(count_raw, int) and count_raw > 0 else 0
+    last_raw = parse_datetime(memory.native.get("last_accessed"))
+    if last_raw is not None:
+        last_day = day_of(last_raw)
+        source = "state"
+    elif memory.created is not None:
+        last_day = day_of(memory.created)
+        source = "created"
+    else:
+        last_day = as_of
+        source = "as_of"
+    days = max(0, (as_of - last_day).days)
+    return (
+        importance,
+        access_count,
+        last_day,
+        source,
+        days,
+        decay_score(importance, days, access_count, memory.kind),
+    )
+
+
 def _fmt(x: float) -> str:
     return f"{x:g}"
 
@@ -1097,9 +1125,26 @@ class CognitiveMemoryAdapter:
         previous.link_state = {}
         return result
 
+    def decay_brief(self, memory: Memory, as_of: date) -> tuple[str, Health, float, float | None]:
+        """(status, health, weight, score) of `decay`, without its explanation.
+
+        What a search index needs for 100k memories; `decay` computes the
+        same numbers through the same `_decay_numbers` (a test holds them equal).
+        """
+        numbers = _decay_numbers(memory, as_of)
+        if numbers is None:
+            return "active", Health.STABLE, 1.0, VAULT_SCORE
+        _importance, _count, _last, _source, _days, score = numbers
+        if memory.archived or memory.native.get("area") == ARCHIVE_DIR:
+            return "archived", Health.ARCHIVED, 0.0, round(score, 4)
+        status = status_for_score(score)
+        health = Health.EXPIRED if status == "archived" else STATUS_HEALTH[status]
+        return status, health, clamp01(score), round(score, 4)
+
     def decay(self, memory: Memory, as_of: date) -> DecayInfo:
         area = memory.native.get("area")
-        if memory.pinned or area == VAULT_DIR:
+        numbers = _decay_numbers(memory, as_of)
+        if numbers is None:
             return DecayInfo(
                 status="active",
                 health=Health.STABLE,
@@ -1111,25 +1156,16 @@ class CognitiveMemoryAdapter:
                     "(effectively infinite) → active."
                 ),
             )
-
-        importance = memory.importance if memory.importance is not None else 0.0
-        count_raw = memory.native.get("access_count", 0)
-        access_count = count_raw if isinstance(count_raw, int) and count_raw > 0 else 0
-        last_raw = parse_datetime(memory.native.get("last_accessed"))
-        if last_raw is not None:
-            last_day = day_of(last_raw)
+        importance, access_count, last_day, origin, days, score = numbers
+        if origin == "state":
             source = f"_state.json last_accessed {last_day.isoformat()}"
-        elif memory.created is not None:
-            last_day = day_of(memory.created)
+        elif origin == "created":
             source = (
                 f"no _state.json last_accessed → access_count {access_count} and last access "
                 f"taken as created {last_day.isoformat()}"
             )
         else:
-            last_day = as_of
             source = "no last access or created date → counted from as_of"
-        days = max(0, (as_of - last_day).days)
-        score = decay_score(importance, days, access_count, memory.kind)
         weight_t = TYPE_WEIGHTS.get(memory.kind, 1.0)
         usage = usage_factor(access_count)
         usage_text = (

@@ -40,6 +40,7 @@ from ..identity import ByIdentity
 from ..model import (
     DecayInfo,
     FileScan,
+    Health,
     Memory,
     Problem,
     Reason,
@@ -350,6 +351,11 @@ class ObservationV1Adapter:
         return result
 
     # -- decay -------------------------------------------------------------
+
+    def decay_brief(self, memory: Memory, as_of: date) -> tuple[str, Health, float, float | None]:
+        """(status, health, weight, score) of `decay`, without its explanation."""
+        status = "archived" if memory.archived else "retained"
+        return status, STATUS_HEALTH[status], 0.0 if memory.archived else 1.0, None
 
     def decay(self, memory: Memory, as_of: date) -> DecayInfo:
         status = "archived" if memory.archived else "retained"

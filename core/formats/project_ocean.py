@@ -37,6 +37,7 @@ from ..identity import ByIdentity
 from ..model import (
     DecayInfo,
     FileScan,
+    Health,
     Memory,
     Problem,
     Reason,
@@ -471,6 +472,42 @@ def _agent_of(memory: Memory) -> str | None:
     return None if memory.native.get("shared") else str(memory.native["agent"])
 
 
+def _lifespan(
+    memory: Memory, as_of: date
+) -> tuple[date, int, int, float, float, float, float] | None:
+    """(created, age, lifespan, fraction, linear, exponential, strength); None: no decay.
+
+    None when the memory has no created date or no valid decay spec.
+    """
+    kind = memory.native.get("decay_kind")
+    n = memory.native.get("lifespan_days")
+    if memory.created is None or not isinstance(n, int) or kind not in ("linear", "exponential"):
+        return None
+    created = day_of(memory.created)
+    age = (as_of - created).days
+    fraction = age / n
+    # A future `created` (negative age) would give a weight above 1 (and
+    # overflow e^x for exponential decay): it counts as brand new.
+    linear = clamp01(1 - fraction)
+    exponential = math.exp(-3 * max(0.0, fraction))
+    strength = linear if kind == "linear" else exponential
+    return created, age, n, fraction, linear, exponential, strength
+
+
+def _status(memory: Memory, age: int, n: int) -> str:
+    """Native status of a memory with a decay spec, `age` days old, lifespan `n`."""
+    # Integer comparisons: 0.8 * N in floats is not exact (0.8 * 14).
+    if memory.archived:
+        return "archived"
+    if memory.pinned:
+        return "permanent"
+    if age > n:
+        return "expired"
+    if 5 * age >= 4 * n:
+        return "near_expiry"
+    return "active"
+
+
 def _fmt(x: float) -> str:
     return str(round(x, 4))
 
@@ -680,6 +717,21 @@ class ProjectOceanAdapter:
         previous.link_state = {}
         return result
 
+    def decay_brief(self, memory: Memory, as_of: date) -> tuple[str, Health, float, float | None]:
+        """(status, health, weight, score) of `decay`, without its explanation.
+
+        What a search index needs for 100k memories; both go through
+        `_lifespan` and `_status` (a test holds them equal).
+        """
+        life = _lifespan(memory, as_of)
+        if life is None:
+            status = "archived" if memory.archived else "permanent"
+            return status, STATUS_HEALTH[status], 0.0 if memory.archived else 1.0, None
+        _created, age, n, _fraction, _linear, _exponential, strength = life
+        status = _status(memory, age, n)
+        weight = 0.0 if status == "archived" else 1.0 if status == "permanent" else strength
+        return status, STATUS_HEALTH[status], weight, None
+
     def decay(self, memory: Memory, as_of: date) -> DecayInfo:
         """Status and weight as memory-decay.py / memory-search.py would see them."""
         kind = memory.native.get("decay_kind")
@@ -714,12 +766,9 @@ class ProjectOceanAdapter:
                 why=why,
             )
 
-        fraction = age / n
-        # A future `created` (negative age) would give a weight above 1 (and
-        # overflow e^x for exponential decay): it counts as brand new.
-        linear = clamp01(1 - fraction)
-        exponential = math.exp(-3 * max(0.0, fraction))
-        strength = linear if kind == "linear" else exponential
+        life = _lifespan(memory, as_of)
+        assert life is not None  # created and a valid decay were checked above
+        _created, _age, _n, fraction, linear, exponential, strength = life
         try:
             expires_on: date | None = created + timedelta(days=n + 1)
         except OverflowError:  # a lifespan that ends after year 9999: never, in practice
@@ -736,27 +785,22 @@ class ProjectOceanAdapter:
             parts.append(f"exponential weight = e^(\u22123\u00b7{age}/{n}) = {_fmt(exponential)}")
 
         archive_reasons: tuple[str, ...] = ()
-        # Integer comparisons: 0.8 * N in floats is not exact (0.8 * 14).
-        if memory.archived:
-            status = "archived"
+        status = _status(memory, age, n)
+        if status == "archived":
             verdict = "file is already in archive/ \u2192 status archived regardless of age."
-        elif memory.pinned:
-            status = "permanent"
+        elif status == "permanent":
             verdict = "pinned: true \u2192 permanent (decay left as written, never expires)."
-        elif age > n:
-            status = "expired"
+        elif status == "expired":
             where = "shared/observations/archive/" if memory.native.get("shared") else "archive/"
             verdict = (
                 f"{age} > {n} \u2192 expired (still in {memory.native.get('area')}/: "
                 f"the decay script would move it to {where})."
             )
             archive_reasons = (f"expired (age {age} > {n} days)",)
-        elif 5 * age >= 4 * n:
-            status = "near_expiry"
+        elif status == "near_expiry":
             upper = "< 1" if age < n else "= 1 (age equals the lifespan; expired only past it)"
             verdict = f"0.8 \u2264 {_fmt(fraction)} {upper} \u2192 near_expiry."
         else:
-            status = "active"
             verdict = f"{_fmt(fraction)} < 0.8 \u2192 active."
         parts.append(verdict)
         why = "; ".join(parts)

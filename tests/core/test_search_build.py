@@ -141,3 +141,37 @@ def test_analyze_equals_the_regex_rule_on_any_ascii(text: str) -> None:
     from memlens.core.search import _TOKEN_RE
 
     assert analyze(text) == _TOKEN_RE.findall(text.lower())
+
+
+@pytest.mark.parametrize("days", [-400, 0, 30, 200, 5000])
+def test_decay_brief_equals_decay(fixtures_dir: Path, days: int) -> None:
+    from datetime import timedelta
+
+    from memlens.core.vault import open_catalog
+
+    as_of = AS_OF + timedelta(days=days)
+    catalog = open_catalog(fixtures_dir)
+    checked = 0
+    for vault in catalog.vaults:
+        brief = getattr(vault.adapter, "decay_brief", None)
+        if brief is None:
+            continue
+        for m in vault.memories:
+            info = vault.adapter.decay(m, as_of)
+            assert brief(m, as_of) == (info.status, info.health, info.weight, info.score), m.id
+            checked += 1
+    assert checked > 50
+
+
+def test_bulk_rows_equal_rows_added_one_by_one(fixtures_dir: Path) -> None:
+    from memlens.core.vault import open_catalog
+
+    catalog = open_catalog(fixtures_dir)
+    bulk = SearchIndex.from_catalog(catalog, AS_OF)
+    one_by_one = SearchIndex(AS_OF)
+    for m in catalog.memories():
+        one_by_one._append_row(m)
+    for a, b in zip(bulk._columns(), one_by_one._columns(), strict=True):
+        assert np.array_equal(a.view, b.view, equal_nan=a.view.dtype.kind == "f")
+    for name in ("_fmt_codes", "_kind_codes", "_status_codes", "_source_codes", "_agent_codes"):
+        assert getattr(bulk, name).values == getattr(one_by_one, name).values, name
