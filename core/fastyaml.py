@@ -64,6 +64,8 @@ _UNSAFE = re.compile(
     "[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
 )
 _KEY = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}):(?: +|$)")
+#: A top-level line: key, and the value text after the colon and its spaces.
+_TOP = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}):(?: +(.*)|$)")
 #: Characters that may not start a plain scalar we accept (YAML indicators).
 _PLAIN_FIRST_BAD = frozenset("-?:,[]{}#&*!|>'\"%@`")
 #: One flow-list item: a double-quoted (no escapes), single-quoted or plain
@@ -85,6 +87,24 @@ _wildcard: list[tuple[str, re.Pattern[str]]] = list(_resolvers.get(None, []))
 _candidates: dict[str, list[tuple[str, re.Pattern[str]]]] = {
     k: [*v, *_wildcard] for k, v in _resolvers.items() if isinstance(k, str)
 }
+#: PyYAML's bool and null patterns (YAML 1.1 words: yes/no/on/off/true/false,
+#: null/~): no string longer than _WORD_MAX characters matches them.  Only
+#: when the loader still uses exactly these does `_typed` skip longer strings.
+_WORD_PATTERNS = {
+    "tag:yaml.org,2002:bool": "^(?:yes|Yes|YES|no|No|NO\n                    "
+    "|true|True|TRUE|false|False|FALSE\n                    |on|On|ON|off|Off|OFF)$",
+    "tag:yaml.org,2002:null": "^(?: ~\n                    "
+    "|null|Null|NULL\n                    | )$",
+}
+_WORD_MAX = 5
+#: First characters whose only resolvers are those word patterns.
+_WORD_FIRST = frozenset(
+    k
+    for k, candidates in _candidates.items()
+    if k
+    and candidates
+    and all(_WORD_PATTERNS.get(tag) == regexp.pattern for tag, regexp in candidates)
+)
 #: Plain strings up to this length are interned (tags, kinds, sources repeat).
 _INTERN_MAX = 40
 #: First characters some implicit resolver looks at (others are strings).
@@ -114,6 +134,10 @@ def _tag_of(value: str) -> str:
 
 def _typed(value: str) -> Any:
     """A plain scalar whose first character some implicit resolver looks at."""
+    if len(value) > _WORD_MAX and value[0] in _WORD_FIRST:
+        # Only the bool/null words start with this character, and none is
+        # this long: a string (an id like `obs-000052`, `observation/v1`).
+        return sys.intern(value) if len(value) <= _INTERN_MAX else value
     found = _built.get(value, _built)
     if found is not _built:
         return found
@@ -307,7 +331,7 @@ def fast_load(source: str) -> dict[str, Any] | None:
     lines = source.split("\n")
     n = len(lines)
     out: dict[str, Any] = {}
-    match = _KEY.match
+    match = _TOP.match
     keys = _keys
     i = 0
     try:
@@ -320,13 +344,12 @@ def fast_load(source: str) -> dict[str, Any] | None:
                 if not stripped or stripped[0] == "#":
                     continue
                 raise _Fallback
-            raw = m.group(1)
+            raw, text = m.groups()
             key = keys.get(raw) or _key(raw)
             if key in out:
                 raise _Fallback
-            text = line[m.end() :]
             if text:
-                # The key pattern ate the spaces after the colon: text starts
+                # The pattern ate the spaces after the colon: text starts
                 # with a non-space character.
                 out[key] = _value(text.rstrip(" ") if text[-1] == " " else text)
             else:

@@ -98,6 +98,8 @@ RESOLVER_TRAPS = [
     "2026-01-01", "2026-1-1", "2026-01-01T10:00:00Z", "2026-01-01 10:00:00",
     "2026-01-01t10:00:00.5+02:00", "2001-12-14 21:59:43.10 -5", "2026-01-01T10:00:00.123456789Z",
     "C#", "50%", "1,000", "v1.2.3", "~x", "<a", "a]", "a}", "a,b", "x- y", "a ? b", "a :b",
+    "offline", "nullable", "yesterday", "Trueish", "Noon", "FALSEY", "onward", "obs-000052",
+    "falses", "NULLS", "~~~~~~", "ON OFF", "no no", "yes!",
 ]  # fmt: skip
 clean_scalars = st.one_of(
     st.sampled_from(RESOLVER_TRAPS),
