@@ -144,12 +144,22 @@ def test_browse_the_fixtures_in_a_real_terminal(tmux_app: Tmux) -> None:
     time.sleep(0.3)
     tmux.keys("Enter")
     time.sleep(0.5)
-    tmux.keys("g")  # the body is at the top of the detail pane
-    screen = tmux.wait_for("[link=file:///etc/passwd]click[/link]")
+    tmux.keys("z")  # zoom the detail pane; the body is at its top
+    time.sleep(0.5)
+    tmux.keys("g")
+    injected = "[link=file:///etc/passwd]click[/link]"
+    for _ in range(60):  # scroll down through the body until the injected line shows
+        if injected in tmux.screen():
+            break
+        tmux.keys("j")
+        time.sleep(0.15)
+    screen = tmux.wait_for(injected)
     assert "␛[1;31m" in screen  # the raw ESC shows as a visible stand-in
     assert_only_colours(tmux.screen(escapes=True))
 
     # Back to the list, clear the filter; j/k move.
+    tmux.keys("z")
+    time.sleep(0.3)
     tmux.keys("Escape")
     time.sleep(0.3)
     tmux.keys("Escape")
