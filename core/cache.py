@@ -70,10 +70,12 @@ _HEADER = struct.Struct(">IQ32s")  # version, payload length, sha256 of payload
 #: re-checked by content on the next start (coarse file system clocks).
 RACY_WINDOW_NS = 2_000_000_000
 #: Worker processes (`core.parse_worker`) share a cold parse of at least this
-#: many files when there is a second CPU (`parallel=None`, the default;
+#: many files when a second CPU is idle (`parallel=None`, the default;
 #: `parallel=False` or MEMLENS_PARALLEL=0 keeps it in one process).  The
 #: workers send back FileScans pickled with the constructor reducers below,
-#: about a tenth of the parse to unpickle; see bench/README.md for figures.
+#: about a tenth of the parse to unpickle.  Measured at 60k Markdown files on
+#: the 2-core machine while other work kept it busy (load ~2): 7.4-8.3 s in
+#: one process, 9.1-10.2 s with two workers, hence the load check.
 PARALLEL_MIN_FILES = 2_000
 PARALLEL_CHUNK = 2_000
 #: Environment variable: "0" keeps the default cold parse in one process.
@@ -439,6 +441,11 @@ def _parse_rels(
     done = 0
     own_done = False
     try:
+        # The workers import the scanning code meanwhile (sending them the
+        # job before would wait for that).
+        own = [(rel, *_scan_new(adapter, root, rel)) for rel in rels[:first]]
+        own_done = True
+        yield own
         job = pickle.dumps(("job", adapter.format_id, str(root), rels))
         for w in workers:
             w.send(job)
@@ -447,9 +454,6 @@ def _parse_rels(
         while sent < min(len(pieces), 2 * len(workers)):
             workers[sent % len(workers)].send(pickle.dumps(("parse", *pieces[sent])))
             sent += 1
-        own = [(rel, *_scan_new(adapter, root, rel)) for rel in rels[:first]]
-        own_done = True
-        yield own
         for i in range(len(pieces)):
             worker = workers[i % len(workers)]
             blob = worker.receive()
@@ -957,12 +961,24 @@ def _cpus() -> int:
 def _used_workers(n: int, parallel: bool | None) -> bool:
     """Worker processes for this parse?  None (the default): when it pays.
 
-    That is a parse of at least PARALLEL_MIN_FILES files with a second CPU.
-    `MEMLENS_PARALLEL=0` in the environment turns the default off.
+    That is a parse of at least PARALLEL_MIN_FILES files with a CPU to
+    spare: more than one, and a load average leaving at least half of one
+    idle (this process counts; on a busy machine the workers only add their
+    own overhead).  `MEMLENS_PARALLEL=0`
+    in the environment turns the default off.
     """
+    cpus = _cpus()
     if parallel is None:
-        parallel = os.environ.get(PARALLEL_ENV, "1") != "0"
-    return parallel and n >= PARALLEL_MIN_FILES and _cpus() > 1
+        parallel = os.environ.get(PARALLEL_ENV, "1") != "0" and _load_average() < cpus - 0.5
+    return parallel and n >= PARALLEL_MIN_FILES and cpus > 1
+
+
+def _load_average() -> float:
+    """The one-minute load average (0 where there is none)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):  # pragma: no cover - not Unix
+        return 0.0
 
 
 def _verify(path: Path, stamp: FileStamp) -> FileStamp | None:

@@ -101,9 +101,14 @@ def test_a_worker_dying_midway_is_finished_here(
 
 def test_default_uses_workers_only_for_large_parses(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(scan_cache, "_cpus", lambda: 2)
+    monkeypatch.setattr(scan_cache, "_load_average", lambda: 0.5)
     assert not scan_cache._used_workers(scan_cache.PARALLEL_MIN_FILES - 1, None)
     assert scan_cache._used_workers(scan_cache.PARALLEL_MIN_FILES, None)
     assert not scan_cache._used_workers(10**6, False)
+    monkeypatch.setattr(scan_cache, "_load_average", lambda: 1.5)  # no CPU to spare
+    assert not scan_cache._used_workers(10**6, None)
+    assert scan_cache._used_workers(10**6, True)
+    monkeypatch.setattr(scan_cache, "_load_average", lambda: 0.5)
     monkeypatch.setenv(scan_cache.PARALLEL_ENV, "0")
     assert not scan_cache._used_workers(10**6, None)
     monkeypatch.setattr(scan_cache, "_cpus", lambda: 1)
