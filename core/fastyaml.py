@@ -74,6 +74,9 @@ _FLOW_ITEM = re.compile(
     r" *(?:\"([^\"\\]*)\"|'((?:[^']|'')*)'|([^\-?:,\[\]{}#&*!|>'\"%@` ][^,\[\]{}#:'\"]*)) *(,|$)"
 )
 
+#: Characters that send a flow list to the item pattern (or to the loader).
+_FLOW_ODD = re.compile("[\"'\\[\\]{}#:&*!|>%@`]")
+
 _constructor = SafeConstructor()
 _resolvers: dict[Any, list[tuple[str, re.Pattern[str]]]] = _Loader.yaml_implicit_resolvers
 _constructors: dict[Any, Any] = _Loader.yaml_constructors
@@ -178,6 +181,16 @@ def _flow(inner: str) -> list[Any]:
     """The items of a one-line flow list (text between the brackets)."""
     if not inner.strip(" "):
         return []
+    if not _FLOW_ODD.search(inner):
+        # Plain items only (no quotes, colons, comment signs or indicators
+        # that need the item pattern): split on the commas.
+        items: list[Any] = []
+        for item in inner.split(","):
+            text = item.strip(" ")
+            if not text or text[0] in "-?":
+                raise _Fallback  # an empty item (`[a,,b]`, `[a,]`) or `-x`/`?x`
+            items.append(_plain(text))
+        return items
     out: list[Any] = []
     pos, end = 0, len(inner)
     match = _FLOW_ITEM.match
