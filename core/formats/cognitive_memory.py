@@ -756,7 +756,9 @@ def _place(rel: str) -> tuple[int, str | None, str | None] | None:
             return _EPISODE, None, None
         return None
     if len(parts) == 3 and parts[0] in (GRAPH_DIR, ARCHIVE_DIR) and parts[1] in DIR_TYPES:
-        return _MEMORY, parts[0], parts[1]
+        # The shared constants, not the path's copies (every memory keeps them).
+        area = GRAPH_DIR if parts[0] == GRAPH_DIR else ARCHIVE_DIR
+        return _MEMORY, area, TYPE_DIRS[DIR_TYPES[parts[1]]]
     return None
 
 
@@ -766,7 +768,8 @@ def _order(rel: str, place: tuple[int, str | None, str | None]) -> tuple[int, in
         return (kind, 0, 0, rel)
     area_rank = _AREA_RANK[area or GRAPH_DIR]
     dir_rank = _TYPE_DIR_RANK[type_dir] if type_dir is not None else 0
-    return (kind, area_rank, dir_rank, rel.rpartition("/")[2])
+    # Within one folder the relative path orders as the file name does.
+    return (kind, area_rank, dir_rank, rel)
 
 
 # --------------------------------------------------------------------------- adapter

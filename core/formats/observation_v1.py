@@ -207,7 +207,8 @@ class ObservationV1Adapter:
         if place is None:
             return FileScan(rel)
         rank, folder = place
-        out = FileScan(rel, order=(rank, rel.rpartition("/")[2]))
+        # Within one folder the relative path orders as the file name does.
+        out = FileScan(rel, order=(rank, rel))
         try:
             if data is None:
                 text = read_text(path or root.joinpath(*rel.split("/"))).text

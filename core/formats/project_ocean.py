@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -107,7 +108,7 @@ def parse_decay_spec(value: object) -> DecaySpec | None:
     days = int(m.group(2))
     if days <= 0:
         return None
-    return DecaySpec(m.group(1), days)
+    return DecaySpec(sys.intern(m.group(1)), days)
 
 
 def backlink_name(ref: str) -> str | None:
@@ -186,7 +187,9 @@ def locate(root: Path, rel: str) -> _Location | None:
         return None
     in_agent = len(parts) == 5 and parts[0] == "agents" and parts[2] == "memory"
     if in_agent and parts[3] in ("vault", "archive"):
-        return _Location(root, rel, parts[1], parts[3], parts[3] == "archive")
+        # Interned: every memory of an agent repeats its name and area.
+        area = _AREAS[parts[3]]
+        return _Location(root, rel, sys.intern(parts[1]), area, area == "archive")
     if parts[0] == "shared" and len(parts) > 2 and parts[1] == "observations":
         if len(parts) == 3:
             return _Location(root, rel, SHARED, "shared", False)
@@ -204,13 +207,18 @@ def _owned(rel: str) -> _Location | None:
 
 
 _AREA_RANK = {"vault": 0, "archive": 1, "shared": 0}
+_AREAS = {"vault": "vault", "archive": "archive"}
 
 
 def _order(loc: _Location) -> tuple[int, str, int, str]:
-    """Scan order: agents by name (vault, then archive), then shared/, then its archive/."""
+    """Scan order: agents by name (vault, then archive), then shared/, then its archive/.
+
+    Within one folder the relative path orders exactly as the file name
+    does (same prefix), and it is the string the scan already holds.
+    """
     if loc.rel.startswith("agents/"):
-        return (0, loc.agent, _AREA_RANK[loc.area], loc.name)
-    return (1, "", _AREA_RANK[loc.area], loc.name)
+        return (0, loc.agent, _AREA_RANK[loc.area], loc.rel)
+    return (1, "", _AREA_RANK[loc.area], loc.rel)
 
 
 def parse_observation(root: Path, rel: str, data: bytes | None = None) -> Memory:
