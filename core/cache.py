@@ -258,9 +258,14 @@ def read_stamped(path: Path) -> tuple[bytes, FileStamp]:
 
 
 def _read_all(fd: int, size: int) -> bytes:
-    """Every byte from the descriptor's position to the end (`size`: the expected length)."""
+    """Every byte from the descriptor's position to the end (`size`: the expected length).
+
+    Exactly `size` bytes for a request of `size + 1` is the end of the file
+    (the caller's fstat after the read confirms the size), so the usual case
+    takes one read; anything else reads on until a read returns nothing.
+    """
     data = os.read(fd, size + 1)
-    if not data:
+    if len(data) == size:
         return data
     parts = [data]
     while chunk := os.read(fd, max(size + 1 - len(data), 1 << 16)):
