@@ -11,6 +11,19 @@ Where the cache lives
     (``platformdirs.user_cache_dir("memlens")``, or ``$MEMLENS_CACHE_DIR``),
     named by a hash of the vault's real path.  Never inside the vault.
 
+The linked result
+    For adapters that declare ``cache_linked = True`` the cache also keeps
+    the vault's linked `ScanResult` (memories shared with the per-file
+    scans; `link_state` tables keyed by identity re-key themselves, see
+    `core.identity`).  A start that finds every file unchanged uses it as is
+    instead of linking again; any changed, added or removed file means a
+    fresh link.
+
+Parallel cold parse
+    A parse of many files may be shared with worker processes
+    (`core.parse_worker`, see PARALLEL_MIN_FILES): they return the pickled
+    FileScans, which this process binds to the vault root.
+
 When a cached entry is trusted
     Only when the file's size, mtime_ns, ctime_ns and inode all equal what
     they were when it was read.  ctime catches a same-size rewrite whose
