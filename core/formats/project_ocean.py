@@ -111,6 +111,20 @@ def parse_decay_spec(value: object) -> DecaySpec | None:
     return DecaySpec(sys.intern(m.group(1)), days)
 
 
+_specs: dict[str, DecaySpec | None] = {}
+
+
+def _decay_spec(value: object) -> DecaySpec | None:
+    """`parse_decay_spec`, remembered per text (a vault uses a handful of specs)."""
+    if not isinstance(value, str):
+        return None
+    if value not in _specs:
+        if len(_specs) >= 1024:
+            _specs.clear()
+        _specs[value] = parse_decay_spec(value)
+    return _specs[value]
+
+
 def backlink_name(ref: str) -> str | None:
     """The observation stem a safe backlink names, or None if it is unsafe."""
     m = BACKLINK_RE.match(ref)
@@ -309,7 +323,9 @@ def _parse(loc: _Location, root: Path, raw: bytes | None = None) -> Memory:
     except ParseError as err:
         err.id = loc.id
         raise
-    f = _Fields(data, doc.header, loc.rel, loc.id)
+    stem = loc.stem
+    mem_id = f"{loc.agent}/{stem}"
+    f = _Fields(data, doc.header, loc.rel, mem_id)
 
     tags = f.str_list("tags", f.required("tags"))
 
@@ -331,7 +347,7 @@ def _parse(loc: _Location, root: Path, raw: bytes | None = None) -> Memory:
     decay_raw = data.get("decay")
     spec: DecaySpec | None = None
     if decay_raw is not None:
-        spec = parse_decay_spec(decay_raw)
+        spec = _decay_spec(decay_raw)
         if spec is None:
             raise f.wrong("decay", decay_raw, "linear-Nd or exponential-Nd")
 
@@ -343,11 +359,10 @@ def _parse(loc: _Location, root: Path, raw: bytes | None = None) -> Memory:
     promoted_from = data.get("promoted_from")
     promoted_at = parse_date(data.get("promoted_at"))
     body = doc.body
-    stem = loc.stem
     return Memory(
         format=FORMAT_ID,
         vault_root=root,
-        id=f"{loc.agent}/{stem}",
+        id=mem_id,
         kind="observation",
         title=_title_of(body, stem),
         body=body,
