@@ -63,7 +63,7 @@ import stat
 import struct
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -692,6 +692,60 @@ def open_checked(
     return fh, None
 
 
+class _HashingWriter:
+    """A write-only file for pickle that hashes and counts what passes through."""
+
+    __slots__ = ("digest", "fh", "size")
+
+    def __init__(self, fh: BinaryIO) -> None:
+        self.fh = fh
+        self.digest = hashlib.sha256()
+        self.size = 0
+
+    def write(self, data: Any) -> int:
+        # Pickle protocol 5 hands large buffers over as PickleBuffer objects.
+        view = memoryview(data)
+        self.digest.update(view)
+        self.size += view.nbytes
+        return self.fh.write(view)
+
+
+def write_checked(path: Path, magic: bytes, version: int, dump: Callable[[Any], None]) -> None:
+    """Write what `open_checked` reads, atomically (0600 in a 0700 directory).
+
+    `dump(writer)` streams the payload into `writer` (any number of
+    pickles); the header's length and sha256 are filled in afterwards.  The
+    payload is never held in memory: saving a 60 MB index cache used to cost
+    twice its size on top of the index itself.
+    """
+    _private_dir(path.parent)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.time_ns()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(magic + _HEADER.pack(version, 0, bytes(32)))
+            writer = _HashingWriter(fh)
+            dump(writer)
+            fh.seek(len(magic))
+            fh.write(_HEADER.pack(version, writer.size, writer.digest.digest()))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):
+        os.chmod(path, 0o600)
+
+
+def pickler(writer: Any) -> pickle.Pickler:
+    """A pickler with the cache's constructor reducers (see `_constructor_reducer`)."""
+    out = pickle.Pickler(writer, protocol=pickle.HIGHEST_PROTOCOL)
+    out.dispatch_table = _DISPATCH
+    return out
+
+
 def pack(magic: bytes, version: int, payload: bytes) -> bytes:
     """Magic, header (version, length, sha256) and payload, as `open_checked` reads them."""
     return magic + _HEADER.pack(version, len(payload), hashlib.sha256(payload).digest()) + payload
@@ -724,9 +778,7 @@ _DISPATCH: dict[type[Any], Any] = {
 
 def _dumps(payload: Any) -> bytes:
     buf = io.BytesIO()
-    pickler = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
-    pickler.dispatch_table = _DISPATCH
-    pickler.dump(payload)
+    pickler(buf).dump(payload)
     return buf.getvalue()
 
 
@@ -781,24 +833,17 @@ def save_entries(
     `link_state` included, survives pickling); a start that finds every file
     unchanged then uses it instead of linking again.
     """
-    from .writes import atomic_write
-
     path = path or cache_path(root)
-    _private_dir(path.parent)
     if result is not None and not getattr(adapter_for(format_id), "cache_linked", False):
         result = None
-    payload = _dumps(
-        {
-            "root": str(root),
-            "format": format_id,
-            "code": code_fingerprint(format_id),
-            "entries": entries,
-            "result": result,
-        }
-    )
-    atomic_write(path, pack(MAGIC, CACHE_VERSION, payload), None)
-    with contextlib.suppress(OSError):
-        os.chmod(path, 0o600)
+    payload = {
+        "root": str(root),
+        "format": format_id,
+        "code": code_fingerprint(format_id),
+        "entries": entries,
+        "result": result,
+    }
+    write_checked(path, MAGIC, CACHE_VERSION, lambda out: pickler(out).dump(payload))
 
 
 def clear(root: Path) -> bool:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import hashlib
-import io
 import itertools
 import os
 import pickle
@@ -38,7 +37,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import numpy as np
 import numpy.typing as npt
 
-from .cache import cache_dir, code_fingerprint, open_checked, pack, quiet_gc
+from .cache import cache_dir, code_fingerprint, open_checked, quiet_gc, write_checked
 from .model import Memory
 
 if TYPE_CHECKING:
@@ -117,10 +116,7 @@ def save_index(index: SearchIndex, catalog: Catalog) -> Path:
     memories (the catalog already holds them), and every file's sha256
     (read only when a vault's digest no longer matches).
     """
-    from .writes import atomic_write
-
     path = index_cache_path(catalog.vaults)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     roots = [str(v.root) for v in catalog.vaults]
     vault_no = {root: i for i, root in enumerate(roots)}
     rows = len(index._memories)
@@ -142,22 +138,22 @@ def save_index(index: SearchIndex, catalog: Catalog) -> Path:
         body._alive.view[outside] = False
         body._dead += int(outside.sum())
     files = {str(v.root): _files_of(v) for v in catalog.vaults}
-    buf = io.BytesIO()
     meta = {
         "code": _fingerprint(catalog.vaults),
         "roots": roots,
         "vaults": {str(v.root): _vault_meta(v) for v in catalog.vaults},
     }
-    pickle.dump(meta, buf, protocol=pickle.HIGHEST_PROTOCOL)
-    pickle.dump(
-        {"index": body, "row_vault": row_vault, "row_ids": row_ids},
-        buf,
-        protocol=pickle.HIGHEST_PROTOCOL,
-    )
-    pickle.dump(files, buf, protocol=pickle.HIGHEST_PROTOCOL)
-    atomic_write(path, pack(MAGIC, INDEX_VERSION, buf.getvalue()), None)
-    with contextlib.suppress(OSError):
-        os.chmod(path, 0o600)
+
+    def dump(out: Any) -> None:
+        pickle.dump(meta, out, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.dump(
+            {"index": body, "row_vault": row_vault, "row_ids": row_ids},
+            out,
+            protocol=pickle.HIGHEST_PROTOCOL,
+        )
+        pickle.dump(files, out, protocol=pickle.HIGHEST_PROTOCOL)
+
+    write_checked(path, MAGIC, INDEX_VERSION, dump)
     return path
 
 
