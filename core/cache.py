@@ -88,8 +88,12 @@ RACY_WINDOW_NS = 2_000_000_000
 #: workers send back FileScans pickled with the constructor reducers below,
 #: about a tenth of the parse to unpickle.  Measured at 60k Markdown files on
 #: the 2-core machine while other work kept it busy (load ~2): 7.4-8.3 s in
-#: one process, 9.1-10.2 s with two workers, hence the load check.
-PARALLEL_MIN_FILES = 2_000
+#: one process, 9.1-10.2 s with two workers, hence the load check; with the
+#: machine quieter (load ~1) the 100k bench listed in ~5.2 s with workers.
+#: Below ~8k files a worker's start (an interpreter and the imports, ~0.3 s)
+#: costs about what it saves (2k-file vaults: 0.87 s with workers, 0.77 s
+#: without).
+PARALLEL_MIN_FILES = 8_000
 PARALLEL_CHUNK = 2_000
 #: Environment variable: "0" keeps the default cold parse in one process.
 PARALLEL_ENV = "MEMLENS_PARALLEL"
@@ -452,15 +456,16 @@ def _parse_rels(
         yield from _parse_rels(adapter, root, rels, parallel=False, chunk_size=chunk_size)
         return
     size = min(PARALLEL_CHUNK, max(1, len(rels) // (len(workers) * 4)))
-    # This process parses a small first piece itself while the workers start
-    # (a front end's first rows), then only gathers what the workers send.
-    first = max(1, min(size, chunk_size))
+    # This process parses a first piece (one progress step) itself while the
+    # workers start, so a front end's first rows come at once; then it
+    # gathers what the workers send.
+    first = max(1, min(chunk_size, size))
     pieces = [(i, min(i + size, len(rels))) for i in range(first, len(rels), size)]
     done = 0
     own_done = False
     try:
-        # The workers import the scanning code meanwhile (sending them the
-        # job before would wait for that).
+        # The job goes out after this piece: the workers are still importing
+        # the scanning code, and sending it earlier would wait for them.
         own = [(rel, *_scan_new(adapter, root, rel)) for rel in rels[:first]]
         own_done = True
         yield own
