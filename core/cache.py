@@ -916,7 +916,8 @@ def scan_files(
             if reused is not None:
                 pending.extend(reused.memories)
                 done += 1
-                yield from step()
+                if len(pending) >= batch:
+                    yield from step()
 
     t = time.perf_counter()
     parsed: dict[str, tuple[FileScan, FileStamp | None]] = {}
@@ -995,18 +996,19 @@ def _walk(
     slots: list[tuple[str, FileScan | None, FileStamp | None]] = []
     todo: list[str] = []
     base = str(root) + os.sep
+    stat, pop, add = os.stat, entries.pop, slots.append
     for rel in rels:
-        entry = entries.pop(rel, None) if entries else None
+        entry = pop(rel, None) if entries else None
         if entry is not None:
             stamp, fs = entry
             full = base + rel
             try:
-                st = os.stat(full)
+                st = stat(full)
             except OSError:
                 st = None
             if st is not None and stamp.matches(st):
                 if not stamp.racy:
-                    slots.append((rel, fs, stamp))
+                    add((rel, fs, stamp))
                     continue
                 fresh = _verify(Path(full), stamp)
                 if fresh is not None:
