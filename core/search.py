@@ -130,7 +130,7 @@ DEFAULT_EXCLUDED_HEALTH = frozenset({Health.EXPIRED, Health.ARCHIVED, Health.TOM
 _HEALTHS: tuple[Health, ...] = tuple(Health)
 _HEALTH_CODE: dict[Health, int] = {h: i for i, h in enumerate(_HEALTHS)}
 #: Lower-cased texts kept for phrase checks before the cache starts over.
-LOWER_CACHE_MAX = 20_000
+LOWER_CACHE_MAX = 5_000
 _TOKEN_RE = re.compile(r"(?u)\b\w\w+\b")
 
 
