@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import hashlib
-import itertools
 import os
 import pickle
 import time
@@ -215,16 +214,18 @@ def _bind_in_order(
     row_vault: list[int],
     row_ids: list[str],
     alive: npt.NDArray[np.bool_],
-) -> Bound | None:
+) -> tuple[list[Memory], list[tuple[str, list[str], int]]] | None:
     """Rows bound to memories when each vault's rows are its memories, in order.
 
     That is every index saved right after a build of an unchanged catalog:
-    whole lists compared and copied at C speed.  None: bind row by row.
+    whole lists compared and copied at C speed.  Returns the memories by row
+    and the (root, ids, first row) segments the key -> row table is made
+    of; None: bind row by row.
     """
     if not bool(alive.all()):
         return None
     memories: list[Memory] = []
-    row_of: dict[Key, int] = {}
+    segments: list[tuple[str, list[str], int]] = []
     start = 0
     for number, v in enumerate(vaults):
         end = start + len(v.memories)
@@ -234,12 +235,11 @@ def _bind_in_order(
         if ids != [m.id for m in v.memories]:
             return None
         memories.extend(v.memories)
-        keys = zip(itertools.repeat(roots[number]), ids)
-        row_of.update(zip(keys, range(start, end), strict=True))
+        segments.append((roots[number], ids, start))
         start = end
-    if start != len(row_ids) or len(row_of) != start:
+    if start != len(row_ids):
         return None
-    return memories, row_of, [len(v.memories) for v in vaults], []
+    return memories, segments
 
 
 def _bind(
@@ -311,13 +311,18 @@ def _restore(
 
     t = time.perf_counter()
     vaults = [by_root[root] for root in roots]
-    bound = _bind_in_order(vaults, roots, row_vault, row_ids, index._alive.view)
-    if bound is not None:
-        memories, row_of, found, gone = bound
+    in_order = _bind_in_order(vaults, roots, row_vault, row_ids, index._alive.view)
+    if in_order is not None:
+        # Ids are unique within a vault, so every row is one key: the table
+        # is built when first used (a search does not need it).
+        index._memories, segments = in_order
+        index._defer_rows(segments)
+        found = [len(v.memories) for v in vaults]
+        gone: list[Key] = []
     else:
         memories, row_of, found, gone = _bind(vaults, roots, row_vault, row_ids, index)
-    index._memories = memories
-    index._row_of = row_of
+        index._memories = memories
+        index._row_of = row_of
 
     # What changed on disk since the save: a vault whose files digest still
     # matches is unchanged; otherwise the saved sha256 per file says which.
@@ -327,7 +332,7 @@ def _restore(
     for number, v in enumerate(vaults):
         saved = saved_vaults[roots[number]]
         if found[number] != len(v.memories):
-            new.extend(m for m in v.memories if (roots[number], m.id) not in row_of)
+            new.extend(m for m in v.memories if (roots[number], m.id) not in index._row_of)
         if saved.get("digest") == _files_digest(v):
             continue
         if files is None:

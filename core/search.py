@@ -804,6 +804,28 @@ class SearchIndex:
 
     # ------------------------------------------------------------ properties
 
+    def __getattr__(self, name: str) -> Any:
+        # Only for attributes not set: `_row_of` may be pending (`_defer_rows`).
+        if name == "_row_of":
+            segments = self.__dict__.pop("_row_segments", None)
+            if segments is not None:
+                row_of: dict[Key, int] = {}
+                for root, ids, start in segments:
+                    keys = zip(itertools.repeat(root), ids)
+                    row_of.update(zip(keys, range(start, start + len(ids)), strict=True))
+                self._row_of = row_of
+                return row_of
+        raise AttributeError(name)
+
+    def _defer_rows(self, segments: list[tuple[str, list[str], int]]) -> None:
+        """Key -> row for rows ``start + i`` of ``(root, ids[i])``, built on first use.
+
+        A search never needs it (only updates, lookups and `len` do): an
+        index loaded from its cache is searchable without building 100k keys.
+        """
+        self.__dict__.pop("_row_of", None)
+        self._row_segments = segments
+
     @property
     def as_of(self) -> date:
         return self._as_of

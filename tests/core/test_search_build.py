@@ -175,3 +175,25 @@ def test_bulk_rows_equal_rows_added_one_by_one(fixtures_dir: Path) -> None:
         assert np.array_equal(a.view, b.view, equal_nan=a.view.dtype.kind == "f")
     for name in ("_fmt_codes", "_kind_codes", "_status_codes", "_source_codes", "_agent_codes"):
         assert getattr(bulk, name).values == getattr(one_by_one, name).values, name
+
+
+def test_a_loaded_index_builds_its_key_table_on_first_use(fixtures_copy: Path) -> None:
+    from memlens.core.index_cache import load_index, save_index
+    from memlens.core.vault import open_catalog
+
+    built, _ = load_index(open_catalog(fixtures_copy, cache=True), AS_OF)
+    catalog = open_catalog(fixtures_copy, cache=True)
+    loaded, stats = load_index(catalog, AS_OF)
+    assert stats.status == "loaded"
+    assert "_row_of" not in vars(loaded)  # pending until something needs it
+    query = "backup"
+    assert [h.memory.id for h in loaded.search(query)] == [h.memory.id for h in built.search(query)]
+    assert "_row_of" not in vars(loaded)  # searching did not need it
+    assert len(loaded) == len(built)
+    assert loaded._row_of == {m.key: row for row, m in enumerate(loaded._memories)}
+    m = next(iter(catalog.memories()))
+    loaded.remove(m.key)
+    assert m.key not in loaded and len(loaded) == len(built) - 1
+    again, _ = load_index(catalog, AS_OF, save=False)  # still pending: saved as is
+    save_index(again, catalog)
+    assert load_index(catalog, AS_OF)[1].status == "loaded"
