@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, ClassVar, NamedTuple, Protocol, runtime_checkable
 
 from ..errors import ParseError
-from ..model import DecayInfo, FileScan, Memory, Problem, Reason, ScanResult
+from ..model import DecayInfo, FileScan, Memory, Problem, Reason, ReferenceProblem, ScanResult
 
 
 @runtime_checkable
@@ -145,6 +145,37 @@ def splice(
     for x in add:
         out.insert(bisect.bisect_right(out, key(x), key=key), x)
     return out
+
+
+def relinked(
+    previous: ScanResult,
+    dropped: set[int],
+    new: Iterable[Memory],
+    owner_ids: set[str],
+    ref_problems: Iterable[ReferenceProblem],
+    order: Callable[[Any], Any],
+    link_state: dict[str, Any],
+    records: dict[str, list[dict[str, Any]]] | None = None,
+) -> ScanResult:
+    """The result of a fast relink: `previous` with changed memories and references spliced.
+
+    Memories whose `id()` is in `dropped` leave, `new` ones go in scan order;
+    reference problems owned by `owner_ids` are replaced by `ref_problems`.
+    The previous result hands its link state over (it must not be relinked twice).
+    """
+    result = ScanResult(
+        memories=splice(
+            previous.memories, lambda m: id(m) in dropped, sorted(new, key=order), order
+        ),
+        problems=list(previous.problems),
+        ref_problems=splice(
+            previous.ref_problems, lambda rp: rp.id in owner_ids, ref_problems, order
+        ),
+        records={} if records is None else records,
+        link_state=link_state,
+    )
+    previous.link_state = {}
+    return result
 
 
 def is_hidden_name(name: str) -> bool:

@@ -54,8 +54,8 @@ from .base import (
     one_memory_files,
     problem_from,
     rel_posix,
+    relinked,
     scan_by_files,
-    splice,
     split_duplicates,
 )
 
@@ -1114,19 +1114,7 @@ class CognitiveMemoryAdapter:
                     _relink_episode(entry, valid_paths)
         if appeared_or_gone:
             records["state_orphans"] = [{"id": i} for i in state if i not in claims]
-        result = ScanResult(
-            memories=splice(
-                previous.memories, lambda m: id(m) in dropped, sorted(new, key=order), order
-            ),
-            problems=list(previous.problems),
-            ref_problems=splice(
-                previous.ref_problems, lambda rp: rp.id in owner_ids, ref_problems, order
-            ),
-            records=records,
-            link_state=st,
-        )
-        previous.link_state = {}
-        return result
+        return relinked(previous, dropped, new, owner_ids, ref_problems, order, st, records)
 
     def decay_brief(self, memory: Memory, as_of: date) -> tuple[str, Health, float, float | None]:
         """(status, health, weight, score) of `decay`, without its explanation.

@@ -59,8 +59,8 @@ from .base import (
     one_memory_files,
     problem_from,
     rel_posix,
+    relinked,
     scan_by_files,
-    splice,
     split_duplicates,
 )
 
@@ -338,18 +338,7 @@ class ObservationV1Adapter:
 
         dropped = {id(m) for m in gone}
         owner_ids = {m.id for m in owners.values()} | {m.id for m in gone}
-        result = ScanResult(
-            memories=splice(
-                previous.memories, lambda m: id(m) in dropped, sorted(new, key=order), order
-            ),
-            problems=list(previous.problems),
-            ref_problems=splice(
-                previous.ref_problems, lambda rp: rp.id in owner_ids, ref_problems, order
-            ),
-            link_state=st,
-        )
-        previous.link_state = {}
-        return result
+        return relinked(previous, dropped, new, owner_ids, ref_problems, order, st)
 
     # -- decay -------------------------------------------------------------
 

@@ -55,8 +55,8 @@ from .base import (
     one_memory_files,
     problem_from,
     rel_posix,
+    relinked,
     scan_by_files,
-    splice,
     split_duplicates,
 )
 
@@ -727,18 +727,7 @@ class ProjectOceanAdapter:
         )
         dropped = {id(m) for m in gone}
         owner_ids = {m.id for m in owners} | gone_ids
-        result = ScanResult(
-            memories=splice(
-                previous.memories, lambda m: id(m) in dropped, sorted(new, key=order), order
-            ),
-            problems=list(previous.problems),
-            ref_problems=splice(
-                previous.ref_problems, lambda rp: rp.id in owner_ids, ref_problems, order
-            ),
-            link_state=state,
-        )
-        previous.link_state = {}
-        return result
+        return relinked(previous, dropped, new, owner_ids, ref_problems, order, state)
 
     def decay_brief(self, memory: Memory, as_of: date) -> tuple[str, Health, float, float | None]:
         """(status, health, weight, score) of `decay`, without its explanation.
