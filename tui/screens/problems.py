@@ -59,15 +59,10 @@ class ProblemTable(LineList):
         self.rows_changed()
 
     def current(self) -> ProblemEntry | None:
-        if not self.entries:
-            return None
-        return self.entries[min(self.cursor, len(self.entries) - 1)]
+        return self.at_cursor(self.entries)
 
     def row_count(self) -> int:
         return len(self.entries)
-
-    def _style(self, name: str) -> Style:
-        return self.get_component_rich_style(name, partial=True, default=Style())
 
     def render_header(self, width: int) -> Text:
         text = Text()

@@ -106,9 +106,6 @@ class TriageTable(LineList):
     def row_count(self) -> int:
         return len(self.lines)
 
-    def _style(self, name: str) -> Style:
-        return self.get_component_rich_style(name, partial=True, default=Style())
-
     def render_header(self, width: int) -> Text:
         return Text(
             f"  {'memory':<{max(10, width - 58) - 2}} {'vault':<16} {'kind':<10} "

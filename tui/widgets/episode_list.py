@@ -136,9 +136,6 @@ class EpisodeList(LineList):
     def row_count(self) -> int:
         return len(self.lines)
 
-    def _style(self, name: str) -> Style:
-        return self.get_component_rich_style(name, partial=True, default=Style())
-
     def render_header(self, width: int) -> Text:
         return Text("  time   title · type · tags → memory")
 

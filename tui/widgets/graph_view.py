@@ -147,9 +147,7 @@ class GraphView(LineList):
         self.rows_changed(keep_cursor=self._snap(position, 1))
 
     def current(self) -> LayoutRow | None:
-        if not self.rows:
-            return None
-        return self.rows[min(self.cursor, len(self.rows) - 1)]
+        return self.at_cursor(self.rows)
 
     def selectable(self, index: int) -> bool:
         return 0 <= index < len(self.rows) and self.rows[index].key is not None
@@ -404,15 +402,10 @@ class HealthList(LineList):
         self.rows_changed()
 
     def current(self) -> HealthEntry | None:
-        if not self.entries:
-            return None
-        return self.entries[min(self.cursor, len(self.entries) - 1)]
+        return self.at_cursor(self.entries)
 
     def row_count(self) -> int:
         return len(self.entries)
-
-    def _style(self, name: str) -> Style:
-        return self.get_component_rich_style(name, partial=True, default=Style())
 
     def render_header(self, width: int) -> Text:
         text = Text()

@@ -9,7 +9,8 @@ this class owns the cursor, scrolling, keys and clicks.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import ClassVar, TypeVar
 
 from rich.console import Console
 from rich.segment import Segment
@@ -22,6 +23,8 @@ from textual.geometry import Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+T = TypeVar("T")
 
 
 class LineList(ScrollView, can_focus=True):
@@ -95,6 +98,16 @@ class LineList(ScrollView, can_focus=True):
 
     def render_header(self, width: int) -> Text:
         return Text("")
+
+    def _style(self, name: str) -> Style:
+        """The Rich style of one of the subclass's component classes."""
+        return self.get_component_rich_style(name, partial=True, default=Style())
+
+    def at_cursor(self, items: Sequence[T]) -> T | None:
+        """The item of `items` under the cursor (the last one if the cursor is past them)."""
+        if not items:
+            return None
+        return items[min(self.cursor, len(items) - 1)]
 
     def on_highlight(self, index: int) -> None:
         """The cursor moved to `index` (post a message nested in the subclass)."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.style import Style
 from rich.text import Text
 from textual.content import Content
 from textual.message import Message
@@ -109,16 +108,11 @@ class SearchResults(LineList):
         self.rows_changed(keep_cursor=cursor)
 
     def current(self) -> Hit | None:
-        if not self.hits:
-            return None
-        return self.hits[min(self.cursor, len(self.hits) - 1)]
+        return self.at_cursor(self.hits)
 
     # ------------------------------------------------------------------ LineList
     def row_count(self) -> int:
         return len(self.hits)
-
-    def _style(self, name: str) -> Style:
-        return self.get_component_rich_style(name, partial=True, default=Style())
 
     def render_header(self, width: int) -> Text:
         title_width, cols = _layout(width)
