@@ -69,7 +69,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .formats import FormatAdapter, adapter_for
-from .formats.base import rel_posix, walk_rels
+from .formats.base import rel_posix, skipped_scan, walk_listing
 from .model import FileScan, Memory, Problem, ReferenceProblem, Relation, ScanResult
 
 #: Environment variable that moves the cache (tests point it at a tmp dir).
@@ -895,7 +895,8 @@ def scan_files(
 
     t = time.perf_counter()
     with quiet_gc():
-        rels = walk_rels(adapter, root)
+        listing = walk_listing(adapter, root)
+        rels = listing.names
         slots, todo = _walk(root, rels, entries, stats)
     stats.files = len(rels)
     stats.dropped = len(entries)
@@ -937,7 +938,12 @@ def scan_files(
     stats.parse_s = time.perf_counter() - t
     stats.parsed = len(todo)
 
-    scans: dict[str, FileScan] = {}
+    # Entries the listing left out (a link out of the vault, a pipe, ...)
+    # show as one Problem each.  They come first: their empty order sorts
+    # before every file's, so the dict stays in scan order.
+    scans: dict[str, FileScan] = {
+        s.rel: skipped_scan(adapter.format_id, root, s) for s in listing.skipped
+    }
     stamps: dict[str, FileStamp] = {}
     for rel, cached_scan, cached_stamp in slots:
         if cached_scan is not None and cached_stamp is not None:
@@ -949,7 +955,7 @@ def scan_files(
                 stamps[rel] = new_stamp
 
     t = time.perf_counter()
-    if cached_result is not None and not stats.parsed and not stats.dropped:
+    if cached_result is not None and not stats.parsed and not stats.dropped and not listing.skipped:
         # Every file is as it was when the cache was written, and so is the
         # linked result saved with it (link is a function of the scans).
         result = cached_result
@@ -977,8 +983,11 @@ def scan_files(
     ):
         t = time.perf_counter()
         try:
+            # A linked result showing skipped entries is not kept: they have
+            # no stamp, so a later start could not tell they were gone.
+            kept = None if listing.skipped else result
             save_entries(
-                root, adapter.format_id, entries_of(scans, stamps), stats.path, result=result
+                root, adapter.format_id, entries_of(scans, stamps), stats.path, result=kept
             )
             stats.saved = True
         except Exception as exc:  # a cache that cannot be written is only slower

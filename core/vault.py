@@ -12,6 +12,7 @@ from . import cache as _cache
 from .cache import CacheStats, FileStamp, ScanProgress
 from .errors import NotFoundError
 from .formats import ADAPTERS, FormatAdapter, adapter_for
+from .formats.base import entry_skip, skipped_scan, walk_listing
 from .model import FileScan, Memory, Problem, ReferenceProblem, ScanResult
 
 #: Folders never worth descending into while looking for vaults.
@@ -223,17 +224,21 @@ def rescan_paths(vault: Vault, changed: Iterable[Path | str]) -> ScanResult:
         if path.is_dir():
             prefix = "" if rel == "." else rel + "/"
             known = [r for r in scans if r.startswith(prefix)]
-            listed = {
-                r: p
-                for p in adapter.files(root)
-                if (r := p.relative_to(root).as_posix()).startswith(prefix)
-            }
-            gone.update(r for r in known if r not in listed)
-            for r, p in listed.items():
-                fresh[r] = _cache.scan_one(adapter, root, p)
+            listing = walk_listing(adapter, root)
+            listed = [r for r in listing.names if r.startswith(prefix)]
+            skipped = [s for s in listing.skipped if s.rel.startswith(prefix)]
+            gone.update(set(known) - set(listed) - {s.rel for s in skipped})
+            for r in listed:
+                fresh[r] = _cache.scan_one(adapter, root, root / r)
+            for s in skipped:
+                fresh[s.rel] = skipped_scan(adapter.format_id, root, s), None
             continue
         if rel in scans or adapter.owns(root, rel):
-            if path.is_file() and adapter.owns(root, rel):
+            skip = entry_skip(root, rel) if adapter.owns(root, rel) else None
+            if skip is not None:
+                # Now a link out of the vault (or a pipe, ...): shown, never read.
+                fresh[rel] = skipped_scan(adapter.format_id, root, skip), None
+            elif path.is_file() and adapter.owns(root, rel):
                 fresh[rel] = _cache.scan_one(adapter, root, path, _previous(vault, rel))
             else:
                 gone.add(rel)
@@ -368,12 +373,15 @@ def save_cache(vault: Vault) -> CacheStats:
     stats = vault.cache_stats or CacheStats()
     stats.path = _cache.cache_path(vault.root)
     try:
+        # The linked result is kept only if every file in it has a stamp
+        # (a skipped link has none: a later start could not see it go).
+        stamped = len(vault.stamps) == len(vault.scans)
         _cache.save_entries(
             vault.root,
             vault.format,
             _cache.entries_of(vault.scans, vault.stamps),
             stats.path,
-            result=vault.result,
+            result=vault.result if stamped else None,
         )
         stats.saved = True
     except Exception as exc:  # a cache that cannot be written is only slower

@@ -48,9 +48,12 @@ from ..paths import has_path_syntax
 from ..textio import decode_bytes, read_text
 from .base import (
     Changes,
+    Listing,
+    SkippedEntry,
     as_str_list,
     iter_md,
-    md_names,
+    list_files,
+    list_md,
     one_memory_files,
     problem_from,
     rel_posix,
@@ -605,12 +608,12 @@ def _read_memory(
 def _memory_files(root: Path) -> Iterable[tuple[Path, str, str | None]]:
     """(file, area, type dir) for every memory file, in a stable order."""
     for type_dir in TYPE_DIRS.values():
-        for path in iter_md(root / GRAPH_DIR / type_dir):
+        for path in iter_md(root / GRAPH_DIR / type_dir, root):
             yield path, GRAPH_DIR, type_dir
-    for path in iter_md(root / VAULT_DIR):
+    for path in iter_md(root / VAULT_DIR, root):
         yield path, VAULT_DIR, None
     for type_dir in TYPE_DIRS.values():
-        for path in iter_md(root / ARCHIVE_DIR / type_dir):
+        for path in iter_md(root / ARCHIVE_DIR / type_dir, root):
             yield path, ARCHIVE_DIR, type_dir
 
 
@@ -900,28 +903,33 @@ class CognitiveMemoryAdapter:
     # -- per-file scanning (see FormatAdapter) ------------------------------
 
     def files(self, root: Path) -> list[Path]:
-        out = [path for path, _area, _type_dir in _memory_files(root)]
-        out.extend(p for p in iter_md(root / EPISODES_DIR) if _EPISODE_NAME_RE.match(p.name))
-        out.extend(root / name for name in (STATE_FILE, INDEX_FILE) if (root / name).is_file())
-        return out
+        return [root / rel for rel in self.file_listing(root).names]
 
     def owns(self, root: Path, rel: str) -> bool:
         return _place(rel) is not None
 
     def file_rels(self, root: Path) -> list[str]:
         """`files` as vault-relative strings (a cheaper stat walk)."""
-        out: list[str] = []
+        return self.file_listing(root).names
+
+    def file_listing(self, root: Path) -> Listing:
+        """Memory files, episodes and the two state files, and the entries
+        left out (links out of the vault, pipes, ...)."""
+        names: list[str] = []
+        skipped: list[SkippedEntry] = []
         for area in (GRAPH_DIR, VAULT_DIR, ARCHIVE_DIR):
             dirs = [f"{area}/{d}" for d in TYPE_DIRS.values()] if area != VAULT_DIR else [area]
             for folder in dirs:
-                out.extend(f"{folder}/{n}" for n in md_names(f"{root}/{folder}"))
-        out.extend(
-            f"{EPISODES_DIR}/{n}"
-            for n in md_names(f"{root}/{EPISODES_DIR}")
-            if _EPISODE_NAME_RE.match(n)
+                listing = list_md(root, folder)
+                names.extend(f"{folder}/{n}" for n in listing.names)
+                skipped.extend(listing.skipped)
+        episodes = list_md(root, EPISODES_DIR)
+        names.extend(f"{EPISODES_DIR}/{n}" for n in episodes.names if _EPISODE_NAME_RE.match(n))
+        skipped.extend(
+            s for s in episodes.skipped if _EPISODE_NAME_RE.match(s.rel.rpartition("/")[2])
         )
-        out.extend(name for name in (STATE_FILE, INDEX_FILE) if (root / name).is_file())
-        return out
+        state = list_files(root, (STATE_FILE, INDEX_FILE))
+        return Listing(names + state.names, skipped + state.skipped)
 
     def scan_file(self, root: Path, path: Path, data: bytes | None = None) -> FileScan:
         return self.scan_rel(root, rel_posix(root, path), data, path)

@@ -53,9 +53,10 @@ from ..paths import has_path_syntax
 from ..textio import decode_bytes, read_text
 from .base import (
     Changes,
+    Listing,
+    SkippedEntry,
     as_str_list,
-    iter_md,
-    md_names,
+    list_md,
     one_memory_files,
     problem_from,
     rel_posix,
@@ -184,7 +185,7 @@ class ObservationV1Adapter:
     # -- per-file scanning (see FormatAdapter) ------------------------------
 
     def files(self, root: Path) -> list[Path]:
-        return [path for _folder, path in _documents(root)]
+        return [root / rel for rel in self.file_listing(root).names]
 
     def owns(self, root: Path, rel: str) -> bool:
         name = rel.rpartition("/")[2]
@@ -192,9 +193,17 @@ class ObservationV1Adapter:
 
     def file_rels(self, root: Path) -> list[str]:
         """`files` as vault-relative strings (a cheaper stat walk)."""
-        return [
-            f"{folder.rel}/{n}" for folder in _FOLDERS for n in md_names(f"{root}/{folder.rel}")
-        ]
+        return self.file_listing(root).names
+
+    def file_listing(self, root: Path) -> Listing:
+        """Documents of every folder, and entries left out (links out of the vault, ...)."""
+        names: list[str] = []
+        skipped: list[SkippedEntry] = []
+        for folder in _FOLDERS:
+            listing = list_md(root, folder.rel)
+            names.extend(f"{folder.rel}/{n}" for n in listing.names)
+            skipped.extend(listing.skipped)
+        return Listing(names, skipped)
 
     def scan_file(self, root: Path, path: Path, data: bytes | None = None) -> FileScan:
         return self.scan_rel(root, rel_posix(root, path), data, path)
@@ -415,12 +424,6 @@ def _folder_has_marker(folder: Path, marker: re.Pattern[bytes]) -> bool:
 
 
 # -- reading ---------------------------------------------------------------
-
-
-def _documents(root: Path) -> Iterator[tuple[_Folder, Path]]:
-    for folder in _FOLDERS:
-        for path in iter_md(root / folder.rel):
-            yield folder, path
 
 
 def parse_document(root: Path, rel: str, text: str, kind: str, archived: bool) -> Memory:

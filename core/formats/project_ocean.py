@@ -21,10 +21,11 @@ counted from ``created`` (never the file name), a file expires only once
 from __future__ import annotations
 
 import math
+import os
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from pathlib import Path
@@ -50,8 +51,10 @@ from ..model import (
 from ..textio import decode_bytes, read_text
 from .base import (
     Changes,
-    iter_md,
-    md_names,
+    Listing,
+    SkippedEntry,
+    list_dirs,
+    list_md,
     one_memory_files,
     problem_from,
     rel_posix,
@@ -176,19 +179,6 @@ def _agent_dirs(root: Path) -> list[Path]:
         for a in agents.iterdir()
         if not a.name.startswith(".") and (a / "memory").is_dir()
     )
-
-
-def _locations(root: Path) -> Iterable[_Location]:
-    for memory_dir in _agent_dirs(root):
-        agent = memory_dir.parent.name
-        for area in ("vault", "archive"):
-            for p in iter_md(memory_dir / area):
-                yield _Location(root, rel_posix(root, p), agent, area, area == "archive")
-    shared = root / "shared" / "observations"
-    for p in iter_md(shared):
-        yield _Location(root, rel_posix(root, p), SHARED, "shared", False)
-    for p in iter_md(shared / "archive"):
-        yield _Location(root, rel_posix(root, p), SHARED, "archive", True)
 
 
 def locate(root: Path, rel: str) -> _Location | None:
@@ -554,23 +544,33 @@ class ProjectOceanAdapter:
     # -- per-file scanning (see FormatAdapter) ------------------------------
 
     def files(self, root: Path) -> list[Path]:
-        return [loc.path for loc in _locations(root)]
+        return [root / rel for rel in self.file_listing(root).names]
 
     def owns(self, root: Path, rel: str) -> bool:
         return _owned(rel) is not None
 
     def file_rels(self, root: Path) -> list[str]:
         """`files` as vault-relative strings (a cheaper stat walk)."""
-        out: list[str] = []
-        for memory_dir in _agent_dirs(root):
-            agent = memory_dir.parent.name
-            for area in ("vault", "archive"):
-                prefix = f"agents/{agent}/memory/{area}/"
-                out.extend(prefix + n for n in md_names(f"{memory_dir}/{area}"))
-        shared = f"{root}/shared/observations"
-        out.extend("shared/observations/" + n for n in md_names(shared))
-        out.extend("shared/observations/archive/" + n for n in md_names(f"{shared}/archive"))
-        return out
+        return self.file_listing(root).names
+
+    def file_listing(self, root: Path) -> Listing:
+        """Every agent's vault/archive and the shared folders, and the entries
+        left out (links out of the vault, pipes, ...)."""
+        names: list[str] = []
+        skipped: list[SkippedEntry] = []
+        folders: list[str] = []
+        agents = list_dirs(root, "agents")
+        skipped.extend(agents.skipped)
+        for agent in agents.names:
+            memory = f"agents/{agent}/memory"
+            if os.path.isdir(f"{root}/{memory}"):
+                folders += [f"{memory}/vault", f"{memory}/archive"]
+        folders += ["shared/observations", "shared/observations/archive"]
+        for folder in folders:
+            listing = list_md(root, folder)
+            names.extend(f"{folder}/{n}" for n in listing.names)
+            skipped.extend(listing.skipped)
+        return Listing(names, skipped)
 
     def scan_file(self, root: Path, path: Path, data: bytes | None = None) -> FileScan:
         return self.scan_rel(root, rel_posix(root, path), data)

@@ -44,7 +44,7 @@ from memlens.core.formats.experience_record import ExperienceRecordAdapter
 from memlens.core.formats.observation_v1 import ObservationV1Adapter
 from memlens.core.formats.project_ocean import ProjectOceanAdapter
 from memlens.core.model import FileScan, Memory, Reason, ScanResult
-from memlens.core.vault import open_catalog
+from memlens.core.vault import open_catalog, rescan_paths, save_cache
 
 LOOP = "cannot read: Too many levels of symbolic links"
 PIPE = "is a named pipe, not a regular file"
@@ -391,28 +391,95 @@ def test_fixed_file_adapters_survive_a_pipe_or_loop(
     assert _ids(finishes(lambda: adapter.scan(root))) == _ids(before)
 
 
-@pytest.mark.xfail(
-    reason="adapters must list with list_md/file_listing (adapter files owned by another helper)",
-    strict=False,
-)
-@pytest.mark.parametrize("fmt", sorted(MD_FOLDERS))
-def test_markdown_adapters_do_not_read_links_out_of_the_vault(
+#: One memory file of each format, to be replaced by a link out of the vault.
+LINKED_OUT = {
+    **MD_FOLDERS,
+    "dream-cycle": "observations.md",
+    "experience-records": "experiences.jsonl",
+}
+
+
+def _victim(root: Path, fmt: str) -> str:
+    """Vault-relative path of a memory file of `fmt` that holds memories."""
+    where = LINKED_OUT[fmt]
+    held = {m.path for m in ADAPTERS[fmt]().scan(root).memories}
+    if (root / where).is_dir():
+        return min(p for p in held if p.startswith(where + "/"))
+    assert where in held
+    return where
+
+
+def _link_out(root: Path, rel: str, outside: Path) -> None:
+    outside.mkdir(exist_ok=True)
+    target = outside / rel.rpartition("/")[2]
+    shutil.move(root / rel, target)
+    (root / rel).symlink_to(target)
+
+
+def _reported_outside(problems: list[Any], rel: str) -> bool:
+    return any(
+        p.path == rel and p.reason is Reason.ENCODING and p.detail == OUTSIDE_VAULT
+        for p in problems
+    )
+
+
+@pytest.mark.parametrize("fmt", sorted(LINKED_OUT))
+def test_no_adapter_reads_a_file_linked_out_of_the_vault(
     fixtures_copy: Path, tmp_path: Path, fmt: str
 ) -> None:
     root = fixtures_copy / fmt
-    folder = root / MD_FOLDERS[fmt]
-    victim = next(p for p in sorted(folder.glob("*.md")) if p.is_file())
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    shutil.move(victim, outside / victim.name)
-    (folder / victim.name).symlink_to(outside / victim.name)
+    rel = _victim(root, fmt)
+    _link_out(root, rel, tmp_path / "outside")
     result = ADAPTERS[fmt]().scan(root)
-    rel = f"{MD_FOLDERS[fmt]}/{victim.name}"
     assert all(m.path != rel for m in result.memories)
-    assert any(
-        p.path == rel and p.reason is Reason.ENCODING and p.detail == OUTSIDE_VAULT
-        for p in result.problems
-    )
+    assert _reported_outside(result.problems, rel)
+
+
+@pytest.mark.parametrize("fmt", sorted(LINKED_OUT))
+def test_the_cached_catalog_reports_a_link_out_and_forgets_it_once_gone(
+    fixtures_copy: Path, tmp_path: Path, fmt: str
+) -> None:
+    """The app and CLI load through the scan cache: the same Problem, cold and
+    warm, and a warm start after the link is replaced does not keep it."""
+    root = fixtures_copy / fmt
+    rel = _victim(root, fmt)
+    target = tmp_path / "outside" / rel.rpartition("/")[2]
+    _link_out(root, rel, tmp_path / "outside")
+    for _start in ("cold", "warm"):
+        cat = open_catalog(root, cache=True)
+        assert all(m.path != rel for m in cat.memories())
+        assert _reported_outside(list(cat.problems()), rel)
+    (root / rel).unlink()
+    shutil.copyfile(target, root / rel)  # the real file is back
+    cat = open_catalog(root, cache=True)
+    assert not _reported_outside(list(cat.problems()), rel)
+    assert sorted(m.id for m in cat.memories()) == _ids(ADAPTERS[fmt]().scan(root))
+
+
+@pytest.mark.parametrize("fmt", sorted(LINKED_OUT))
+def test_a_rescan_reports_a_file_turned_into_a_link_out(
+    fixtures_copy: Path, tmp_path: Path, fmt: str
+) -> None:
+    """Live reload: a watched file replaced by a link out is shown, never read;
+    a rescan of its folder does the same; putting the file back restores it."""
+    root = fixtures_copy / fmt
+    rel = _victim(root, fmt)
+    vault = open_catalog(root, cache=True).vaults[0]
+    before = _ids(vault.result)
+    target = tmp_path / "outside" / rel.rpartition("/")[2]
+    _link_out(root, rel, tmp_path / "outside")
+    for changed in (rel, rel.rpartition("/")[0] or "."):
+        result = rescan_paths(vault, [changed])
+        assert all(m.path != rel for m in result.memories)
+        assert _reported_outside(result.problems, rel)
+        assert _ids(result) == _ids(ADAPTERS[fmt]().scan(root))
+    save_cache(vault)
+    assert _reported_outside(list(open_catalog(root, cache=True).problems()), rel)
+    (root / rel).unlink()
+    shutil.copyfile(target, root / rel)
+    result = rescan_paths(vault, [rel])
+    assert not _reported_outside(result.problems, rel)
+    assert _ids(result) == before
 
 
 @pytest.mark.parametrize(

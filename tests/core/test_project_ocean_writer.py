@@ -12,7 +12,14 @@ import pytest
 
 from memlens.core.actions import Action, writer_for
 from memlens.core.decay import decay_of
-from memlens.core.errors import ConflictError, MemlensError, RefusedError, UnsafePathError
+from memlens.core.errors import (
+    ConflictError,
+    MemlensError,
+    NotFoundError,
+    RefusedError,
+    UnsafePathError,
+)
+from memlens.core.formats.project_ocean import ProjectOceanAdapter
 from memlens.core.formats.project_ocean_writer import ProjectOceanWriter
 from memlens.core.journal import apply_plan, read_journal, undo_last
 from memlens.core.model import Memory
@@ -526,9 +533,13 @@ def test_a_change_that_keeps_fields_and_body_is_not_lost(root: Path) -> None:
 def test_symlinked_memory_file_is_refused(root: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside.md"
     outside.write_bytes((root / HAWK_PATH).read_bytes())
-    link = root / "agents/hawk/memory/vault/obs-2026-11-30-001.md"
-    link.symlink_to(outside)
-    m = memory(root, "hawk/obs-2026-11-30-001")
+    rel = "agents/hawk/memory/vault/obs-2026-11-30-001.md"
+    (root / rel).symlink_to(outside)
+    # The scan never reads it (it shows as a Problem), so no action can name it...
+    with pytest.raises(NotFoundError):
+        memory(root, "hawk/obs-2026-11-30-001")
+    # ...and the writer refuses it even when handed its memory directly.
+    m = ProjectOceanAdapter().scan_rel(root, rel).memories[0]
     before = outside.read_bytes()
     for name, params in (("pin", {}), ("archive", {}), ("edit_body", {"body": "x"})):
         with pytest.raises(UnsafePathError, match="outside the vault"):
