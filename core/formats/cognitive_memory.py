@@ -15,6 +15,7 @@ its stored `decay_score` values are stale and always recomputed here.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import posixpath
@@ -234,13 +235,51 @@ def _number(value: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
-def _state_entry(raw: Any) -> StateEntry | None:
+#: One bad value in a `_state.json` entry: (reason, field or None for the whole entry, detail).
+_StateFault = tuple[Reason, str | None, str]
+
+
+def _state_entry(raw: Any) -> tuple[StateEntry | None, list[_StateFault]]:
+    """One entry, with the defaults in place of bad values, and what was bad.
+
+    A missing or null field is simply not recorded (the defaults apply
+    quietly); a value of the wrong type or range is reported and also falls
+    back to the default (access_count 0, last access = created), because the
+    markdown file, not `_state.json`, is the source of truth.
+    """
     if not isinstance(raw, Mapping):
-        return None
+        return None, [(Reason.MALFORMED_JSON, None, f"is a JSON {_json_kind(raw)}, not an object")]
+    faults: list[_StateFault] = []
+    access_count = 0
     count = raw.get("access_count")
-    access_count = count if isinstance(count, int) and not isinstance(count, bool) else 0
-    last = parse_datetime(raw.get("last_accessed"))
-    return StateEntry(max(0, access_count), last, _number(raw.get("decay_score")))
+    if count is None:
+        pass
+    elif isinstance(count, bool) or not isinstance(count, int):
+        why = f"access_count {_show(count)} is not a whole number (counted as 0)"
+        faults.append((Reason.WRONG_TYPE, "access_count", why))
+    elif count < 0:
+        why = f"access_count {_show(count)} is negative (counted as 0)"
+        faults.append((Reason.OUT_OF_RANGE, "access_count", why))
+    else:
+        access_count = count
+    last_raw = raw.get("last_accessed")
+    last = parse_datetime(last_raw)
+    if last_raw is not None and last is None:
+        why = (
+            f"last_accessed {_show(last_raw)} is not an ISO 8601 timestamp "
+            "(decay counts from created)"
+        )
+        faults.append((Reason.WRONG_TYPE, "last_accessed", why))
+    score_raw = raw.get("decay_score")
+    score = _number(score_raw)
+    if score_raw is not None and score is None:
+        if isinstance(score_raw, float):  # NaN / Infinity
+            why = f"decay_score {_show(score_raw)} is not finite"
+            faults.append((Reason.OUT_OF_RANGE, "decay_score", why))
+        else:
+            why = f"decay_score {_show(score_raw)} is not a number"
+            faults.append((Reason.WRONG_TYPE, "decay_score", why))
+    return StateEntry(access_count, last, score), faults
 
 
 def read_state(root: Path) -> tuple[dict[str, StateEntry], Problem | None]:
@@ -248,53 +287,152 @@ def read_state(root: Path) -> tuple[dict[str, StateEntry], Problem | None]:
 
     A missing file is an empty state.  A malformed one is reported and also
     treated as empty: decay then falls back to `created`, as for new memories.
+    Bad values inside single entries are reported by `scan` (with defaults
+    in their place here).
     """
     path = root / STATE_FILE
     if not path.is_file():
         return {}, None
-    return _parse_state(root, path, None)
+    state, problem, _faults = _parse_state(root, path, None)
+    return state, problem
+
+
+#: A state entry's problem, by the id it belongs to (reported only for ids a
+#: memory file claims: entries of other ids are orphans, ignored).
+_EntryProblem = tuple[str, Problem]
 
 
 def _parse_state(
     root: Path, path: Path, data: bytes | None
-) -> tuple[dict[str, StateEntry], Problem | None]:
+) -> tuple[dict[str, StateEntry], Problem | None, list[_EntryProblem]]:
+    """(entries by id, the problem that makes the whole file unusable, entry problems)."""
     try:
         text = read_text(path).text if data is None else decode_bytes(data, path).text
     except ParseError as err:
-        return {}, problem_from(err, FORMAT_ID, root, STATE_FILE)
+        return {}, problem_from(err, FORMAT_ID, root, STATE_FILE), []
     except OSError as exc:
-        return {}, _problem(root, STATE_FILE, Reason.MALFORMED_JSON, f"unreadable: {exc}")
+        return {}, _problem(root, STATE_FILE, Reason.MALFORMED_JSON, f"unreadable: {exc}"), []
     try:
         parsed = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
         lineno = getattr(exc, "lineno", None)
         msg = getattr(exc, "msg", None) or "too deeply nested"
-        return {}, _problem(
+        bad = _problem(
             root, STATE_FILE, Reason.MALFORMED_JSON, f"not valid JSON: {msg}", at_line=lineno
         )
+        return {}, bad, []
     if not isinstance(parsed, dict):
-        return {}, _problem(
+        bad = _problem(
             root,
             STATE_FILE,
             Reason.MALFORMED_JSON,
             f"top level is a {_json_kind(parsed)}, not an object",
         )
+        return {}, bad, []
     entries = parsed.get("entries", {})
     if entries is None:
         entries = {}
     if not isinstance(entries, dict):
-        return {}, _problem(
+        bad = _problem(
             root,
             STATE_FILE,
             Reason.MALFORMED_JSON,
             f"'entries' is a {_json_kind(entries)}, not an object",
         )
+        return {}, bad, []
     state: dict[str, StateEntry] = {}
+    faulty: list[tuple[str, list[_StateFault]]] = []
     for key, raw in entries.items():
-        entry = _state_entry(raw)
+        entry, faults = _state_entry(raw)
         if entry is not None:
-            state[str(key)] = entry
-    return state, None
+            state[key] = entry
+        if faults:
+            faulty.append((key, faults))
+    return state, None, _entry_problems(root, text, faulty)
+
+
+def _entry_problems(
+    root: Path, text: str, faulty: list[tuple[str, list[_StateFault]]]
+) -> list[_EntryProblem]:
+    """One Problem per bad value, at the line of its field (or of its entry)."""
+    if not faulty:
+        return []
+    places = _entry_places(text)
+    newlines = [m.end() for m in re.finditer("\n", text)]
+    out: list[_EntryProblem] = []
+    for key, faults in faulty:
+        key_at, fields = places.get(key, (None, {}))
+        for reason, name, detail in faults:
+            offset = fields.get(name, key_at) if name is not None else key_at
+            line = None if offset is None else bisect.bisect_right(newlines, offset) + 1
+            problem = Problem(
+                format=FORMAT_ID,
+                vault_root=root,
+                path=STATE_FILE,
+                reason=reason,
+                detail=f"entry {_show(key)}: {detail}",
+                line=line,
+                at_line=line,
+            )
+            out.append((key, problem))
+    return out
+
+
+_JSON_WS = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    """The offset of the first non-whitespace character (JSON whitespace) from `pos`."""
+    match = _JSON_WS.match(text, pos)
+    return match.end() if match else pos
+
+
+def _members(text: str, start: int) -> Iterable[tuple[str, int, int]]:
+    """(key, key offset, value offset) of each member of the JSON object at `start`.
+
+    `text` is known to be valid JSON (json.loads read it), so this only walks
+    it; the values are skipped with the C decoder.
+    """
+    pos = _skip_ws(text, start + 1)
+    if text[pos] == "}":
+        return
+    while True:
+        key_at = pos
+        key, pos = _DECODER.raw_decode(text, pos)
+        pos = _skip_ws(text, _skip_ws(text, pos) + 1)  # past the ':'
+        value_at = pos
+        _, pos = _DECODER.raw_decode(text, pos)
+        yield str(key), key_at, value_at
+        pos = _skip_ws(text, pos)
+        if text[pos] != ",":
+            return
+        pos = _skip_ws(text, pos + 1)
+
+
+def _entry_places(text: str) -> dict[str, tuple[int, dict[str, int]]]:
+    """Offsets of each `_state.json` entry key and of its fields' keys.
+
+    As json.loads, the last of duplicate keys wins.  Only called when some
+    entry has a bad value; {} if the text is not the shape expected.
+    """
+    out: dict[str, tuple[int, dict[str, int]]] = {}
+    try:
+        top = _skip_ws(text, 0)
+        entries_at: int | None = None
+        for key, _key_at, value_at in _members(text, top):
+            if key == "entries":
+                entries_at = value_at
+        if entries_at is None or text[entries_at] != "{":
+            return {}
+        for key, key_at, value_at in _members(text, entries_at):
+            fields: dict[str, int] = {}
+            if text[value_at] == "{":
+                fields = {name: at for name, at, _v in _members(text, value_at)}
+            out[key] = (key_at, fields)
+    except (ValueError, IndexError, RecursionError):
+        return out
+    return out
 
 
 def load_index(root: Path) -> dict[str, Any] | None:
@@ -965,8 +1103,10 @@ class CognitiveMemoryAdapter:
                 out.problems.append(problem)
         elif kind == _STATE:
             out.vault_wide = True  # access counts feed every memory's decay
-            state, problem = _parse_state(root, path, data)
+            state, problem, entry_problems = _parse_state(root, path, data)
             out.data["state"] = state
+            # Reported by link(), which knows which ids are orphans.
+            out.data["entry_problems"] = entry_problems
             if problem is not None:
                 out.problems.append(problem)
         else:
@@ -978,6 +1118,7 @@ class CognitiveMemoryAdapter:
         result = ScanResult()
         state: dict[str, StateEntry] = {}
         state_problems: list[Problem] = []
+        entry_problems: list[_EntryProblem] = []
         episode_files: list[FileScan] = []
         index: list[dict[str, Any]] = []
         parsed: list[Memory] = []
@@ -998,6 +1139,7 @@ class CognitiveMemoryAdapter:
             elif kind == _STATE:
                 state = fs.data.get("state", {})
                 state_problems.extend(fs.problems)
+                entry_problems = fs.data.get("entry_problems", [])
             elif kind == _EPISODE:
                 episode_files.append(fs)
             else:
@@ -1006,6 +1148,8 @@ class CognitiveMemoryAdapter:
         valid, dup_problems = split_duplicates(parsed, FORMAT_ID, root)
         result.problems.extend(dup_problems)
         result.problems.extend(state_problems)
+        # Bad values of orphan entries are ignored, as the orphans themselves.
+        result.problems.extend(p for mem_id, p in entry_problems if mem_id in claims)
 
         valid_ids = {m.id for m in valid}
         refs: dict[str, dict[int, Memory]] = {}
@@ -1033,6 +1177,7 @@ class CognitiveMemoryAdapter:
             "claims": claims,
             "refs": refs,
             "state": state,
+            "faulty_state": {mem_id for mem_id, _p in entry_problems},
             "valid_paths": valid_paths,
             "episode_files": [fs.rel for fs in episode_files],
         }
@@ -1074,6 +1219,9 @@ class CognitiveMemoryAdapter:
         for m in gone:
             if valid.get(m.id) is not m:
                 return None
+        faulty_state: set[str] = st.get("faulty_state", set())
+        if any(d and mem_id in faulty_state for mem_id, d in delta.items()):
+            return None  # an id with a bad _state.json entry (dis)appeared: its problem too
 
         # From here on the tables move to the new result.
         state: dict[str, StateEntry] = st["state"]
