@@ -344,8 +344,10 @@ def scan_one(
     With `previous` (the file's last FileScan and stamp), a file that only
     grew, its old bytes intact up to a line end (an append-only JSON Lines
     store), is handed to the adapter's optional `scan_appended` so only the
-    new lines are parsed; otherwise the adapter's optional `rescan_file` may
-    reuse what the previous read made of unchanged parts.
+    new lines are parsed (the line they start on comes from the previous
+    FileScan's optional `data["newlines"]`, else by counting); otherwise
+    the adapter's optional `rescan_file` may reuse what the previous read
+    made of unchanged parts.
     """
     old_size = previous[1].size if previous is not None else None
     try:
@@ -361,7 +363,10 @@ def scan_one(
         and len(data) > old_size
         and data[old_size - 1 : old_size] == b"\n"
     ):
-        first_line = data.count(b"\n", 0, old_size) + 1
+        # The previous read may know its line count (`newlines`: the same
+        # bytes the stamp hashed); counting 10 MB again costs ~7 ms.
+        known = previous[0].data.get("newlines")
+        first_line = (known if isinstance(known, int) else data.count(b"\n", 0, old_size)) + 1
         grown = appended(root, path, previous[0], data[old_size:], first_line)
         if isinstance(grown, FileScan):
             return grown, stamp

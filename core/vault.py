@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import operator
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -303,9 +304,18 @@ def diff_results(old: ScanResult, new: ScanResult, *, everything: bool = False) 
     (`Vault.last_rescan_vault_wide`) to count every surviving memory as
     changed.
     """
-    before = {m.id: m for m in old.memories}
+    olds, news = old.memories, new.memories
+    lo = hi = 0
+    if not everything:
+        # A rescan keeps the objects of untouched memories in place, so the
+        # lists usually differ in one short stretch: skip the identical ends
+        # (ids are unique within a result, so no id can move across them).
+        lo = _same_run(map(operator.is_, olds, news))
+        hi = _same_run(map(operator.is_, reversed(olds), reversed(news)))
+        hi = min(hi, len(olds) - lo, len(news) - lo)
+    before = {m.id: m for m in olds[lo : len(olds) - hi]}
     out = MemoryChanges()
-    for m in new.memories:
+    for m in news[lo : len(news) - hi]:
         prev = before.pop(m.id, None)
         if prev is None:
             out.added.append(m)
@@ -313,6 +323,15 @@ def diff_results(old: ScanResult, new: ScanResult, *, everything: bool = False) 
             out.changed.append(m)
     out.removed = list(before.values())
     return out
+
+
+def _same_run(same: Iterable[bool]) -> int:
+    """How many leading items of `same` are true (the loop runs in C)."""
+    flags = list(same)
+    try:
+        return flags.index(False)
+    except ValueError:
+        return len(flags)
 
 
 def _keep_unchanged(old: FileScan, new: FileScan) -> None:
@@ -323,7 +342,8 @@ def _keep_unchanged(old: FileScan, new: FileScan) -> None:
     entries' objects lets `diff_results` (and so the search index and the
     app) see only the entry that really changed.
     """
-    if len(old.memories) < 2 or not new.memories:
+    if len(old.memories) < 2 or not new.memories or new.data.get("kept_objects"):
+        # (`kept_objects`: the adapter's rescan already kept them.)
         return
     by_id = {m.id: m for m in old.memories}
     new.memories = [

@@ -90,6 +90,7 @@ file that exists but cannot be read at all is reported as `encoding` on line 1.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections import Counter
@@ -1058,7 +1059,13 @@ class ExperienceRecordAdapter:
             stances = scan.load_records(STANCES, "stances", _validate_stance, data=data)
             out.data.update(records=stances)
         else:
+            if data is None and path.is_file():
+                with contextlib.suppress(OSError):  # `scan.read` reports it
+                    data = path.read_bytes()
             _read_experiences(scan, scan.read(EXPERIENCES, data), out.memories)
+            if data is not None:
+                # Where appended lines start next time (see `scan_appended`).
+                out.data["newlines"] = data.count(b"\n")
         out.problems = scan.result.problems
         return out
 
@@ -1092,6 +1099,8 @@ class ExperienceRecordAdapter:
         data["appended"] = (len(previous.memories), len(previous.problems))
         # Every memory read before is the very object it was: nothing to match up.
         data["kept_objects"] = True
+        if isinstance(previous.data.get("newlines"), int):
+            data["newlines"] = previous.data["newlines"] + tail.count(b"\n")
         return FileScan(
             previous.rel,
             order=previous.order,
