@@ -8,12 +8,16 @@ restores every byte.  `.memlens/` carries its own `.gitignore` (`*`) so the
 journal never lands in the user's git history.
 
 Nothing is deleted, undo included: undoing a created file moves it to
-`.memlens/undone/` instead of removing it.
+`.memlens/undone/` instead of removing it.  The one exception is a folder
+memlens itself created for a move or a new file (listed in the entry's
+`dirs`): undo removes it again, and only if it is empty by then.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +27,7 @@ from .errors import ConflictError, NotFoundError, UnsafePathError
 from .paths import is_inside
 from .writes import (
     FileSnapshot,
+    WriteError,
     atomic_write,
     check_unchanged,
     digest,
@@ -153,8 +158,14 @@ def apply_plan(plan: Plan) -> dict[str, Any]:
         if c.kind == "move" and c.dst is not None and c.dst.exists():
             raise ConflictError(f"{c.dst} already exists; memlens never overwrites on a move")
     done: list[dict[str, Any]] = []
+    #: Folders this plan created (for a move or a new file), in creation order.
+    made: list[Path] = []
     try:
         for c in plan.changes:
+            if c.kind != "write":
+                target = c.dst if c.kind == "move" else c.path
+                assert target is not None
+                made.extend(_make_dirs(root, target.parent))
             if c.kind == "write":
                 assert c.data is not None
                 before = c.path.read_bytes()
@@ -187,7 +198,10 @@ def apply_plan(plan: Plan) -> dict[str, Any]:
                     }
                 )
     except BaseException:
-        _undo_ops(root, done, force=True)
+        try:
+            _undo_ops(root, done, force=True)
+        finally:
+            _remove_empty_dirs(made)
         raise
     entry: dict[str, Any] = {
         "id": f"{time.time_ns():x}",
@@ -197,8 +211,49 @@ def apply_plan(plan: Plan) -> dict[str, Any]:
         "summary": plan.summary,
         "ops": done,
     }
+    if made:
+        # Absent in entries of plans that created no folder (and in old journals).
+        entry["dirs"] = [_rel(root, d) for d in made]
     _append_journal(root, entry)
     return entry
+
+
+def _make_dirs(root: Path, folder: Path) -> list[Path]:
+    """Create `folder` and its missing parents below `root`; return the ones created here.
+
+    One `os.mkdir` per level, so a folder that exists already, or that
+    another process makes at the same moment, is never counted as ours.
+    """
+    missing: list[Path] = []
+    p = folder
+    while p != root and not p.is_dir() and p.parent != p:
+        missing.append(p)
+        p = p.parent
+    _check_inside(root, *missing)
+    made: list[Path] = []
+    for d in reversed(missing):
+        try:
+            os.mkdir(d)
+        except FileExistsError:
+            continue  # not ours; if it is not a folder, the move itself fails
+        except OSError as exc:
+            _remove_empty_dirs(made)
+            raise WriteError(f"could not create the folder {d}: {exc.strerror or exc}") from exc
+        made.append(d)
+    return made
+
+
+def _remove_empty_dirs(folders: list[Path]) -> None:
+    """Remove each of `folders` that is empty now, deepest first; keep all others.
+
+    `os.rmdir` removes only an empty folder, so one that holds anything (a
+    file another process put there meanwhile) stays, with its content.
+    """
+    for d in sorted(folders, key=lambda p: len(p.parts), reverse=True):
+        if d.is_symlink():
+            continue
+        with contextlib.suppress(OSError):
+            os.rmdir(d)
 
 
 def _append_journal(root: Path, entry: dict[str, Any]) -> None:
@@ -283,6 +338,26 @@ def _undo_ops(root: Path, ops: list[dict[str, Any]], *, force: bool = False) -> 
         raise
 
 
+def _journal_dirs(root: Path, entry: dict[str, Any]) -> list[Path]:
+    """The folders a journaled plan created (none in entries older than `dirs`).
+
+    Only safe vault-relative paths count, never the vault itself nor
+    memlens's own state folder.
+    """
+    raw = entry.get("dirs")
+    out: list[Path] = []
+    for rel in raw if isinstance(raw, list) else []:
+        try:
+            d = _safe_rel(root, rel)
+        except UnsafePathError:
+            continue
+        parts = rel.split("/")
+        if rel in ("", ".") or parts[0] == STATE_DIR or "." in parts or "" in parts:
+            continue
+        out.append(d)
+    return out
+
+
 def _safe_rel(root: Path, rel: str) -> Path:
     if not isinstance(rel, str) or rel.startswith("/") or ".." in rel.split("/") or "\x00" in rel:
         raise UnsafePathError(f"bad path {rel!r} in the journal")
@@ -305,6 +380,7 @@ def undo_last(root: Path) -> dict[str, Any]:
         if entry.get("action") in _NOT_UNDONE or str(entry.get("id")) in already:
             continue
         _undo_ops(root, list(entry.get("ops", [])))
+        _remove_empty_dirs(_journal_dirs(root, entry))
         _append_journal(
             root,
             {
