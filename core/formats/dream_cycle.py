@@ -889,6 +889,9 @@ def _read(path: Path) -> bytes | OSError | None:
 class DreamCycleAdapter:
     format_id: ClassVar[str] = "dream-cycle"
     label: ClassVar[str] = "Dream Cycle"
+    #: The linked result (link_state included) pickles faithfully: the scan
+    #: cache keeps it and an unchanged vault is not linked again.
+    cache_linked: ClassVar[bool] = True
 
     def detect(self, root: Path) -> bool:
         obs = root / OBSERVATIONS

@@ -1013,6 +1013,9 @@ class ExperienceRecordAdapter:
 
     format_id: ClassVar[str] = FORMAT_ID
     label: ClassVar[str] = "Experience records"
+    #: The linked result (link_state included) pickles faithfully: the scan
+    #: cache keeps it and an unchanged vault is not linked again.
+    cache_linked: ClassVar[bool] = True
 
     def detect(self, root: Path) -> bool:
         return (root / EXPERIENCES).is_file()

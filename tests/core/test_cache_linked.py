@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import pickle
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,13 @@ from memlens.core.identity import ByIdentity, by_identity
 from memlens.core.model import ScanResult
 from memlens.core.vault import Vault, discover, rescan_paths, save_cache, scan_vault
 
-LINKED = ("observation-v1", "project-ocean", "cognitive-memory")
+LINKED = (
+    "observation-v1",
+    "project-ocean",
+    "cognitive-memory",
+    "dream-cycle",
+    "experience-records",
+)
 
 
 def assert_same(got: ScanResult, want: ScanResult) -> None:
@@ -35,6 +43,29 @@ def _rel(vault: Vault, path: Path) -> str:
 
 def memory_files(vault: Vault) -> list[Path]:
     return [vault.root / rel for rel, fs in vault.scans.items() if fs.memories]
+
+
+def grow(path: Path, text: str) -> None:
+    """Add `text` to a memory file as an agent would (a new record in a JSON Lines store)."""
+    if path.suffix == ".jsonl":
+        record = {
+            "id": f"exp_{abs(hash(text)) % 10**8}",
+            "type": "observation",
+            "created_at": "2026-11-20T10:00:00Z",
+            "content": {"text": text},
+        }
+        path.write_bytes(path.read_bytes() + (json.dumps(record) + "\n").encode())
+    else:
+        path.write_bytes(path.read_bytes() + f"\n{text}\n".encode())
+
+
+#: Formats whose fixture edits above always take the fast relink (the
+#: dream-cycle fixture repeats an id, which always needs a full link).
+FAST_RELINK = ("observation-v1", "project-ocean", "cognitive-memory", "experience-records")
+
+#: Formats whose link builds no memory objects of its own (the experience
+#: store's link applies views and pins to fresh objects).
+PER_FILE_OBJECTS = ("observation-v1", "project-ocean", "cognitive-memory", "dream-cycle")
 
 
 def test_by_identity_is_rekeyed_after_a_round_trip() -> None:
@@ -66,16 +97,17 @@ def test_unchanged_vault_reuses_the_linked_result(
     assert calls == [], "an unchanged vault was linked again"
     assert again.cache_stats is not None and again.cache_stats.reused == len(again.scans)
     assert_same(again.result, adapter.scan(again.root))
-    # The result's memories are the very objects of the per-file scans.
-    per_file = {id(m) for fs in again.scans.values() for m in fs.memories}
-    assert all(id(m) in per_file for m in again.result.memories)
+    if fmt in PER_FILE_OBJECTS:
+        # The result's memories are the very objects of the per-file scans.
+        per_file = {id(m) for fs in again.scans.values() for m in fs.memories}
+        assert all(id(m) in per_file for m in again.result.memories)
 
 
 @pytest.mark.parametrize("fmt", LINKED)
 def test_a_changed_file_is_linked_not_served_from_the_cache(fixtures_copy: Path, fmt: str) -> None:
     vault = scan_vault(fresh(fixtures_copy, fmt), cache=True)
     target = memory_files(vault)[0]
-    target.write_bytes(target.read_bytes() + b"\nchanged text zanzibarquux\n")
+    grow(target, "changed text zanzibarquux")
     again = scan_vault(fresh(fixtures_copy, fmt), cache=True)
     assert again.cache_stats is not None and again.cache_stats.parsed == 1
     assert_same(again.result, again.adapter.scan(again.root))
@@ -85,38 +117,49 @@ def test_a_changed_file_is_linked_not_served_from_the_cache(fixtures_copy: Path,
 
 @pytest.mark.parametrize("fmt", LINKED)
 def test_relink_after_a_cached_start_equals_a_full_scan(
-    fixtures_copy: Path, fmt: str, monkeypatch: pytest.MonkeyPatch
+    fixtures_copy: Path, tmp_path: Path, fmt: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The same edits, from a cached result and from a freshly linked one:
+    each rescan equals a full link, and the cached link_state serves the
+    fast relink exactly as often as a fresh one does."""
+    reference = tmp_path / "reference"
+    shutil.copytree(fixtures_copy, reference, symlinks=True)
     scan_vault(fresh(fixtures_copy, fmt), cache=True)
     vault = scan_vault(fresh(fixtures_copy, fmt), cache=True)  # result from the cache
+    assert vault.cache_stats is not None and vault.cache_stats.reused == len(vault.scans)
     assert vault.result.link_state
+    other = scan_vault(fresh(reference, fmt), cache=False)
     adapter = vault.adapter
-    full_links: list[int] = []
+    full_links: list[Path] = []
     real_link = type(adapter).link
 
     def counting_link(self: object, root: Path, scans: object) -> ScanResult:
-        full_links.append(1)
+        full_links.append(root)
         return real_link(self, root, scans)  # type: ignore[arg-type]
 
-    files = [p for p in memory_files(vault) if not vault.scans[_rel(vault, p)].problems]
-    for path in (files[0], files[len(files) // 2]):
-        path.write_bytes(path.read_bytes() + b"\nEdited after a cached start.\n")
-        monkeypatch.setattr(type(adapter), "link", counting_link)
-        got = rescan_paths(vault, [path])
-        monkeypatch.setattr(type(adapter), "link", real_link)
-        assert_same(got, adapter.scan(vault.root))
-    # The cached link_state served the incremental relink (no full link).
-    assert full_links == []
+    files = memory_files(vault)
+    clean = [p for p in files if not vault.scans[_rel(vault, p)].problems] or files
+    monkeypatch.setattr(type(adapter), "link", counting_link)
+    for n, path in enumerate((clean[0], clean[len(clean) // 2])):
+        for v in (vault, other):
+            target = v.root / _rel(vault, path)
+            grow(target, f"Edited after a cached start {n}.")
+            got = rescan_paths(v, [target])
+            assert_same(got, real_link(adapter, v.root, dict(v.scans)))
+    assert full_links.count(vault.root) == full_links.count(other.root)
+    if fmt in FAST_RELINK:
+        assert vault.root not in full_links
     removed = files[-1]
     removed.unlink()
+    monkeypatch.setattr(type(adapter), "link", real_link)
     assert_same(rescan_paths(vault, [removed]), vault.adapter.scan(vault.root))
 
 
 @pytest.mark.parametrize("fmt", LINKED)
 def test_save_cache_after_rescans_keeps_a_usable_result(fixtures_copy: Path, fmt: str) -> None:
     vault = scan_vault(fresh(fixtures_copy, fmt), cache=True)
-    path = memory_files(vault)[1]
-    path.write_bytes(path.read_bytes() + b"\nOne more line.\n")
+    path = memory_files(vault)[-1]
+    grow(path, "One more line.")
     rescan_paths(vault, [path])
     assert save_cache(vault).saved
     again = scan_vault(fresh(fixtures_copy, fmt), cache=True)
