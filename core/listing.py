@@ -106,7 +106,12 @@ class MemoryRow:
         if self.problem is not None:
             p = self.problem
             where = p.line if p.line is not None else p.index
-            return (str(self.vault_root), f"!{p.path}#{where}#{p.reason.value}")
+            # The id and detail too: one line of a minified JSON file can
+            # hold several problems of the same reason.
+            return (
+                str(self.vault_root),
+                f"!{p.path}#{where}#{p.reason.value}#{p.id or ''}#{p.detail}",
+            )
         return (str(self.vault_root), self.id)
 
     @property

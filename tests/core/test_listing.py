@@ -189,6 +189,25 @@ def test_scope_and_invalid_toggle() -> None:
     assert lst.position_of(bad.key) == 6
 
 
+def test_problems_on_one_line_have_distinct_keys() -> None:
+    """A minified `_state.json` puts every bad entry on line 1 with one reason."""
+    rows = []
+    for n, entry in enumerate(("a", "b")):
+        row = make_row(20 + n, "_state.json", health=INVALID, strength=None)
+        row.problem = Problem(
+            "test",
+            ROOT,
+            "_state.json",
+            Reason.WRONG_TYPE,
+            f"entry '{entry}': access_count 'many' is not a whole number",
+            line=1,
+        )
+        rows.append(row)
+    assert rows[0].key != rows[1].key
+    lst = MemoryList(rows)
+    assert [lst.position_of(r.key) for r in rows] == [0, 1]
+
+
 def test_position_and_find() -> None:
     lst = MemoryList(sample())
     lst.sort_by("title")
