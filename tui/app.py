@@ -38,7 +38,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from memlens.core.changes import Change, ChangeKind, apply_to_search, diff_results
+from memlens.core.changes import Change, ChangeKind, diff_results
 from memlens.core.config import Config
 from memlens.core.errors import MemlensError
 from memlens.core.listing import COLUMNS, MemoryRow, health_counts, memory_row, rows_for_vault
@@ -651,7 +651,7 @@ class MemlensApp(App[None]):
 
     def _rerender_detail(self, main: MainScreen, detail: MemoryDetail, row: MemoryRow) -> None:
         y = detail.scroll_y
-        main._show_detail(row)
+        main.show_detail(row)
 
         async def restore() -> None:
             await detail.settled()
@@ -744,7 +744,7 @@ class MemlensApp(App[None]):
         screen = self._mode_screen("search")
         if not isinstance(screen, SearchScreen) or not changes:
             return
-        if screen.index is None or screen._building is not None:
+        if not screen.index_ready:
             # An index being built may have read the vaults before these
             # changes: apply them once it is there (applying twice is harmless).
             self._search_backlog.extend(changes)
@@ -760,24 +760,12 @@ class MemlensApp(App[None]):
     @work(thread=True, group="live-search", exit_on_error=False, name="search update")
     def _apply_search_changes(self, screen: SearchScreen, changes: list[Change]) -> None:
         """Off the UI thread, under the pane's index lock (queries hold it too)."""
-        index = screen.index
-        if index is None:
-            return
-        with screen._index_lock:
-            apply_to_search(index, changes)
-            # A method in some versions of core.search, a property in others.
-            flag: Any = index.needs_rebuild
-            rebuild = bool(flag() if callable(flag) else flag)
+        rebuild = screen.apply_changes(changes)
         self.call_from_thread(self._search_updated, screen, rebuild)
 
     def _search_updated(self, screen: SearchScreen, rebuild: bool) -> None:
-        if not screen.is_mounted:
-            return
-        if rebuild:
-            screen._signature = None
-            screen._catalog_changed(self.catalog_version)
-        else:
-            screen._schedule(now=True)
+        if screen.is_mounted:
+            screen.changes_applied(rebuild)
 
     def _invalidate_graph(self) -> None:
         """Rebuild the graph after changes, at most every GRAPH_REBUILD_DELAY seconds."""
@@ -788,8 +776,7 @@ class MemlensApp(App[None]):
         def rebuild() -> None:
             self._graph_timer = None
             if screen.is_mounted and not self.loading:
-                screen._signature = None
-                screen._catalog_changed(self.catalog_version)
+                screen.rebuild()
 
         self._graph_timer = self.set_timer(GRAPH_REBUILD_DELAY, rebuild)
 

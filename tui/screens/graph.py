@@ -167,6 +167,11 @@ class GraphScreen(MemlensScreen):
         self._update_bar()
         self.build([v for v, _ in app.loaded], signature)
 
+    def rebuild(self) -> None:
+        """Build the graph again from the loaded vaults (after live changes)."""
+        self._signature = None
+        self._catalog_changed(self.memlens.catalog_version)
+
     @work(thread=True, exclusive=True, group="graph-build", exit_on_error=False, name="graph")
     def build(self, vaults: list[Vault], signature: tuple[int, ...]) -> None:
         """Build the graph and its health (orphans, cycles) off the UI thread."""

@@ -211,7 +211,7 @@ class MainScreen(MemlensScreen):
         position = self.model.position_of(key) if key is not None else None
         table.rows_changed(keep_cursor=position if position is not None else 0)
         if not len(self.model):
-            self._show_detail(None)
+            self.show_detail(None)
         self._update_topbar()
 
     def _update_topbar(self) -> None:
@@ -254,11 +254,11 @@ class MainScreen(MemlensScreen):
         self._detail_timer = None
         current = self.query_one(MemoryTable).current_row()
         if current is not self.query_one(MemoryDetail).row:
-            self._show_detail(current)
+            self.show_detail(current)
 
     @on(MemoryTable.Selected)
     def _selected(self, event: MemoryTable.Selected) -> None:
-        self._show_detail(event.row)
+        self.show_detail(event.row)
         self.set_focus(self.query_one(MemoryDetail))
 
     @on(MemoryTable.SortClicked)
@@ -268,7 +268,7 @@ class MainScreen(MemlensScreen):
         else:
             self._resort(column=event.column, reverse=False)
 
-    def _show_detail(self, row: MemoryRow | None) -> None:
+    def show_detail(self, row: MemoryRow | None) -> None:
         detail = self.query_one(MemoryDetail)
         self.actions.viewed(row)
         if row is None or row.memory is None:
@@ -334,7 +334,7 @@ class MainScreen(MemlensScreen):
         if remember and current is not None and current.key != target.key:
             self._history.append(current.key)
         table.move_to(position)
-        self._show_detail(target)
+        self.show_detail(target)
         self.set_focus(table)
         return True
 
@@ -526,7 +526,7 @@ class MainScreen(MemlensScreen):
         row = self.query_one(MemoryTable).current_row()
         detail = self.query_one(MemoryDetail)
         if row is not None and detail.row is not row and detail.editing is None:
-            self._show_detail(row)
+            self.show_detail(row)
         detail.action_edit_body()
 
     def action_open_editor(self) -> None:

@@ -26,6 +26,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from memlens.core.changes import Change, apply_to_search
 from memlens.core.decay import decay_of
 from memlens.core.query import QueryError
 from memlens.core.search import Hit, SearchIndex, SearchResults
@@ -199,6 +200,31 @@ class SearchScreen(MemlensScreen):
         self.query_one(ResultList).loading = True
         self._update_bar()
         self.build_index([v for v, _ in app.loaded], signature)
+
+    @property
+    def index_ready(self) -> bool:
+        """An index is there and no newer one is being built."""
+        return self.index is not None and self._building is None
+
+    def apply_changes(self, changes: list[Change]) -> bool:
+        """Bring the index in step with live changes; True if it should be rebuilt.
+
+        Safe from a worker thread: it holds the index lock, as queries do.
+        """
+        index = self.index
+        if index is None:
+            return False
+        with self._index_lock:
+            apply_to_search(index, changes)
+            return bool(index.needs_rebuild)
+
+    def changes_applied(self, rebuild: bool) -> None:
+        """After `apply_changes`: rebuild the index, or just run the query again."""
+        if rebuild:
+            self._signature = None
+            self._catalog_changed(self.memlens.catalog_version)
+        else:
+            self._schedule(now=True)
 
     @work(
         thread=True, exclusive=True, group="search-index", exit_on_error=False, name="search index"
