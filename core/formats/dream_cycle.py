@@ -34,6 +34,7 @@ import math
 import operator
 import os
 import re
+import sys
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -270,13 +271,20 @@ def _dc_fields(inner: str) -> tuple[dict[str, str], tuple[str, ...]]:
     fields: dict[str, str] = {}
     dups: list[str] = []
     for m in _DC_TOKEN.finditer(inner):
-        key = f"dc:{m.group(1)}"
+        # Interned: thousands of sections repeat the same keys and short
+        # values, and the scan cache then stores (and loads) each string once.
+        key = sys.intern(f"dc:{m.group(1)}")
         if key in fields:
             if key not in dups:
                 dups.append(key)
             continue
-        fields[key] = m.group(2)
+        value = m.group(2)
+        fields[key] = sys.intern(value) if len(value) <= _INTERN_MAX else value
     return fields, tuple(dups)
+
+
+#: Longest dc value interned (types, numbers, dates, short sources).
+_INTERN_MAX = 40
 
 
 # ---------------------------------------------------------------------------
