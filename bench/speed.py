@@ -84,13 +84,15 @@ def _open(root: Path, t0: float) -> tuple[Any, float | None, float, float]:
     when the last vault's linked result arrives; the scan caches are written
     after that (the app does it in a worker), so their time is apart.
     """
-    from memlens.core.vault import Catalog, discover, scan_progressive
+    from memlens.core.vault import Catalog, discover, scan_progressive, start_walk_ahead
 
     first: float | None = None
     vaults = []
     steps = []
-    for vault in discover(root):
-        progress = scan_progressive(vault, batch=500, cache=True)
+    found = discover(root)
+    ahead = start_walk_ahead(found, cache=True)
+    for vault in found:
+        progress = scan_progressive(vault, batch=500, cache=True, ahead=ahead)
         for step in progress:
             if first is None and step.memories:
                 first = time.perf_counter() - t0
@@ -99,6 +101,8 @@ def _open(root: Path, t0: float) -> tuple[Any, float | None, float, float]:
         steps.append(progress)
         vaults.append(vault)
     listed = time.perf_counter() - t0
+    if ahead is not None:
+        ahead.close()
     t = time.perf_counter()
     for progress in steps:
         for _ in progress:  # finish each scan: writes its cache file

@@ -69,7 +69,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .formats import FormatAdapter, adapter_for
-from .formats.base import rel_posix, skipped_scan, walk_listing
+from .formats.base import Listing, rel_posix, skipped_scan, walk_listing
 from .model import FileScan, Memory, Problem, ReferenceProblem, Relation, ScanResult
 
 #: Environment variable that moves the cache (tests point it at a tmp dir).
@@ -535,13 +535,13 @@ class _Worker:
         from .parse_worker import write_message
 
         assert self.proc.stdin is not None
-        write_message(self.proc.stdin, body)  # type: ignore[arg-type]
+        write_message(self.proc.stdin, body)
 
     def receive(self) -> bytes:
         from .parse_worker import read_message
 
         assert self.proc.stdout is not None
-        body = read_message(self.proc.stdout)  # type: ignore[arg-type]
+        body = read_message(self.proc.stdout)
         if body is None:
             raise _WorkerFailed
         return body
@@ -876,6 +876,7 @@ def scan_files(
     batch: int | None = None,
     parallel: bool | None = None,
     save: bool = True,
+    walk: Callable[[], tuple[Listing, list[tuple[int, int, int, int] | None]] | None] | None = None,
 ) -> Iterator[ScanProgress]:
     """Scan a vault file by file, yielding progress; the last step is linked.
 
@@ -884,6 +885,9 @@ def scan_files(
     `batch` sets how many memories a progress step carries (None: one final
     step only).  The cache file is rewritten when anything changed (`save`),
     after the final (`done`) step is yielded: iterate to the end to save.
+    `walk`, called once the cache file is loaded, gives the vault's listing
+    and stat keys as another process took them meanwhile (`core.walk_ahead`);
+    when it is absent or returns None the scan walks the vault itself.
     """
     stats = CacheStats()
     entries: Entries = {}
@@ -899,10 +903,16 @@ def scan_files(
             stats.status = "warm" if entries else "cold"
 
     t = time.perf_counter()
+    ahead = walk() if walk is not None else None
     with quiet_gc():
-        listing = walk_listing(adapter, root)
-        rels = listing.names
-        slots, todo = _walk(root, rels, entries, stats)
+        if ahead is not None:
+            listing, keys = ahead
+            rels = listing.names
+            slots, todo = _match(root, rels, keys, entries, stats)
+        else:
+            listing = walk_listing(adapter, root)
+            rels = listing.names
+            slots, todo = _walk(root, rels, entries, stats)
     stats.files = len(rels)
     stats.dropped = len(entries)
     stats.reused = len(rels) - len(todo)
@@ -1034,6 +1044,35 @@ def _walk(
     return slots, todo
 
 
+def _match(
+    root: Path,
+    rels: list[str],
+    keys: list[tuple[int, int, int, int] | None],
+    entries: Entries,
+    stats: CacheStats,
+) -> tuple[list[tuple[str, FileScan | None, FileStamp | None]], list[str]]:
+    """`_walk` with the stat of each file already taken (`core.walk_ahead`)."""
+    slots: list[tuple[str, FileScan | None, FileStamp | None]] = []
+    todo: list[str] = []
+    pop, add = entries.pop, slots.append
+    for rel, key in zip(rels, keys, strict=True):
+        entry = pop(rel, None) if entries else None
+        if entry is not None and key is not None:
+            stamp, fs = entry
+            if key == (stamp.size, stamp.mtime_ns, stamp.ctime_ns, stamp.inode):
+                if not stamp.racy:
+                    add((rel, fs, stamp))
+                    continue
+                fresh = _verify(root / rel, stamp)
+                if fresh is not None:
+                    stats.verified += 1
+                    add((rel, fs, fresh))
+                    continue
+        add((rel, None, None))
+        todo.append(rel)
+    return slots, todo
+
+
 def _cpus() -> int:
     """CPUs this process may run on."""
     try:
@@ -1051,10 +1090,15 @@ def _used_workers(n: int, parallel: bool | None) -> bool:
     own overhead).  `MEMLENS_PARALLEL=0`
     in the environment turns the default off.
     """
-    cpus = _cpus()
     if parallel is None:
-        parallel = os.environ.get(PARALLEL_ENV, "1") != "0" and _load_average() < cpus - 0.5
-    return parallel and n >= PARALLEL_MIN_FILES and cpus > 1
+        parallel = os.environ.get(PARALLEL_ENV, "1") != "0" and spare_cpu()
+    return parallel and n >= PARALLEL_MIN_FILES and _cpus() > 1
+
+
+def spare_cpu() -> bool:
+    """More than one CPU, and a load average leaving at least half of one idle."""
+    cpus = _cpus()
+    return cpus > 1 and _load_average() < cpus - 0.5
 
 
 def _load_average() -> float:

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import pickle
 import sys
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 _LENGTH = 8
 
 
-def read_message(stream: BinaryIO) -> bytes | None:
+def read_message(stream: IO[bytes]) -> bytes | None:
     """One length-prefixed message, or None at end of input."""
     head = stream.read(_LENGTH)
     if len(head) < _LENGTH:
@@ -34,13 +34,13 @@ def read_message(stream: BinaryIO) -> bytes | None:
     return body
 
 
-def write_message(stream: BinaryIO, body: bytes) -> None:
+def write_message(stream: IO[bytes], body: bytes) -> None:
     stream.write(len(body).to_bytes(_LENGTH, "big"))
     stream.write(body)
     stream.flush()
 
 
-def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
+def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
     """Answer requests until the input ends."""
     from .cache import _parse_chunk
 

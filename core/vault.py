@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import bisect
+import contextlib
 import operator
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from . import cache as _cache
@@ -15,6 +17,7 @@ from .errors import NotFoundError
 from .formats import ADAPTERS, FormatAdapter, adapter_for
 from .formats.base import entry_skip, skipped_scan, walk_listing
 from .model import FileScan, Memory, Problem, ReferenceProblem, ScanResult
+from .walk_ahead import WalkAhead, walk_ahead
 
 #: Folders never worth descending into while looking for vaults.
 _SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".memlens"}
@@ -157,6 +160,7 @@ def scan_progressive(
     batch: int = 2000,
     cache: bool = False,
     parallel: bool | None = None,
+    ahead: WalkAhead | None = None,
 ) -> Iterator[ScanProgress]:
     """Scan one vault in steps of about `batch` memories; the `done` step is linked.
 
@@ -167,24 +171,35 @@ def scan_progressive(
     vault is updated in place when the `done` step is produced; the cache
     file is written after it, when the iteration is continued to its end
     (a front end can list everything first, then finish in a worker).
+    `ahead` (see `start_walk_ahead`) may hold the vault's stat walk, taken
+    by another process while earlier vaults were loading.
     """
+    walk = partial(ahead.take, vault.root) if ahead is not None and cache else None
     for progress in _cache.scan_files(
-        vault.adapter, vault.root, cache=cache, batch=batch, parallel=parallel
+        vault.adapter, vault.root, cache=cache, batch=batch, parallel=parallel, walk=walk
     ):
         if progress.done:
             _adopt(vault, progress)
         yield progress
 
 
-def scan_vault(vault: Vault, *, cache: bool = False, parallel: bool | None = None) -> Vault:
+def scan_vault(
+    vault: Vault,
+    *,
+    cache: bool = False,
+    parallel: bool | None = None,
+    ahead: WalkAhead | None = None,
+) -> Vault:
     """Scan one discovered vault in place and return it.
 
     `cache` uses (and refreshes) the persistent per-vault cache so only
     changed files are parsed.  `parallel` forces worker processes for the
     cold parse on or off (None: only for large vaults, where it pays).
+    `ahead`: see `scan_progressive`.
     """
+    walk = partial(ahead.take, vault.root) if ahead is not None and cache else None
     last = _cache.run_to_end(
-        _cache.scan_files(vault.adapter, vault.root, cache=cache, parallel=parallel)
+        _cache.scan_files(vault.adapter, vault.root, cache=cache, parallel=parallel, walk=walk)
     )
     _adopt(vault, last)
     return vault
@@ -416,12 +431,30 @@ def iter_catalog(
 ) -> Iterator[Vault]:
     """Discover every vault below the paths and yield each as soon as it is scanned."""
     seen: set[Path] = set()
+    found: list[Vault] = []
     for p in paths:
         for v in discover(Path(p)):
-            if v.root in seen:
-                continue
-            seen.add(v.root)
-            yield scan_vault(v, cache=cache, parallel=parallel)
+            if v.root not in seen:
+                seen.add(v.root)
+                found.append(v)
+    with contextlib.ExitStack() as stack:
+        ahead = start_walk_ahead(found, cache=cache)
+        if ahead is not None:
+            stack.callback(ahead.close)
+        for v in found:
+            yield scan_vault(v, cache=cache, parallel=parallel, ahead=ahead)
+
+
+def start_walk_ahead(
+    vaults: list[Vault], *, cache: bool, force: bool | None = None
+) -> WalkAhead | None:
+    """Have another process stat-walk `vaults` (in this order) while their caches load.
+
+    None when it does not pay (a cold start, small vaults, no CPU to
+    spare); pass the result to `scan_progressive` / `scan_vault` of each
+    vault, in order, and close it after.  See `core.walk_ahead`.
+    """
+    return walk_ahead([(v.root, v.format) for v in vaults], cache=cache, force=force)
 
 
 def open_catalog(*paths: Path | str, cache: bool = False, parallel: bool | None = None) -> Catalog:

@@ -43,7 +43,15 @@ from memlens.core.config import Config
 from memlens.core.errors import MemlensError
 from memlens.core.listing import COLUMNS, MemoryRow, health_counts, memory_row, rows_for_vault
 from memlens.core.model import Memory
-from memlens.core.vault import Catalog, Vault, discover, rescan_paths, scan_progressive
+from memlens.core.vault import (
+    Catalog,
+    Vault,
+    discover,
+    rescan_paths,
+    scan_progressive,
+    start_walk_ahead,
+)
+from memlens.core.walk_ahead import WalkAhead
 
 from .actions_ui import palette_commands as actions_palette_commands
 from .commands import MemlensCommands, PaletteCommand
@@ -276,19 +284,32 @@ class MemlensApp(App[None]):
                     found.append(v)
         self.post_message(VaultsDiscovered(list(found)))
         shown = [False]  # any rows posted yet (set by `_scan_one`)
-        for v in found:
-            if worker.is_cancelled:
-                return
-            try:
-                self._scan_one(v, as_of, generation, shown)
-            except Exception as exc:
-                # Why: an adapter bug in one vault must not hide the others;
-                # the failure is shown in the sidebar and the error dialog.
-                self.post_message(VaultFailed(v.name, exc, v.root))
+        # On a warm start another process stat-walks the vaults meanwhile.
+        ahead = start_walk_ahead(found, cache=self.config.cache)
+        try:
+            for v in found:
+                if worker.is_cancelled:
+                    return
+                try:
+                    self._scan_one(v, as_of, generation, shown, ahead)
+                except Exception as exc:
+                    # Why: an adapter bug in one vault must not hide the others;
+                    # the failure is shown in the sidebar and the error dialog.
+                    self.post_message(VaultFailed(v.name, exc, v.root))
+        finally:
+            if ahead is not None:
+                ahead.close()
         if not worker.is_cancelled:
             self.post_message(LoadFinished(generation))
 
-    def _scan_one(self, vault: Vault, as_of: date, generation: int, shown: list[bool]) -> None:
+    def _scan_one(
+        self,
+        vault: Vault,
+        as_of: date,
+        generation: int,
+        shown: list[bool],
+        ahead: WalkAhead | None = None,
+    ) -> None:
         """One vault: early rows if reading it takes a while, the linked rows, the cache.
 
         Early rows cost a second decay pass, so they are only shown when
@@ -299,7 +320,7 @@ class MemlensApp(App[None]):
         worker = get_current_worker()
         started = time.perf_counter()
         pending: list[Memory] = []
-        steps = scan_progressive(vault, batch=LOAD_BATCH, cache=self.config.cache)
+        steps = scan_progressive(vault, batch=LOAD_BATCH, cache=self.config.cache, ahead=ahead)
         for progress in steps:
             if worker.is_cancelled:
                 return
