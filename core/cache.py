@@ -1096,9 +1096,20 @@ def _used_workers(n: int, parallel: bool | None) -> bool:
 
 
 def spare_cpu() -> bool:
-    """More than one CPU, and a load average leaving at least half of one idle."""
+    """More than one CPU, and one of them idle.
+
+    Idle by the one-minute load average (leaving at least half a CPU), or,
+    since that average still counts work that ended up to a minute ago (a
+    cold start that just used both cores), by the threads runnable right
+    now: this one and fewer than one per other CPU.
+    """
     cpus = _cpus()
-    return cpus > 1 and _load_average() < cpus - 0.5
+    if cpus <= 1:
+        return False
+    if _load_average() < cpus - 0.5:
+        return True
+    running = _running_now()
+    return running is not None and running <= cpus - 1
 
 
 def _load_average() -> float:
@@ -1107,6 +1118,15 @@ def _load_average() -> float:
         return os.getloadavg()[0]
     except (AttributeError, OSError):  # pragma: no cover - not Unix
         return 0.0
+
+
+def _running_now() -> int | None:
+    """Threads runnable at this instant, this one included (Linux; None elsewhere)."""
+    try:
+        with open("/proc/loadavg", encoding="ascii") as fh:
+            return int(fh.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _verify(path: Path, stamp: FileStamp) -> FileStamp | None:

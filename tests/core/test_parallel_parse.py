@@ -106,8 +106,14 @@ def test_default_uses_workers_only_for_large_parses(monkeypatch: pytest.MonkeyPa
     assert scan_cache._used_workers(scan_cache.PARALLEL_MIN_FILES, None)
     assert not scan_cache._used_workers(10**6, False)
     monkeypatch.setattr(scan_cache, "_load_average", lambda: 1.5)  # no CPU to spare
+    monkeypatch.setattr(scan_cache, "_running_now", lambda: 2)  # and another thread running
     assert not scan_cache._used_workers(10**6, None)
     assert scan_cache._used_workers(10**6, True)
+    # A high average from work that has ended: only this thread runs now.
+    monkeypatch.setattr(scan_cache, "_running_now", lambda: 1)
+    assert scan_cache._used_workers(10**6, None)
+    monkeypatch.setattr(scan_cache, "_running_now", lambda: None)  # no /proc/loadavg
+    assert not scan_cache._used_workers(10**6, None)
     monkeypatch.setattr(scan_cache, "_load_average", lambda: 0.5)
     monkeypatch.setenv(scan_cache.PARALLEL_ENV, "0")
     assert not scan_cache._used_workers(10**6, None)
