@@ -249,12 +249,13 @@ def rescan_paths(vault: Vault, changed: Iterable[Path | str]) -> ScanResult:
             for s in skipped:
                 fresh[s.rel] = skipped_scan(adapter.format_id, root, s), None
             continue
-        if rel in scans or adapter.owns(root, rel):
-            skip = entry_skip(root, rel) if adapter.owns(root, rel) else None
+        owned = adapter.owns(root, rel)
+        if owned or rel in scans:
+            skip = entry_skip(root, rel) if owned else None
             if skip is not None:
                 # Now a link out of the vault (or a pipe, ...): shown, never read.
                 fresh[rel] = skipped_scan(adapter.format_id, root, skip), None
-            elif path.is_file() and adapter.owns(root, rel):
+            elif owned and path.is_file():
                 fresh[rel] = _cache.scan_one(adapter, root, path, _previous(vault, rel))
             else:
                 gone.add(rel)
