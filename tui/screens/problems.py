@@ -18,7 +18,7 @@ from memlens.core.model import ReferenceProblem
 
 from ..messages import OpenMemory, OpenRaw
 from ..safe_text import safe, safe_rich
-from ..widgets.line_list import LineList
+from ..widgets.line_list import LineList, column_header
 from .base import MemlensScreen
 
 _COLUMNS = (("reason", 22), ("vault", 18), ("where", 34))
@@ -65,11 +65,7 @@ class ProblemTable(LineList):
         return len(self.entries)
 
     def render_header(self, width: int) -> Text:
-        text = Text()
-        for label, w in _COLUMNS:
-            text.append(f"{label:<{w}} ")
-        text.append("detail")
-        return text
+        return column_header(_COLUMNS, "detail")
 
     def render_row(self, index: int, width: int) -> Text:
         e = self.entries[index]

@@ -29,7 +29,7 @@ from memlens.core.graph import (
 )
 
 from ..safe_text import safe_rich
-from .line_list import LineList
+from .line_list import LineList, column_header
 
 #: Rows a drawing may have: the view scrolls, so only absurd neighbourhoods are cut.
 MAX_ROWS = 2000
@@ -408,11 +408,7 @@ class HealthList(LineList):
         return len(self.entries)
 
     def render_header(self, width: int) -> Text:
-        text = Text()
-        for label, w in _HEALTH_COLUMNS:
-            text.append(f"{label:<{w}} ")
-        text.append("detail")
-        return text
+        return column_header(_HEALTH_COLUMNS, "detail")
 
     def render_row(self, index: int, width: int) -> Text:
         e = self.entries[index]

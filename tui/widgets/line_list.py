@@ -27,6 +27,15 @@ from textual.strip import Strip
 T = TypeVar("T")
 
 
+def column_header(columns: Sequence[tuple[str, int]], last: str) -> Text:
+    """A header line: each label padded to its column width, then `last`."""
+    text = Text()
+    for label, width in columns:
+        text.append(f"{label:<{width}} ")
+    text.append(last)
+    return text
+
+
 class LineList(ScrollView, can_focus=True):
     """A cursor over `row_count()` rows, each drawn by `render_row`."""
 
