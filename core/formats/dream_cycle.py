@@ -1711,14 +1711,27 @@ class DreamCycleAdapter:
 
     # -- decay --------------------------------------------------------------
 
+    def decay_brief(self, memory: Memory, as_of: date) -> tuple[str, Health, float, float | None]:
+        """(status, health, weight, score) of `decay`, without its explanation.
+
+        What a search index needs for every section; `decay` takes the same
+        numbers from the same `_decay_numbers` (a test holds them equal).
+        """
+        if memory.archived:
+            return "archived", Health.ARCHIVED, 0.0, None
+        n = _decay_numbers(memory, as_of)
+        if n is None:
+            return "undated", STATUS_HEALTH["undated"], 1.0, None
+        return n.status, n.health, n.weight, None
+
     def decay(self, memory: Memory, as_of: date) -> DecayInfo:
         native = memory.native
         if memory.archived:
             return _archived_decay(memory)
         base = _float(native.get("base_importance"), UNTAGGED_IMPORTANCE)
         ttl = native.get("ttl") if isinstance(native.get("ttl"), int) else None
-        start = parse_date(native.get("date"))
-        if start is None:
+        n = _decay_numbers(memory, as_of)
+        if n is None:
             return DecayInfo(
                 status="undated",
                 health=STATUS_HEALTH["undated"],
@@ -1736,21 +1749,11 @@ class DreamCycleAdapter:
             )
         kind = memory.kind
         declared = native.get("declared_type")
-        rate = DECAY_RATE.get(kind, DECAY_RATE[FALLBACK_TYPE])
-        raw_days = (as_of - start).days
-        days = max(0, raw_days)
-        decayed = parse_date(native.get("decayed"))
-        charge_from = decayed if decayed is not None else start
-        raw_charge = (as_of - charge_from).days
-        charged = max(0, raw_charge)
+        start, rate, raw_days, days = n.start, n.rate, n.raw_days, n.days
+        decayed, charged, current, expired = n.decayed, n.charged, n.current, n.expired
         raw_value = round(base - rate * charged, 2)
-        current = round(max(0.0, min(10.0, base - rate * charged)), 2)
         band = importance_band(current)
-        expired = ttl is not None and days > ttl
-        status = "ttl_expired" if expired else "active"
-        health = STATUS_HEALTH[status]
-        if status == "active" and current < ARCHIVE_THRESHOLD:
-            health = Health.FADING
+        status, health = n.status, n.health
         reasons: list[str] = []
         if expired:
             reasons.append(f"{kind} TTL expired ({ttl} days)")
@@ -1794,7 +1797,7 @@ class DreamCycleAdapter:
             status=status,
             health=health,
             strength=clamp01(current / 10.0),
-            weight=clamp01(current / base) if base > 0 else 1.0,
+            weight=n.weight,
             current_importance=current,
             importance_band=band,
             days_elapsed=days,
@@ -1896,6 +1899,48 @@ def _float(x: object, default: float) -> float:
     if isinstance(x, int | float) and not isinstance(x, bool):
         return float(x)
     return default
+
+
+@dataclass(frozen=True, slots=True)
+class _Numbers:
+    """The arithmetic of one dated section's decay (see `_decay_numbers`)."""
+
+    start: date
+    rate: float
+    raw_days: int
+    days: int
+    decayed: date | None
+    charged: int
+    current: float
+    expired: bool
+    status: str
+    health: Health
+    weight: float
+
+
+def _decay_numbers(memory: Memory, as_of: date) -> _Numbers | None:
+    """Days, charged days, current importance, status of a live section; None if undated."""
+    native = memory.native
+    start = parse_date(native.get("date"))
+    if start is None:
+        return None
+    base = _float(native.get("base_importance"), UNTAGGED_IMPORTANCE)
+    ttl = native.get("ttl") if isinstance(native.get("ttl"), int) else None
+    rate = DECAY_RATE.get(memory.kind, DECAY_RATE[FALLBACK_TYPE])
+    raw_days = (as_of - start).days
+    days = max(0, raw_days)
+    decayed = parse_date(native.get("decayed"))
+    charged = max(0, (as_of - (decayed if decayed is not None else start)).days)
+    current = round(max(0.0, min(10.0, base - rate * charged)), 2)
+    expired = ttl is not None and days > ttl
+    status = "ttl_expired" if expired else "active"
+    health = STATUS_HEALTH[status]
+    if status == "active" and current < ARCHIVE_THRESHOLD:
+        health = Health.FADING
+    weight = clamp01(current / base) if base > 0 else 1.0
+    return _Numbers(
+        start, rate, raw_days, days, decayed, charged, current, expired, status, health, weight
+    )
 
 
 def _archived_decay(memory: Memory) -> DecayInfo:

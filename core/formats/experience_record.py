@@ -105,6 +105,7 @@ from ..decay import STATUS_HEALTH
 from ..model import (
     DecayInfo,
     FileScan,
+    Health,
     Memory,
     Problem,
     Reason,
@@ -1286,6 +1287,11 @@ class ExperienceRecordAdapter:
         result.link_state = {"er": state}
         return result
 
+    def decay_brief(self, memory: Memory, as_of: date) -> tuple[str, Health, float, float | None]:
+        """(status, health, weight, score) of `decay`, without its explanation."""
+        status = _status_of(memory)
+        return status, STATUS_HEALTH[status], 1.0 if status == "live" else 0.0, None
+
     def decay(self, memory: Memory, as_of: date) -> DecayInfo:
         created = memory.created
         if isinstance(created, datetime) and created.tzinfo is not None:
@@ -1293,9 +1299,9 @@ class ExperienceRecordAdapter:
             created = created.astimezone(UTC)
         age = days_between(created, as_of) if created is not None else None
         age_text = "unknown" if age is None else f"{age} day{'s' if age != 1 else ''}"
-        if memory.tombstoned:
+        status = _status_of(memory)
+        if status == "tombstoned":
             info = memory.native.get("tombstone") or {}
-            status = "tombstoned"
             why = (
                 "No decay model in the experience-record format; the record is excluded from "
                 f"the live set only because {info.get('wal_id') or 'the WAL'} carries a tombstone "
@@ -1303,9 +1309,8 @@ class ExperienceRecordAdapter:
                 f"ts {info.get('ts') or '?'}). "
                 "Content must not be shown; the raw line stays on disk (append-only store)."
             )
-        elif memory.archived:
+        elif status == "archived":
             info = memory.native.get("archive") or {}
-            status = "archived"
             why = (
                 "No decay model in the experience-record format; archived by a tombstone op "
                 f"with reason 'archived' in {info.get('wal_id') or 'the WAL'} "
@@ -1313,7 +1318,6 @@ class ExperienceRecordAdapter:
                 f"brings it back. Age {age_text}."
             )
         else:
-            status = "live"
             why = (
                 "The experience-record format defines no decay or TTL: raw experiences are "
                 "immutable and stay live until a WAL tombstone names them. "
@@ -1330,6 +1334,13 @@ class ExperienceRecordAdapter:
             age_days=max(0, age) if age is not None else None,
             why=why,
         )
+
+
+def _status_of(memory: Memory) -> str:
+    """A record's decay status: the WAL decides, age never does."""
+    if memory.tombstoned:
+        return "tombstoned"
+    return "archived" if memory.archived else "live"
 
 
 __all__ = [
