@@ -628,6 +628,36 @@ _pool = _Pool()
 atexit.register(_pool.close)
 
 
+def run_in_worker(request: tuple[Any, ...]) -> Callable[[], Any] | None:
+    """Send `request` to one parse worker; a function that waits for its answer.
+
+    The answer is None if the worker fails.  None instead of a function when
+    no worker is free (another parse has them) or none starts.  The worker
+    goes back to the pool once answered.  See `parse_worker.serve` for the
+    requests it understands.
+    """
+    workers = _pool.acquire(1)
+    if not workers:
+        return None
+    (worker,) = workers
+    try:
+        worker.send(pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))
+    except OSError:
+        _pool.discard(workers)
+        return None
+
+    def wait() -> Any:
+        try:
+            answer = pickle.loads(worker.receive())
+        except Exception:
+            _pool.discard(workers)
+            return None
+        _pool.release(workers)
+        return answer
+
+    return wait
+
+
 # --------------------------------------------------------------------------- the cache file
 
 

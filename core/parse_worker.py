@@ -10,7 +10,9 @@ Protocol (pipes between our own processes): each message is an 8-byte
 big-endian length and a pickle.  ``("job", format_id, root, rels)`` names
 the files of one vault; each ``("parse", start, end)`` after it is answered
 with the pickled ``[(rel, FileScan, FileStamp | None)]`` of
-``rels[start:end]`` (`cache._parse_chunk`).  End of input ends the worker.
+``rels[start:end]`` (`cache._parse_chunk`).  ``("count_terms", texts)``
+is answered with `search.count_terms` of those (title, tags, body) texts
+(half of a large index fit).  End of input ends the worker.
 """
 
 from __future__ import annotations
@@ -52,6 +54,10 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
         elif request[0] == "parse" and job is not None:
             format_id, root, rels = job
             write_message(stdout, _parse_chunk(format_id, root, rels[request[1] : request[2]]))
+        elif request[0] == "count_terms":
+            from .search import count_terms
+
+            write_message(stdout, pickle.dumps(count_terms(request[1]), pickle.HIGHEST_PROTOCOL))
         else:
             return
 

@@ -70,6 +70,7 @@ import gc
 import itertools
 import json
 import math
+import os
 import re
 from array import array
 from collections import Counter, defaultdict
@@ -445,6 +446,137 @@ def load_stored_vectors(root: Path) -> tuple[str, dict[str, list[float]]] | None
     return (str(model) if model is not None else "", entries)
 
 
+#: Fits of at least this many documents count half of them in a parse worker
+#: (when a CPU is free): sending the texts there and the counts back costs
+#: about a tenth of counting them.
+PARALLEL_FIT_MIN = 20_000
+#: The worker's share of such a fit.  Half: this process also fills the
+#: columns, but the worker first starts and unpickles the texts (measured
+#: at 100k, a 0.6 share left this process waiting 0.3 s, 0.5 about 0.05 s).
+WORKER_SHARE = 0.5
+
+Text3 = tuple[str, tuple[str, ...], str]
+
+
+def _texts(docs: Sequence[Memory]) -> list[Text3]:
+    return [(m.title, m.tags, m.body) for m in docs]
+
+
+class _Counted:
+    """Term, title-word and tag counts of documents, with ids in first-seen order.
+
+    `count` adds documents (in order); `merge` adds what another process
+    counted with its own ids (`count_terms`), renumbered so every id is
+    what counting those documents here would have given.
+    """
+
+    def __init__(self) -> None:
+        self.term_id: defaultdict[str, int] = defaultdict(itertools.count().__next__)
+        self.word_id: defaultdict[str, int] = defaultdict(itertools.count().__next__)
+        self.tag_id: defaultdict[str, int] = defaultdict(itertools.count().__next__)
+        self.term_of = self.term_id.__getitem__
+        self.terms = array("i")
+        self.counts = array("i")
+        self.doc_len = array("i")
+        self.words = array("i")
+        self.words_len = array("i")
+        self.tags = array("i")
+        self.tags_len = array("i")
+
+    def count(self, docs: Iterable[Text3]) -> None:
+        term_of, word_of = self.term_of, self.word_id.__getitem__
+        tag_of = self.tag_id.__getitem__
+        terms, counts, doc_len = self.terms, self.counts, self.doc_len
+        words, words_len, tags, tags_len = self.words, self.words_len, self.tags, self.tags_len
+        for title, tag_list, body in docs:
+            head = analyze(title)
+            if tag_list:
+                head += analyze(" ".join(tag_list))
+                lowered = dict.fromkeys([t.lower() for t in tag_list])
+                tags.extend(map(tag_of, lowered))
+                tags_len.append(len(lowered))
+            else:
+                tags_len.append(0)
+            # Counted in C over the strings; only each distinct term is
+            # looked up in the vocabulary.  Title and tags count twice.
+            tf_of = Counter(_words(body.lower()))
+            tf_of.update(head)
+            tf_of.update(head)
+            terms.extend(map(term_of, tf_of))
+            counts.extend(tf_of.values())
+            doc_len.append(len(tf_of))
+            unique = dict.fromkeys(head)
+            words.extend(map(word_of, unique))
+            words_len.append(len(unique))
+
+    def export(self) -> tuple[Any, ...]:
+        """What `merge` takes: the three vocabularies in id order and the arrays."""
+        return (
+            list(self.term_id),
+            list(self.word_id),
+            list(self.tag_id),
+            self.terms,
+            self.counts,
+            self.doc_len,
+            self.words,
+            self.words_len,
+            self.tags,
+            self.tags_len,
+        )
+
+    def merge(self, got: tuple[Any, ...]) -> None:
+        vt, vw, vg, terms, counts, doc_len, words, words_len, tags, tags_len = got
+        for mine, ids, vocab in (
+            (self.terms, terms, (self.term_id, vt)),
+            (self.words, words, (self.word_id, vw)),
+            (self.tags, tags, (self.tag_id, vg)),
+        ):
+            table, names = vocab
+            # Local id -> id here, in the other side's first-seen order, so
+            # new names get the ids counting them here would have given.
+            remap = np.fromiter(map(table.__getitem__, names), dtype=np.int32, count=len(names))
+            local = np.frombuffer(ids, dtype=np.int32)
+            mine.frombytes(remap.take(local).astype(np.int32).tobytes())
+        self.counts.extend(counts)
+        self.doc_len.extend(doc_len)
+        self.words_len.extend(words_len)
+        self.tags_len.extend(tags_len)
+
+
+def count_terms(docs: list[Text3]) -> tuple[Any, ...]:
+    """`_Counted.count` of `docs` from scratch, exported (what a parse worker runs)."""
+    counted = _Counted()
+    counted.count(docs)
+    return counted.export()
+
+
+@dataclass(frozen=True, slots=True)
+class _Split:
+    """Documents from `start` on are counted by a parse worker; `wait` gives its counts."""
+
+    start: int
+    wait: Callable[[], tuple[Any, ...] | None]
+
+
+def _split_fit(docs: Sequence[Memory]) -> _Split | None:
+    """Have a parse worker count the later part of a large fit; None: count here.
+
+    Only with a CPU to spare (`cache.spare_cpu`, `MEMLENS_PARALLEL=0` turns
+    it off).  The worker takes WORKER_SHARE of the documents: this process
+    also fills the index columns meanwhile.
+    """
+    n = len(docs)
+    if n < PARALLEL_FIT_MIN:
+        return None
+    from . import cache
+
+    if os.environ.get(cache.PARALLEL_ENV, "1") == "0" or not cache.spare_cpu():
+        return None
+    start = n - int(n * WORKER_SHARE)
+    wait = cache.run_in_worker(("count_terms", _texts(docs[start:])))
+    return _Split(start, wait) if wait is not None else None
+
+
 class SearchIndex:
     """TF-IDF + fuzzy index over memories of any format.  Build with `build`."""
 
@@ -542,11 +674,19 @@ class SearchIndex:
         for m in memories:
             mems[m.key] = m
         docs = list(mems.values())
-        index._append_rows(docs)
-        index._fit(docs)
+        # A parse worker may count the later documents' terms meanwhile
+        # (started first: it works while this process fills the columns).
+        split = _split_fit(docs)
+        try:
+            index._append_rows(docs)
+        except BaseException:
+            if split is not None:
+                split.wait()  # the worker goes back to the pool
+            raise
+        index._fit(docs, split)
         return index
 
-    def _fit(self, docs: list[Memory]) -> None:
+    def _fit(self, docs: list[Memory], split: _Split | None = None) -> None:
         """TF-IDF of `docs` (rows 0..n-1) and their title-word and tag postings.
 
         The same numbers as scikit-learn's ``TfidfVectorizer(analyzer=analyze,
@@ -559,40 +699,26 @@ class SearchIndex:
         body's, and the title/tag words come from the same tokens.
         """
         n = len(docs)
-        term_id: defaultdict[str, int] = defaultdict(itertools.count().__next__)
-        word_id: defaultdict[str, int] = defaultdict(itertools.count().__next__)
-        tag_id: defaultdict[str, int] = defaultdict(itertools.count().__next__)
-        terms = array("i")
-        counts = array("i")
-        doc_len = array("i")
-        words = array("i")
-        words_len = array("i")
-        tags = array("i")
-        tags_len = array("i")
-        term_of, word_of, tag_of = term_id.__getitem__, word_id.__getitem__, tag_id.__getitem__
+        counted = _Counted()
         # Single characters get the first ids and their pairs are dropped
         # below: cheaper than filtering every body's tokens in Python.
-        singles = len(list(map(term_of, _SINGLE)))
-        for m in docs:
-            head = analyze(m.title)
-            if m.tags:
-                head += analyze(" ".join(m.tags))
-                lowered = dict.fromkeys([t.lower() for t in m.tags])
-                tags.extend(map(tag_of, lowered))
-                tags_len.append(len(lowered))
+        singles = len(list(map(counted.term_of, _SINGLE)))
+        # `split`: a parse worker counts the documents from `split.start` on.
+        start = split.start if split is not None else n
+        try:
+            counted.count(_texts(docs[:start]))
+        finally:
+            got = split.wait() if split is not None else None
+        if split is not None:
+            if got is None:
+                counted.count(_texts(docs[start:]))  # the worker failed: count here
             else:
-                tags_len.append(0)
-            # Counted in C over the strings; only each distinct term is
-            # looked up in the vocabulary.  Title and tags count twice.
-            tf_of = Counter(_words(m.body.lower()))
-            tf_of.update(head)
-            tf_of.update(head)
-            terms.extend(map(term_of, tf_of))
-            counts.extend(tf_of.values())
-            doc_len.append(len(tf_of))
-            unique = dict.fromkeys(head)
-            words.extend(map(word_of, unique))
-            words_len.append(len(unique))
+                counted.merge(got)
+        term_id, word_id, tag_id = counted.term_id, counted.word_id, counted.tag_id
+        terms, counts, doc_len = counted.terms, counted.counts, counted.doc_len
+        words, words_len = counted.words, counted.words_len
+        tags, tags_len = counted.tags, counted.tags_len
+        del counted
 
         # Vocabulary ids in sorted term order (as scikit-learn numbers them).
         first_seen = list(term_id)[singles:]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 
@@ -48,7 +49,34 @@ def corpus(n: int, seed: int = 7) -> list[Memory]:
     return out
 
 
-def test_weights_and_vocabulary_match_scikit_learn() -> None:
+@pytest.fixture(params=["one process", "half in a worker"])
+def fit_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Run a test with the fit counted in one process, and with half in a parse worker."""
+    import memlens.core.cache as scan_cache
+    import memlens.core.search as search
+
+    mode: str = request.param
+    if mode == "half in a worker":
+        monkeypatch.setattr(search, "PARALLEL_FIT_MIN", 2)
+        monkeypatch.setattr(scan_cache, "spare_cpu", lambda: True)
+        monkeypatch.delenv(scan_cache.PARALLEL_ENV, raising=False)
+        used: list[bool] = []
+        real = scan_cache.run_in_worker
+
+        def spy(req: tuple[object, ...]) -> object:
+            wait = real(req)
+            used.append(wait is not None)
+            return wait
+
+        monkeypatch.setattr(scan_cache, "run_in_worker", spy)
+        yield mode
+        assert used and all(used), "the worker was not used"
+        return
+    monkeypatch.setattr(search, "PARALLEL_FIT_MIN", 10**9)
+    yield mode
+
+
+def test_weights_and_vocabulary_match_scikit_learn(fit_mode: str) -> None:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     docs = corpus(300)
@@ -66,7 +94,7 @@ def test_weights_and_vocabulary_match_scikit_learn() -> None:
     assert index._xt_indices.dtype == np.int32  # 4 bytes a posting
 
 
-def test_title_word_and_tag_postings_list_every_row_once_in_order() -> None:
+def test_title_word_and_tag_postings_list_every_row_once_in_order(fit_mode: str) -> None:
     docs = corpus(200, seed=3)
     index = SearchIndex.build(docs, AS_OF, decay=fake_decay)
     want_words: dict[str, list[int]] = {}
@@ -80,6 +108,37 @@ def test_title_word_and_tag_postings_list_every_row_once_in_order() -> None:
     assert {t: index._tag_array(t).tolist() for t in index._tags} == want_tags
     assert index._tw_sorted == sorted(want_words)
     assert sorted(w for ws in index._tw_by_len.values() for w in ws) == sorted(want_words)
+
+
+def test_a_fit_split_with_a_worker_equals_one_in_one_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every id and array: the worker's names are renumbered in first-seen order."""
+    import memlens.core.cache as scan_cache
+    import memlens.core.search as search
+
+    docs = corpus(400, seed=11)
+    monkeypatch.setattr(search, "PARALLEL_FIT_MIN", 10**9)
+    alone = SearchIndex.build(docs, AS_OF, decay=fake_decay)
+    monkeypatch.setattr(search, "PARALLEL_FIT_MIN", 2)
+    monkeypatch.setattr(scan_cache, "spare_cpu", lambda: True)
+    monkeypatch.delenv(scan_cache.PARALLEL_ENV, raising=False)
+    split = SearchIndex.build(docs, AS_OF, decay=fake_decay)
+    # A worker that fails: the main process counts the second half itself.
+    monkeypatch.setattr(scan_cache, "run_in_worker", lambda _req: lambda: None)
+    failed = SearchIndex.build(docs, AS_OF, decay=fake_decay)
+    for other in (split, failed):
+        assert other._vocab == alone._vocab
+        assert other._terms == alone._terms
+        assert np.array_equal(other._xt_indptr, alone._xt_indptr)
+        assert np.array_equal(other._xt_indices, alone._xt_indices)
+        assert np.array_equal(other._xt_data, alone._xt_data)
+        assert list(other._tw) == list(alone._tw)
+        assert list(other._tags) == list(alone._tags)
+        for w in alone._tw:
+            assert other._tw_array(w).tolist() == alone._tw_array(w).tolist()
+        for t in alone._tags:
+            assert other._tag_array(t).tolist() == alone._tag_array(t).tolist()
 
 
 def test_added_rows_extend_the_postings() -> None:
