@@ -99,10 +99,18 @@ class MemoryRow:
     haystack: str = ""
     #: Set when the format's decay raised: the row still shows, with this text.
     decay_error: str | None = None
+    #: `key`, once computed (the list asks for it of every row, often).
+    _key: tuple[str, str] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def key(self) -> tuple[str, str]:
         """Identity across vaults and across rebuilds at another `as_of`."""
+        key = self._key
+        if key is None:
+            key = self._key = self._make_key()
+        return key
+
+    def _make_key(self) -> tuple[str, str]:
         if self.problem is not None:
             p = self.problem
             where = p.line if p.line is not None else p.index

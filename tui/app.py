@@ -314,8 +314,8 @@ class MemlensApp(App[None]):
 
         Early rows cost a second decay pass, so they are only shown when
         they help: for the very first rows of the app, or once a vault has
-        been read for PROGRESS_AFTER seconds (a cold parse).  A vault served
-        from the cache is usually linked before that.
+        been read for PROGRESS_AFTER seconds (a cold parse); never for a vault
+        served whole from the cache, whose linked rows follow at once.
         """
         worker = get_current_worker()
         started = time.perf_counter()
@@ -329,6 +329,11 @@ class MemlensApp(App[None]):
                 # file is written after, while the rows are already shown.
                 self.post_message(VaultLoaded(vault, rows_for_vault(vault, as_of), generation))
                 shown[0] = True
+                continue
+            stats = progress.stats
+            if stats.files and stats.reused == stats.files:
+                # Every file comes from the cache: the linked rows follow
+                # without a parse, so early rows would only delay them.
                 continue
             pending.extend(progress.memories)
             elapsed = time.perf_counter() - started

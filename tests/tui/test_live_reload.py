@@ -452,11 +452,12 @@ async def test_graph_is_rebuilt_after_changes(
 
 
 async def test_progressive_load_ends_equal_to_the_linked_rows(
-    fixtures_dir: Path, monkeypatch: pytest.MonkeyPatch
+    fixtures_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     import memlens.tui.app as app_module
     from memlens.tui.messages import VaultProgress
 
+    monkeypatch.setenv("MEMLENS_CACHE_DIR", str(tmp_path / "cache"))  # a cold parse
     monkeypatch.setattr(app_module, "LOAD_BATCH", 3)
     monkeypatch.setattr(app_module, "PROGRESS_AFTER", 0.0)  # as if every vault were slow
 
@@ -485,6 +486,13 @@ async def test_progressive_load_ends_equal_to_the_linked_rows(
         roots = [str(r.vault_root) for r in model]
         order = list(dict.fromkeys(roots))
         assert roots == sorted(roots, key=order.index)
+    # Served whole from the cache, a vault's linked rows come at once: no early rows.
+    steps.clear()
+    again = MemlensApp([fixtures_dir], as_of=AS_OF, live_reload=False)
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert steps == []
+        assert sorted(r.key for r in main_of(again).model) == expected
 
 
 async def test_reload_restarts_watching(vaults: Path) -> None:
