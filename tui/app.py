@@ -314,8 +314,9 @@ class MemlensApp(App[None]):
 
         Early rows cost a second decay pass, so they are only shown when
         they help: for the very first rows of the app, or once a vault has
-        been read for PROGRESS_AFTER seconds (a cold parse); never for a vault
-        served whole from the cache, whose linked rows follow at once.
+        been read for PROGRESS_AFTER seconds (a cold parse).  A vault served
+        whole from the cache gives at most the app's first batch early: its
+        linked rows follow at once.
         """
         worker = get_current_worker()
         started = time.perf_counter()
@@ -331,9 +332,10 @@ class MemlensApp(App[None]):
                 shown[0] = True
                 continue
             stats = progress.stats
-            if stats.files and stats.reused == stats.files:
+            if shown[0] and stats.files and stats.reused == stats.files:
                 # Every file comes from the cache: the linked rows follow
-                # without a parse, so early rows would only delay them.
+                # without a parse, so more early rows would only delay them
+                # (the app's very first batch still paints at once).
                 continue
             pending.extend(progress.memories)
             elapsed = time.perf_counter() - started
