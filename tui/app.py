@@ -23,7 +23,7 @@ import pkgutil
 import time
 import traceback
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import date
 from functools import partial
 from pathlib import Path
@@ -38,6 +38,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from memlens.core.cache import ScanProgress
 from memlens.core.changes import Change, ChangeKind, diff_results
 from memlens.core.config import Config
 from memlens.core.errors import MemlensError
@@ -284,6 +285,8 @@ class MemlensApp(App[None]):
                     found.append(v)
         self.post_message(VaultsDiscovered(list(found)))
         shown = [False]  # any rows posted yet (set by `_scan_one`)
+        # Scans whose cache file is still to be written: after every vault is listed.
+        unsaved: list[Iterator[ScanProgress]] = []
         # On a warm start another process stat-walks the vaults meanwhile.
         ahead = start_walk_ahead(found, cache=self.config.cache)
         try:
@@ -291,16 +294,26 @@ class MemlensApp(App[None]):
                 if worker.is_cancelled:
                     return
                 try:
-                    self._scan_one(v, as_of, generation, shown, ahead)
+                    rest = self._scan_one(v, as_of, generation, shown, ahead)
                 except Exception as exc:
                     # Why: an adapter bug in one vault must not hide the others;
                     # the failure is shown in the sidebar and the error dialog.
                     self.post_message(VaultFailed(v.name, exc, v.root))
+                else:
+                    if rest is not None:
+                        unsaved.append(rest)
         finally:
             if ahead is not None:
                 ahead.close()
-        if not worker.is_cancelled:
-            self.post_message(LoadFinished(generation))
+        if worker.is_cancelled:
+            return
+        self.post_message(LoadFinished(generation))
+        for rest in unsaved:
+            if worker.is_cancelled:
+                return
+            with contextlib.suppress(Exception):  # a cache not written is only slower
+                for _ in rest:
+                    pass
 
     def _scan_one(
         self,
@@ -309,7 +322,7 @@ class MemlensApp(App[None]):
         generation: int,
         shown: list[bool],
         ahead: WalkAhead | None = None,
-    ) -> None:
+    ) -> Iterator[ScanProgress] | None:
         """One vault: early rows if reading it takes a while, the linked rows, the cache.
 
         Early rows cost a second decay pass, so they are only shown when
@@ -321,16 +334,19 @@ class MemlensApp(App[None]):
         worker = get_current_worker()
         started = time.perf_counter()
         pending: list[Memory] = []
-        steps = scan_progressive(vault, batch=LOAD_BATCH, cache=self.config.cache, ahead=ahead)
+        steps: Iterator[ScanProgress] = scan_progressive(
+            vault, batch=LOAD_BATCH, cache=self.config.cache, ahead=ahead
+        )
         for progress in steps:
             if worker.is_cancelled:
-                return
+                return None
             if progress.done:
-                # Rows of the linked result replace the early ones; the cache
-                # file is written after, while the rows are already shown.
+                # Rows of the linked result replace the early ones.  The
+                # cache file is written when the caller finishes `steps`:
+                # after every vault is listed.
                 self.post_message(VaultLoaded(vault, rows_for_vault(vault, as_of), generation))
                 shown[0] = True
-                continue
+                return steps
             stats = progress.stats
             if shown[0] and stats.files and stats.reused == stats.files:
                 # Every file comes from the cache: the linked rows follow
@@ -344,6 +360,7 @@ class MemlensApp(App[None]):
                 pending = []
                 self.post_message(VaultProgress(vault, rows, generation))
                 shown[0] = True
+        return None  # cancelled before the vault was linked
 
     def on_vaults_discovered(self, message: VaultsDiscovered) -> None:
         self.discovered = message.vaults
