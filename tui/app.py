@@ -90,8 +90,12 @@ if TYPE_CHECKING:
 
 #: Memories per progressive-load step (first rows show after this many).
 LOAD_BATCH = 2000
-#: Seconds a vault may take to read before its early (unlinked) rows are shown.
-PROGRESS_AFTER = 0.5
+#: Seconds a vault may take to read before its early (unlinked) rows are shown
+#: (the app's very first batch always is).  Early rows cost a decay pass of
+#: their own and work on the UI thread (a cold 100k load took 13.0 s with
+#: them after 0.5 s, 9.3-12.7 s without); meanwhile the sidebar shows the
+#: vault as scanning.
+PROGRESS_AFTER = 5.0
 #: Seconds between graph rebuilds caused by live changes.
 GRAPH_REBUILD_DELAY = 2.0
 #: How many applied changes `live_log` keeps.
