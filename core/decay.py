@@ -53,11 +53,11 @@ def clamp01(x: float) -> float:
     return 0.0 if x < 0 else 1.0 if x > 1 else x
 
 
-def decay_of(memory: Memory, as_of: date) -> DecayInfo:
-    """Decay of one memory, by its format's adapter."""
+def decay_of(memory: Memory, as_of: date, *, explain: bool = True) -> DecayInfo:
+    """Decay of one memory, by its format's adapter (`explain` False: no `why`)."""
     from .formats import adapter_for  # local: formats import this module
 
-    return adapter_for(memory.format).decay(memory, as_of)
+    return adapter_for(memory.format).decay(memory, as_of, explain=explain)
 
 
 def health_counts(infos: Iterable[DecayInfo]) -> Counter[Health]:

@@ -99,6 +99,8 @@ class MemoryRow:
     haystack: str = ""
     #: Set when the format's decay raised: the row still shows, with this text.
     decay_error: str | None = None
+    #: The date `info` was computed for.
+    as_of: date | None = None
     #: `key`, once computed (the list asks for it of every row, often).
     _key: tuple[str, str] | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -109,6 +111,16 @@ class MemoryRow:
         if key is None:
             key = self._key = self._make_key()
         return key
+
+    def full_info(self) -> DecayInfo | None:
+        """`info` with its explanation (`why`), computed for this one row."""
+        info = self.info
+        if info is None or info.why or self.memory is None or self.as_of is None:
+            return info
+        try:
+            return decay_of(self.memory, self.as_of)
+        except Exception:  # the row's own numbers are still worth showing
+            return info
 
     def _make_key(self) -> tuple[str, str]:
         if self.problem is not None:
@@ -163,7 +175,9 @@ def memory_row(vault: str, memory: Memory, as_of: date, order: int = 0) -> Memor
     info: DecayInfo | None
     error: str | None = None
     try:
-        info = decay_of(memory, as_of)
+        # Without the explanation text (most of a decay's cost); the detail
+        # pane asks for the full one of the row it shows (`full_info`).
+        info = decay_of(memory, as_of, explain=False)
     except Exception as exc:
         # Why: one adapter bug in one memory's decay must not hide the whole
         # vault from the app; the row shows the error instead of numbers.
@@ -191,6 +205,7 @@ def memory_row(vault: str, memory: Memory, as_of: date, order: int = 0) -> Memor
         order=order,
         haystack=_haystack(memory.title, memory.tags, memory.id),
         decay_error=error,
+        as_of=as_of,
     )
 
 

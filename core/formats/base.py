@@ -44,8 +44,12 @@ class FormatAdapter(Protocol):
         """Read the whole vault; never raises for bad content (it reports it)."""
         ...
 
-    def decay(self, memory: Memory, as_of: date) -> DecayInfo:
-        """Native status, the format's numbers and the unified health."""
+    def decay(self, memory: Memory, as_of: date, *, explain: bool = True) -> DecayInfo:
+        """Native status, the format's numbers and the unified health.
+
+        With `explain` False, `why` stays empty and everything else is the
+        same: the cheap form for building 100k list rows.
+        """
         ...
 
     def files(self, root: Path) -> list[Path]:

@@ -1288,7 +1288,7 @@ class CognitiveMemoryAdapter:
         health = Health.EXPIRED if status == "archived" else STATUS_HEALTH[status]
         return status, health, clamp01(score), round(score, 4)
 
-    def decay(self, memory: Memory, as_of: date) -> DecayInfo:
+    def decay(self, memory: Memory, as_of: date, *, explain: bool = True) -> DecayInfo:
         area = memory.native.get("area")
         numbers = _decay_numbers(memory, as_of)
         if numbers is None:
@@ -1301,31 +1301,16 @@ class CognitiveMemoryAdapter:
                 why=(
                     "Pinned memory in vault/ → decay score 999.0 by definition "
                     "(effectively infinite) → active."
+                    if explain
+                    else ""
                 ),
             )
         importance, access_count, last_day, origin, days, score = numbers
-        if origin == "state":
-            source = f"_state.json last_accessed {last_day.isoformat()}"
-        elif origin == "created":
-            source = (
-                f"no _state.json last_accessed → access_count {access_count} and last access "
-                f"taken as created {last_day.isoformat()}"
-            )
-        else:
-            source = "no last access or created date → counted from as_of"
-        weight_t = TYPE_WEIGHTS.get(memory.kind, 1.0)
-        usage = usage_factor(access_count)
-        usage_text = (
-            f"log2({access_count} + 1) = {round(usage, 4)}"
-            if access_count > 0
-            else f"{UNUSED_USAGE} (access_count = 0)"
-        )
         status = status_for_score(score)
         arithmetic = (
-            f"{source}; days_since_access = {as_of.isoformat()} − {last_day.isoformat()} = {days}; "
-            f"score = importance {_fmt(importance)} × e^(−{LAMBDA}×{days}) "
-            f"[{math.exp(-LAMBDA * days):.4f}] × usage_factor {usage_text} × "
-            f"type_weight({memory.kind}) {_fmt(weight_t)} = {round(score, 4)}"
+            _arithmetic(memory, as_of, importance, access_count, last_day, origin, days, score)
+            if explain
+            else ""
         )
 
         if memory.archived or area == ARCHIVE_DIR:
@@ -1336,7 +1321,9 @@ class CognitiveMemoryAdapter:
                 weight=0.0,
                 score=round(score, 4),
                 days_elapsed=days,
-                why=f"Moved to archive/ → archived (score would be: {arithmetic}).",
+                why=f"Moved to archive/ → archived (score would be: {arithmetic})."
+                if explain
+                else "",
             )
 
         expires_on: date | None = None
@@ -1357,9 +1344,44 @@ class CognitiveMemoryAdapter:
             score=round(score, 4),
             days_elapsed=days,
             expires_on=expires_on,
-            why=f"{arithmetic} → {status} {_THRESHOLDS_TEXT}.",
+            why=f"{arithmetic} → {status} {_THRESHOLDS_TEXT}." if explain else "",
             archive_reasons=reasons,
         )
+
+
+def _arithmetic(
+    memory: Memory,
+    as_of: date,
+    importance: float,
+    access_count: int,
+    last_day: date,
+    origin: str,
+    days: int,
+    score: float,
+) -> str:
+    """The decay score's arithmetic in words (for `decay`'s explanation)."""
+    if origin == "state":
+        source = f"_state.json last_accessed {last_day.isoformat()}"
+    elif origin == "created":
+        source = (
+            f"no _state.json last_accessed → access_count {access_count} and last access "
+            f"taken as created {last_day.isoformat()}"
+        )
+    else:
+        source = "no last access or created date → counted from as_of"
+    weight_t = TYPE_WEIGHTS.get(memory.kind, 1.0)
+    usage = usage_factor(access_count)
+    usage_text = (
+        f"log2({access_count} + 1) = {round(usage, 4)}"
+        if access_count > 0
+        else f"{UNUSED_USAGE} (access_count = 0)"
+    )
+    return (
+        f"{source}; days_since_access = {as_of.isoformat()} − {last_day.isoformat()} = {days}; "
+        f"score = importance {_fmt(importance)} × e^(−{LAMBDA}×{days}) "
+        f"[{math.exp(-LAMBDA * days):.4f}] × usage_factor {usage_text} × "
+        f"type_weight({memory.kind}) {_fmt(weight_t)} = {round(score, 4)}"
+    )
 
 
 def type_dir_for(kind: str) -> str:

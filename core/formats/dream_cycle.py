@@ -1724,10 +1724,11 @@ class DreamCycleAdapter:
             return "undated", STATUS_HEALTH["undated"], 1.0, None
         return n.status, n.health, n.weight, None
 
-    def decay(self, memory: Memory, as_of: date) -> DecayInfo:
+    def decay(self, memory: Memory, as_of: date, *, explain: bool = True) -> DecayInfo:
         native = memory.native
         if memory.archived:
-            return _archived_decay(memory)
+            info = _archived_decay(memory)
+            return info if explain else replace(info, why="")
         base = _float(native.get("base_importance"), UNTAGGED_IMPORTANCE)
         ttl = native.get("ttl") if isinstance(native.get("ttl"), int) else None
         n = _decay_numbers(memory, as_of)
@@ -1745,6 +1746,8 @@ class DreamCycleAdapter:
                     f"type={memory.kind}, ttl_days={ttl}, importance={base}. There is no "
                     "dc:importance/dc:date, so the decay function skips it: importance stays "
                     f"{base} and no age or TTL expiry can be computed."
+                    if explain
+                    else ""
                 ),
             )
         kind = memory.kind
@@ -1759,6 +1762,20 @@ class DreamCycleAdapter:
             reasons.append(f"{kind} TTL expired ({ttl} days)")
         if current < ARCHIVE_THRESHOLD:
             reasons.append(f"importance below {ARCHIVE_THRESHOLD} (now {current})")
+        numbers = DecayInfo(
+            status=status,
+            health=health,
+            strength=clamp01(current / 10.0),
+            weight=n.weight,
+            current_importance=current,
+            importance_band=band,
+            days_elapsed=days,
+            expires_on=_plus_days(start, ttl + 1) if ttl is not None else None,
+            ttl_days=ttl,
+            archive_reasons=tuple(reasons),
+        )
+        if not explain:
+            return numbers
 
         # The arithmetic, in the words of expected.json's `why`.
         head = f"dc:type={declared}"
@@ -1793,19 +1810,7 @@ class DreamCycleAdapter:
             tail = f"ttl={ttl} days; {days} ≤ {ttl} → within TTL."
         if current < ARCHIVE_THRESHOLD:
             tail += f" Importance {current!r} < {ARCHIVE_THRESHOLD} → archive candidate."
-        return DecayInfo(
-            status=status,
-            health=health,
-            strength=clamp01(current / 10.0),
-            weight=n.weight,
-            current_importance=current,
-            importance_band=band,
-            days_elapsed=days,
-            expires_on=_plus_days(start, ttl + 1) if ttl is not None else None,
-            ttl_days=ttl,
-            why=f"{head}; {age}; {formula}; {tail}",
-            archive_reasons=tuple(reasons),
-        )
+        return replace(numbers, why=f"{head}; {age}; {formula}; {tail}")
 
 
 # ---------------------------------------------------------------------------

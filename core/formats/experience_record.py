@@ -1292,14 +1292,23 @@ class ExperienceRecordAdapter:
         status = _status_of(memory)
         return status, STATUS_HEALTH[status], 1.0 if status == "live" else 0.0, None
 
-    def decay(self, memory: Memory, as_of: date) -> DecayInfo:
+    def decay(self, memory: Memory, as_of: date, *, explain: bool = True) -> DecayInfo:
         created = memory.created
         if isinstance(created, datetime) and created.tzinfo is not None:
             # created_at is a UTC capture time: count days from its UTC date.
             created = created.astimezone(UTC)
         age = days_between(created, as_of) if created is not None else None
-        age_text = "unknown" if age is None else f"{age} day{'s' if age != 1 else ''}"
         status = _status_of(memory)
+        live = status == "live"
+        if not explain:
+            return DecayInfo(
+                status=status,
+                health=STATUS_HEALTH[status],
+                strength=1.0 if live else 0.0,
+                weight=1.0 if live else 0.0,
+                age_days=max(0, age) if age is not None else None,
+            )
+        age_text = "unknown" if age is None else f"{age} day{'s' if age != 1 else ''}"
         if status == "tombstoned":
             info = memory.native.get("tombstone") or {}
             why = (
@@ -1325,7 +1334,6 @@ class ExperienceRecordAdapter:
             )
             if memory.pinned:
                 why += f" Pinned by view {memory.native.get('pinned_by', '?')}."
-        live = status == "live"
         return DecayInfo(
             status=status,
             health=STATUS_HEALTH[status],

@@ -356,10 +356,18 @@ class ObservationV1Adapter:
         status = "archived" if memory.archived else "retained"
         return status, STATUS_HEALTH[status], 0.0 if memory.archived else 1.0, None
 
-    def decay(self, memory: Memory, as_of: date) -> DecayInfo:
+    def decay(self, memory: Memory, as_of: date, *, explain: bool = True) -> DecayInfo:
         status = "archived" if memory.archived else "retained"
         start = memory.created
         age = days_between(start, as_of) if start is not None else None
+        if not explain:
+            return DecayInfo(
+                status=status,
+                health=STATUS_HEALTH[status],
+                strength=1.0,
+                weight=0.0 if memory.archived else 1.0,
+                age_days=age,
+            )
         spec = COMPREHENSION_SPEC if memory.kind == KIND_COMPREHENSION else OBSERVATION_SPEC
         if memory.kind == KIND_COMPREHENSION:
             since = "created"

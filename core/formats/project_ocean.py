@@ -744,7 +744,7 @@ class ProjectOceanAdapter:
         weight = 0.0 if status == "archived" else 1.0 if status == "permanent" else strength
         return status, STATUS_HEALTH[status], weight, None
 
-    def decay(self, memory: Memory, as_of: date) -> DecayInfo:
+    def decay(self, memory: Memory, as_of: date, *, explain: bool = True) -> DecayInfo:
         """Status and weight as memory-decay.py / memory-search.py would see them."""
         kind = memory.native.get("decay_kind")
         n = memory.native.get("lifespan_days")
@@ -757,7 +757,7 @@ class ProjectOceanAdapter:
                 health=STATUS_HEALTH[archived_or_permanent],
                 strength=1.0,
                 weight=0.0 if memory.archived else 1.0,
-                why="No created date; cannot decay.",
+                why="No created date; cannot decay." if explain else "",
             )
         created = day_of(memory.created)
         age = (as_of - created).days
@@ -775,7 +775,7 @@ class ProjectOceanAdapter:
                 strength=1.0,
                 weight=0.0 if memory.archived else 1.0,
                 age_days=age,
-                why=why,
+                why=why if explain else "",
             )
 
         life = _lifespan(memory, as_of)
@@ -785,6 +785,22 @@ class ProjectOceanAdapter:
             expires_on: date | None = created + timedelta(days=n + 1)
         except OverflowError:  # a lifespan that ends after year 9999: never, in practice
             expires_on = None
+
+        status = _status(memory, age, n)
+        permanent = status == "permanent"
+        numbers = DecayInfo(
+            status=status,
+            health=STATUS_HEALTH[status],
+            strength=1.0 if permanent else strength,
+            weight=0.0 if status == "archived" else 1.0 if permanent else strength,
+            linear_weight=round(linear, 4) if kind == "linear" else None,
+            age_days=age,
+            lifespan_days=n,
+            expires_on=None if permanent else expires_on,
+            archive_reasons=(f"expired (age {age} > {n} days)",) if status == "expired" else (),
+        )
+        if not explain:
+            return numbers
 
         parts = [
             f"decay {spec}: lifespan {n} days",
@@ -796,8 +812,6 @@ class ProjectOceanAdapter:
         else:
             parts.append(f"exponential weight = e^(\u22123\u00b7{age}/{n}) = {_fmt(exponential)}")
 
-        archive_reasons: tuple[str, ...] = ()
-        status = _status(memory, age, n)
         if status == "archived":
             verdict = "file is already in archive/ \u2192 status archived regardless of age."
         elif status == "permanent":
@@ -808,7 +822,6 @@ class ProjectOceanAdapter:
                 f"{age} > {n} \u2192 expired (still in {memory.native.get('area')}/: "
                 f"the decay script would move it to {where})."
             )
-            archive_reasons = (f"expired (age {age} > {n} days)",)
         elif status == "near_expiry":
             upper = "< 1" if age < n else "= 1 (age equals the lifespan; expired only past it)"
             verdict = f"0.8 \u2264 {_fmt(fraction)} {upper} \u2192 near_expiry."
@@ -822,21 +835,7 @@ class ProjectOceanAdapter:
                 f" Note: filename date {m.group(1)} differs from created "
                 f"{created.isoformat()}; decay uses the created field."
             )
-
-        permanent = status == "permanent"
-        weight = 0.0 if status == "archived" else 1.0 if permanent else strength
-        return DecayInfo(
-            status=status,
-            health=STATUS_HEALTH[status],
-            strength=1.0 if permanent else strength,
-            weight=weight,
-            linear_weight=round(linear, 4) if kind == "linear" else None,
-            age_days=age,
-            lifespan_days=n,
-            expires_on=None if permanent else expires_on,
-            why=why,
-            archive_reasons=archive_reasons,
-        )
+        return replace(numbers, why=why)
 
 
 __all__ = [

@@ -414,7 +414,7 @@ class MemoryDetail(VerticalScroll, can_focus=True):
             if key in extra:
                 label.append(" *", style="italic")
             table.add_row(label, Text(visible_block(field_text(value))))
-        info = row.info
+        info = row.full_info()
         if info is not None:
             table.add_row(Text("─ decay", style="dim"), Text(""))
             decay: list[tuple[str, Any]] = [
