@@ -66,10 +66,10 @@ def health_counts(infos: Iterable[DecayInfo]) -> Counter[Health]:
 
 def fades_within(memory: Memory, as_of: date, days: int) -> bool:
     """True if the memory is not expired/fading at `as_of` but is `days` later."""
-    now = decay_of(memory, as_of).health
+    now = decay_of(memory, as_of, explain=False).health
     if now not in (Health.ACTIVE, Health.STABLE):
         return False
-    later = decay_of(memory, as_of + timedelta(days=days)).health
+    later = decay_of(memory, as_of + timedelta(days=days), explain=False).health
     return later in (Health.FADING, Health.EXPIRED)
 
 
@@ -95,7 +95,7 @@ def archive_candidates(catalog: Catalog, as_of: date) -> list[tuple[Memory, list
     for m in catalog.memories():
         if m.pinned or m.archived or m.tombstoned:
             continue
-        d = decay_of(m, as_of)
+        d = decay_of(m, as_of, explain=False)
         reasons = list(d.archive_reasons)
         if not reasons and d.health is Health.EXPIRED:
             reasons = [f"{d.status}"]

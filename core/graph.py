@@ -666,7 +666,7 @@ def _health_of(node: GraphNode, as_of: date | None) -> str | None:
     from .decay import decay_of
 
     try:
-        return decay_of(node.memory, as_of).health.value
+        return decay_of(node.memory, as_of, explain=False).health.value
     except Exception:  # a decay bug must not hide the graph; the memory shows without health
         return None
 

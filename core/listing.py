@@ -835,7 +835,7 @@ def forecast_rows(
                 return out
             assert r.memory is not None
             try:
-                health = decay_of(r.memory, later).health
+                health = decay_of(r.memory, later, explain=False).health
             except Exception:  # a decay bug is shown on the row already
                 continue
             if health in (Health.FADING, Health.EXPIRED):

@@ -429,7 +429,7 @@ class GraphScreen(MemlensScreen):
         if memory is None:
             return ""
         try:
-            return str(decay_of(memory, self.memlens.as_of).health.value)
+            return str(decay_of(memory, self.memlens.as_of, explain=False).health.value)
         except Exception:  # a decay bug must not hide the node; the health is left out
             return ""
 

@@ -52,7 +52,7 @@ FILTER_HINT = (
 
 def _health(hit: Hit, as_of: date) -> str:
     try:
-        return str(decay_of(hit.memory, as_of).health.value)
+        return str(decay_of(hit.memory, as_of, explain=False).health.value)
     except Exception:  # a decay bug must not hide the hit; it shows without health
         return ""
 
