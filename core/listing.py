@@ -449,7 +449,9 @@ class MemoryList:
         for offset, row in enumerate(new):
             row.order = start + offset
         self._order_end = start + len(new)
-        self._append_slots(new, keep_caches=False)
+        # The key, slot and sort-key caches grow with the new rows (a vault
+        # of 20k rows no longer makes the next lookup rebuild them for all).
+        self._append_slots(new, keep_caches=True)
         self._resort()
 
     def replace(self, rows: Iterable[MemoryRow]) -> None:

@@ -189,6 +189,26 @@ def test_scope_and_invalid_toggle() -> None:
     assert lst.position_of(bad.key) == 6
 
 
+@pytest.mark.parametrize("column", ["natural", "title", "strength"])
+def test_extend_keeps_its_caches_equal_to_a_fresh_list(column: str) -> None:
+    """Rows appended vault by vault: lookups, sort and filter as if built at once."""
+    first = sample()
+    more = [make_row(20, "Billing later", strength=0.2), make_row(21, "Zeta", strength=0.9)]
+    grown = MemoryList(first)
+    grown.sort_by(column)
+    grown.set_query("billing")
+    grown.position_of(first[0].key)  # builds the key index
+    assert first[0] in grown  # and the slot map
+    grown.extend(more)
+    fresh = MemoryList([*first, *more])
+    fresh.sort_by(column)
+    fresh.set_query("billing")
+    assert ids(grown) == ids(fresh)
+    for row in [*first, *more]:
+        assert grown.position_of(row.key) == fresh.position_of(row.key)
+        assert row in grown
+
+
 def test_problems_on_one_line_have_distinct_keys() -> None:
     """A minified `_state.json` puts every bad entry on line 1 with one reason."""
     rows = []
