@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from .decay import decay_of
+from .formats.base import FormatAdapter
 from .model import HEALTH_ORDER, DecayInfo, Health, Memory, Problem, ReferenceProblem
 from .vault import Vault
 
@@ -170,14 +171,23 @@ def _haystack(title: str, tags: Iterable[str], ident: str) -> str:
     return "\n".join((title, " ".join(tags), ident)).lower()
 
 
-def memory_row(vault: str, memory: Memory, as_of: date, order: int = 0) -> MemoryRow:
-    """The row of one valid memory at `as_of`."""
+def memory_row(
+    vault: str,
+    memory: Memory,
+    as_of: date,
+    order: int = 0,
+    adapter: FormatAdapter | None = None,
+) -> MemoryRow:
+    """The row of one valid memory at `as_of` (`adapter`: its format's, if known)."""
     info: DecayInfo | None
     error: str | None = None
     try:
         # Without the explanation text (most of a decay's cost); the detail
         # pane asks for the full one of the row it shows (`full_info`).
-        info = decay_of(memory, as_of, explain=False)
+        if adapter is None:
+            info = decay_of(memory, as_of, explain=False)
+        else:
+            info = adapter.decay(memory, as_of, explain=False)
     except Exception as exc:
         # Why: one adapter bug in one memory's decay must not hide the whole
         # vault from the app; the row shows the error instead of numbers.
@@ -237,7 +247,10 @@ def problem_row(vault: str, problem: Problem, order: int = 0) -> MemoryRow:
 
 def rows_for_vault(vault: Vault, as_of: date, start: int = 0) -> list[MemoryRow]:
     """Rows of every memory then every invalid item of one scanned vault."""
-    rows = [memory_row(vault.name, m, as_of, start + i) for i, m in enumerate(vault.memories)]
+    adapter = vault.adapter
+    rows = [
+        memory_row(vault.name, m, as_of, start + i, adapter) for i, m in enumerate(vault.memories)
+    ]
     base = start + len(rows)
     rows.extend(problem_row(vault.name, p, base + i) for i, p in enumerate(vault.problems))
     return rows
