@@ -23,15 +23,52 @@ os.environ["MEMLENS_STATE_DIR"] = str(_ISOLATED / "state")
 (_ISOLATED / "state").mkdir()
 (_ISOLATED / "state" / "first-run-hint-seen").write_text("shown\n", encoding="utf-8")
 
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+#: The project's own test vaults (one folder per format) and their expected
+#: figures (`expected/<format>.json`, same shape as the acceptance set's
+#: `formats.<format>` block).  Always present: the suite runs from these.
+OWN_FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+#: The acceptance layer: `../shared/fixtures` beside the checkout, present on
+#: our machines and in CI, absent on a fresh clone.  `MEMLENS_SHARED_FIXTURES`
+#: points elsewhere (set it to a missing path to rehearse a clone alone).
+FIXTURES = Path(
+    os.environ.get("MEMLENS_SHARED_FIXTURES")
+    or Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+)
+#: The one skip reason of every acceptance-layer test.
+ACCEPTANCE_SKIP = "acceptance layer: ../shared/fixtures is not beside this checkout"
 AS_OF = date(2026, 11, 22)
 
 
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
+    """The acceptance fixtures (`../shared/fixtures`); skips cleanly when absent."""
     if not FIXTURES.is_dir():
-        pytest.skip(f"shared fixtures not found at {FIXTURES}")
+        pytest.skip(ACCEPTANCE_SKIP)
     return FIXTURES
+
+
+@pytest.fixture(scope="session")
+def own_fixtures_dir() -> Path:
+    """The project's own test vaults (`tests/fixtures/`), always present."""
+    return OWN_FIXTURES
+
+
+@pytest.fixture(scope="session")
+def own_expected() -> dict[str, Any]:
+    """Expected figures of the own vaults: `{"as_of", "formats": {format: {...}}}`."""
+    formats: dict[str, Any] = {}
+    for f in sorted((OWN_FIXTURES / "expected").glob("*.json")):
+        formats[f.stem] = json.loads(f.read_text(encoding="utf-8"))
+    return {"as_of": AS_OF.isoformat(), "formats": formats}
+
+
+@pytest.fixture
+def own_fixtures_copy(tmp_path: Path) -> Path:
+    """A writable copy of every own test vault (without the expected figures)."""
+    dest = tmp_path / "own-fixtures"
+    shutil.copytree(OWN_FIXTURES, dest, ignore=shutil.ignore_patterns("expected", "README.md"))
+    return dest
 
 
 @pytest.fixture(scope="session")
