@@ -104,11 +104,11 @@ def _stop_group(proc: subprocess.Popen[bytes]) -> None:
             continue
 
 
-def _wait_for_http(url: str, proc: subprocess.Popen[bytes]) -> None:
+def _wait_for_http(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + STARTUP_TIMEOUT
     while True:
         if proc.poll() is not None:
-            out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
+            out = log.read_text(encoding="utf-8", errors="replace")
             pytest.fail(f"memlens serve exited with {proc.returncode}:\n{out}")
         try:
             with urllib.request.urlopen(url, timeout=2) as response:
@@ -126,6 +126,7 @@ def served_demo(tmp_path: Path) -> Iterator[str]:
     """`memlens serve` on a copy of the demo vaults, on 127.0.0.1; yields its URL."""
     vaults = copy_demo(tmp_path / "demo")
     port = _free_port()
+    log = tmp_path / "serve.log"
     exe = Path(sys.executable).with_name("memlens")
     command = (
         [str(exe)]
@@ -133,16 +134,17 @@ def served_demo(tmp_path: Path) -> Iterator[str]:
         else [sys.executable, "-c", "from memlens.tui.cli import main; main()"]
     )
     argv = [*command, "serve", str(vaults), "--host", "127.0.0.1", "--port", str(port)]
-    proc = subprocess.Popen(
-        [*argv, "--as-of", "2026-11-22"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "TEXTUAL_ANIMATIONS": "none"},
-        start_new_session=True,  # one group: the server and the app of every tab
-    )
+    with log.open("wb") as out:  # a file, not a pipe: a chatty server never blocks on it
+        proc = subprocess.Popen(
+            [*argv, "--as-of", "2026-11-22"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "TEXTUAL_ANIMATIONS": "none"},
+            start_new_session=True,  # one group: the server and the app of every tab
+        )
     try:
         url = f"http://127.0.0.1:{port}/"
-        _wait_for_http(url, proc)
+        _wait_for_http(url, proc, log)
         yield url
     finally:
         _stop_group(proc)
@@ -180,12 +182,14 @@ def chromium(tmp_path: Path) -> Iterator[Any]:
 def wait_for_screen(driver: Any, text: str) -> str:
     """Poll the terminal's text until `text` shows, within a generous bound."""
     deadline = time.monotonic() + SCREEN_TIMEOUT
-    screen = ""
+    screen: str | None = None
     while time.monotonic() < deadline:
-        screen = driver.execute_script(READ_SCREEN) or ""
-        if text in screen:
+        screen = driver.execute_script(READ_SCREEN)
+        if screen is not None and text in screen:
             return screen
         time.sleep(0.25)
+    if screen is None:
+        raise AssertionError("the page's xterm.js terminal was never caught (see CATCH_TERMINAL)")
     raise AssertionError(f"{text!r} never appeared in the browser; screen was:\n{screen}")
 
 
