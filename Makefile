@@ -40,8 +40,11 @@ snapshots: $(STAMP)
 	$(BIN)/python -m pytest tests/tui -q --snapshot-update
 
 ## Regenerate screenshots/ (README pictures) from the demo vaults.
+## browser.png needs chromium and chromedriver (the browser test takes it).
 screenshots: $(STAMP)
 	$(BIN)/python -m memlens.tui.screenshots screenshots
+	MEMLENS_BROWSER_SCREENSHOT=$(CURDIR)/screenshots/browser.png \
+	  $(BIN)/python -m pytest tests/e2e/test_browser.py -q -p no:cacheprovider
 
 ## Benchmarks at 1k/10k/100k memories (see README "Performance").
 bench: $(STAMP)
