@@ -6,8 +6,14 @@ action moves files to `archive/observations/` and `archive/comprehension/`;
 those are read too, as archived memories.
 
 Validation follows the reference implementation's Pydantic models (DESIGN.md,
-expected.json `rules`), with one deliberate leniency noted where it happens:
-a key written with no value (`source:`) counts as missing, not as a wrong type.
+expected.json `rules`): a required key that is absent is
+`missing_required_field`; one that is present but null (`source:`), or of the
+wrong type, is `wrong_type` (Pydantic rejects None for a `str`, `dict` or
+`datetime` field); a required text that is empty or blank is `out_of_range`:
+its type is right but its value is outside what the field may hold (an
+observation with no event, an unnamed source).  The reference model has no
+`min_length`, so this is memlens's one deliberate strictness: an empty `id`
+cannot be cited and an empty `event` records nothing.
 
 References: a comprehension cites observations by id in `observations` and
 `posterior.observations_used`; an observation may point back at the belief it
@@ -477,7 +483,9 @@ def _observation(
     source = check.string("source")
     event = check.string("event")
     context = data.get("context")
-    if context is not None and not isinstance(context, dict):
+    # `context:` written with no value is null, which the model's `dict`
+    # field rejects: only an absent key takes the default.
+    if "context" in data and not isinstance(context, dict):
         check.fail(
             Reason.WRONG_TYPE,
             f"context must be a mapping, not {_type_name(context)}",
@@ -525,11 +533,11 @@ def _comprehension(
     check.spec(COMPREHENSION_SPEC)
     # Nested required keys are reported with the top-level ones when the
     # parent is a mapping; a parent of the wrong type is reported below.
-    missing = [k for k in COMPREHENSION_REQUIRED if _absent(data.get(k))]
+    missing = [k for k in COMPREHENSION_REQUIRED if k not in data]
     for parent, keys in (("prior", PRIOR_REQUIRED), ("posterior", POSTERIOR_REQUIRED)):
         block = data.get(parent)
         if isinstance(block, dict):
-            missing.extend(f"{parent}.{k}" for k in keys if _absent(block.get(k)))
+            missing.extend(f"{parent}.{k}" for k in keys if k not in block)
     if missing:
         check.fail(Reason.MISSING_REQUIRED_FIELD, f"lacks {', '.join(missing)}", None)
 
@@ -627,20 +635,22 @@ class _Checker:
         return None
 
     def required(self, keys: Iterable[str]) -> None:
-        missing = [k for k in keys if _absent(self.data.get(k))]
+        """Absent keys only: a null or empty value is checked by the field's type."""
+        missing = [k for k in keys if k not in self.data]
         if missing:
             self.fail(Reason.MISSING_REQUIRED_FIELD, f"lacks {', '.join(missing)}", None)
 
     def spec(self, expected: str) -> None:
         """A spec, when given, must be `expected` (absence is checked separately)."""
-        value = self.data.get("spec")
-        if not _absent(value) and value != expected:
+        value = self.data.get("spec", expected)
+        if value != expected:
             self.fail(Reason.WRONG_TYPE, f"spec {_show(value)} is not {expected!r}", "spec")
 
     def identifier(self) -> str:
         value = self.data.get("id")
         if not isinstance(value, str):
             self.fail(Reason.WRONG_TYPE, f"id must be a string, not {_show(value)}", "id")
+        self._not_blank(value, "id", "id")
         # Why: ids name files in actions (promote writes `<id>.md`) and are
         # matched against references; path syntax in one is never safe.
         if has_path_syntax(value):
@@ -651,7 +661,13 @@ class _Checker:
         value = self.data.get(key)
         if not isinstance(value, str):
             self.fail(Reason.WRONG_TYPE, f"{key} must be a string, not {_type_name(value)}", key)
+        self._not_blank(value, key, key)
         return value
+
+    def _not_blank(self, value: str, name: str, key: str) -> None:
+        # Right type, value outside the field's range: see the module docstring.
+        if not value.strip():
+            self.fail(Reason.OUT_OF_RANGE, f"{name} is empty", key)
 
     def timestamp(self, key: str) -> datetime | date:
         value = self.data.get(key)
@@ -674,6 +690,7 @@ class _Checker:
                 f"{parent}.{key} must be a string, not {_type_name(value)}",
                 parent,
             )
+        self._not_blank(value, f"{parent}.{key}", parent)
         return value
 
     def confidence(self, block: dict[Any, Any], parent: str) -> str:
@@ -701,11 +718,6 @@ class _Checker:
                 name,
             )
         return value
-
-
-def _absent(value: Any) -> bool:
-    """Missing, empty (`key:`) or a blank string all count as not given."""
-    return value is None or (isinstance(value, str) and not value.strip())
 
 
 def _type_name(value: Any) -> str:
