@@ -15,11 +15,14 @@ observation with no event, an unnamed source).  The reference model has no
 `min_length`, so this is memlens's one deliberate strictness: an empty `id`
 cannot be cited and an empty `event` records nothing.
 
-References: a comprehension cites observations by id in `observations` and
-`posterior.observations_used`; an observation may point back at the belief it
-tested with `context.prior_belief: <comp-id>/v<N>`.  That `/v<N>` suffix is
-the format's own syntax, stripped before the id is checked; any other path
-syntax makes the reference unsafe and it is never resolved or joined.
+References (`POINTER_FIELDS`, decided by `core.refs`): a comprehension
+cites observations by id in `observations` and `posterior.observations_used`;
+an observation may point back at the belief it tested with
+`context.prior_belief: <comp-id>/v<N>`.  That `/v<N>` suffix is the format's
+own syntax, stripped before the id is checked; any other path syntax makes
+the reference unsafe and it is never resolved or joined.  An observation's
+`trace_ref` names an execution trace kept outside the vault: it is never
+resolved, only flagged when it has path syntax.
 
 The format defines no decay ("observations persist indefinitely"): every
 memory is `retained`, or `archived` once moved to `archive/`.  The only
@@ -56,6 +59,7 @@ from ..model import (
     ScanResult,
 )
 from ..paths import has_path_syntax
+from ..refs import PointerField, PointerKind, reference_issue
 from ..textio import decode_bytes, read_text
 from .base import (
     Changes,
@@ -126,6 +130,16 @@ POSTERIOR_REQUIRED: tuple[str, ...] = (
     "observations_used",
 )
 
+#: Every field the model defines as pointing at a record or a trace.
+POINTER_FIELDS: tuple[PointerField, ...] = (
+    PointerField("observations", "comprehension", "the observations it incorporates"),
+    PointerField(
+        "posterior.observations_used", "comprehension", "the observations behind the update"
+    ),
+    PointerField("context.prior_belief", "observation", "the comprehension (<id>/v<N>) tested"),
+    PointerField("trace_ref", "observation", "an execution trace", PointerKind.EXTERNAL),
+)
+
 #: `context.prior_belief` form: `<comp-id>/v<N>`.
 _PRIOR_BELIEF = re.compile(r"^(?P<id>.+)/v(?P<version>\d+)$")
 
@@ -162,6 +176,7 @@ class ObservationV1Adapter:
 
     format_id: ClassVar[str] = FORMAT_ID
     label: ClassVar[str] = "observation/v1"
+    pointer_fields: ClassVar[tuple[PointerField, ...]] = POINTER_FIELDS
     #: The linked result (link_state included) pickles faithfully: the scan
     #: cache keeps it and an unchanged vault is not linked again.
     cache_linked: ClassVar[bool] = True
@@ -844,15 +859,12 @@ def _link_one(
     if memory.kind == KIND_COMPREHENSION:
         cites: list[str] = []
         for name, ref in _citations(memory):
-            resolved: str | None = None
-            if has_path_syntax(ref):
-                flag(name, ref, RefIssue.UNSAFE)
-            elif ref in observations:
-                resolved = ref
-                if ref not in cites:
-                    cites.append(ref)
-            else:
-                flag(name, ref, RefIssue.DANGLING)
+            issue = reference_issue(ref, observations)
+            resolved = ref if issue is None else None
+            if issue is not None:
+                flag(name, ref, issue)
+            elif ref not in cites:
+                cites.append(ref)
             relations.append(Relation(target=ref, type="cites", field=name, resolved=resolved))
         memory.native["cites"] = cites
     else:
@@ -860,16 +872,18 @@ def _link_one(
         if belief is not None:
             written, target = belief
             field = "context.prior_belief"
-            found: str | None = None
-            if has_path_syntax(target):
-                flag(field, written, RefIssue.UNSAFE)
-            elif target in comprehension:
-                found = target
-            else:
-                flag(field, written, RefIssue.DANGLING)
+            issue = reference_issue(target, comprehension)
+            if issue is not None:
+                flag(field, written, issue)
+            found = target if issue is None else None
             relations.append(
                 Relation(target=written, type="prior_belief", field=field, resolved=found)
             )
+        trace = memory.native.get("trace_ref")
+        if isinstance(trace, str):
+            issue = reference_issue(trace, (), kind=PointerKind.EXTERNAL)
+            if issue is not None:
+                flag("trace_ref", trace, issue)
     if memory.relations != tuple(relations):
         memory.relations = tuple(relations)
     return problems
