@@ -383,11 +383,6 @@ def compile_phrase(text: str, open_end: bool = False) -> _Phrase | None:
     return _Phrase(text, re.compile(pattern), tuple(exact), prefix)
 
 
-def _place(m: Memory) -> tuple[str, str, int, int, str]:
-    """Where a memory is, for ordering equal scores: vault, path, line/index, id."""
-    return (str(m.vault_root), m.path, m.line or 0, m.index or 0, m.id)
-
-
 def _at_least_kth(scores: FloatArray, k: int) -> IntArray:
     """Indexes of every score >= the k-th highest (all ties at the boundary kept)."""
     if k >= len(scores):
@@ -1469,24 +1464,33 @@ class SearchIndex:
     def _ordered(self, rows: IntArray, scores: FloatArray, rel: FloatArray) -> list[int]:
         """`rows` in hit order: score, relevance, then the memory's place (a total order)."""
         if len(rows) > _RANKED_SORT_MIN:
-            place = self._place_rank()[rows]
-            order = np.lexsort((place, -rel[rows], -scores))
+            ranks = self._place_rank()[rows]
+            order = np.lexsort((ranks, -rel[rows], -scores))
             return [int(r) for r in rows[order]]
-        memories = self._memories
+        place_key = self._place_key
         keyed = sorted(
             zip((-scores).tolist(), (-rel[rows]).tolist(), rows.tolist(), strict=True),
-            key=lambda t: (t[0], t[1], _place(memories[t[2]])),
+            key=lambda t: (t[0], t[1], place_key(t[2])),
         )
         return [t[2] for t in keyed]
+
+    def _place_key(self, row: int) -> tuple[str, str, int, int, str]:
+        """Where a row's memory is, for ordering equal scores: vault, path, line/index, id."""
+        m = self._memories[row]
+        root = self._vault_codes.values[int(self._vault.view[row])]
+        return (root, m.path, m.line or 0, m.index or 0, m.id)
 
     def _place_rank(self) -> IntArray:
         """Every row's rank by `_place` (cached until the rows change)."""
         ranks = self._place_ranks
         if ranks is None or len(ranks) != len(self._memories):
-            memories = self._memories
-            order = sorted(range(len(memories)), key=lambda r: _place(memories[r]))
-            ranks = np.empty(len(memories), dtype=np.int64)
-            ranks[np.asarray(order, dtype=np.int64)] = np.arange(len(memories), dtype=np.int64)
+            # One rank array for all rows: the same key as `_ordered`'s small
+            # path, so both give one order (a page may take either path).
+            n = len(self._memories)
+            keys = [self._place_key(r) for r in range(n)]
+            order = sorted(range(n), key=keys.__getitem__)
+            ranks = np.empty(n, dtype=np.int64)
+            ranks[np.asarray(order, dtype=np.int64)] = np.arange(n, dtype=np.int64)
             self._place_ranks = ranks
         return ranks
 
