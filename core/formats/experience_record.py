@@ -68,8 +68,10 @@ References
     stances: `candidates[].exp`, `decision.support`.  Path syntax ->
     `unsafe_reference` (never resolved); an id erased by the WAL ->
     `references_tombstoned`; an id not among valid experiences ->
-    `dangling_reference`.  WAL ops name the raw lines they append or erase:
-    they are the store's own bookkeeping, not links, and are not checked.  `provenance_braid` and
+    `dangling_reference`.  An experience's `trace_ref` (not in the spec, but
+    observation/v1's trace pointer) is only checked for path syntax.  WAL
+    ops name the raw lines they append or erase: they are the store's own
+    bookkeeping, not links, and are not checked.  `provenance_braid` and
     `decision.support` may also name views and stances.  A provenance braid is
     lineage history, which by design outlives an erasure, so a braid entry
     naming an erased id is not flagged (its `applied_to` twin is).  Links of
@@ -160,6 +162,9 @@ POINTER_FIELDS: tuple[PointerField, ...] = (
         "parent experiences or external URIs",
         PointerKind.RECORD_OR_URI,
     ),
+    # Not in the spec's table; observation/v1's name for a trace, checked
+    # (for path syntax only) when an experience carries it.
+    PointerField("trace_ref", "experience", "an execution trace", PointerKind.EXTERNAL),
     PointerField("applied_to", "view", "the raw experiences the lens reframes"),
     PointerField("provenance_braid", "view", "lineage: experiences, views and stances"),
     PointerField("delta_from_raw.reweighted.exp", "view", "the experiences reweighted"),
@@ -958,6 +963,11 @@ def _check_memory_refs(
         if changed:
             # Relinking after one file changed rebuilds only what changed.
             m.relations = tuple(rels)
+        trace = None if m.tombstoned else m.fields.get("trace_ref")
+        if isinstance(trace, str):
+            issue = reference_issue(trace, (), kind=PointerKind.EXTERNAL)
+            if issue is not None:
+                _flag(scan, EXPERIENCES, m.id, m.line, "trace_ref", trace, issue)
         out.append(m)
     return out
 

@@ -138,7 +138,9 @@ def _experience_vault(root: Path) -> None:
                 "observation",
                 parents=[*refs, "exp_a"],
                 evidence_ptrs=[*refs, "exp_a", "https://x.example/y", "uri:z", "file:///etc"],
+                trace_ref="../x",
             ),
+            exp("exp_c", "occurrence", trace_ref="trace-2026-11-01-77"),
         ),
     )
     _write(
@@ -261,6 +263,8 @@ def _expected(fmt: str) -> set[Row]:
             "observation-v1": "obs-missing",
         }.get(fmt, "exp_missing")
         rows.add((path, owner, f.name, "../x", "unsafe_reference"))
+        if f.kind is PointerKind.EXTERNAL:
+            continue  # never resolved: only path syntax is wrong
         rows.add((path, owner, f.name, dangling, "dangling_reference"))
         if fmt == "experience-records" and f.name != "provenance_braid":
             rows.add((path, owner, f.name, "exp_gone", "references_tombstoned"))
