@@ -11,6 +11,10 @@ on its own.
   `file_name` (with or without `agent`) picks one file, as `--file NAME
   --agent AGENT`.  Shared observations and archived ones are never
   candidates.  Like the reference, expiry is not a criterion.
+- `split_name_clashes` finds candidates of one run that would copy to the
+  same `shared/observations/<name>` (two agents' `obs-2026-11-21-001.md`):
+  the first in run order is promoted, the others are refused before anything
+  is written, so a dry run reports exactly what the real run does.
 - `decay_candidates` is memory-decay.py's selection: files in an agent's
   `vault/` or in `shared/observations/` whose age is past their lifespan as
   of `as_of`.  Pinned and permanent (no `decay`) files never are.
@@ -159,6 +163,35 @@ def promotion_candidates(
     return candidates, skipped
 
 
+def split_name_clashes(
+    candidates: list[Memory],
+) -> tuple[list[Memory], list[tuple[Memory, str]]]:
+    """(candidates kept, [(candidate refused, why)]) for clashing shared file names.
+
+    Why up front: promoting the first copy makes the second one's target
+    exist, so applying one by one would refuse it only in a real run; a dry
+    run writes nothing and would have promoted both.  Deciding here, in run
+    order (vault, then path), gives both runs the same list.
+    """
+    kept: list[Memory] = []
+    refused: list[tuple[Memory, str]] = []
+    first: dict[tuple[str, str], Memory] = {}
+    for m in candidates:
+        name = _file_of(m)
+        winner = first.setdefault((str(m.vault_root), name), m)
+        if winner is m:
+            kept.append(m)
+        else:
+            refused.append(
+                (
+                    m,
+                    f"shared/observations/{name} is also the copy of {winner.id}, "
+                    "promoted first in this run; refused (a promote never overwrites)",
+                )
+            )
+    return kept, refused
+
+
 def decay_candidates(catalog: Catalog, as_of: date) -> list[tuple[Memory, list[str]]]:
     """Files memory-decay.py would move to archive/ as of `as_of`, with the reasons.
 
@@ -181,4 +214,9 @@ def decay_candidates(catalog: Catalog, as_of: date) -> list[tuple[Memory, list[s
     return out
 
 
-__all__ = ["DEFAULT_THRESHOLD", "decay_candidates", "promotion_candidates"]
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "decay_candidates",
+    "promotion_candidates",
+    "split_name_clashes",
+]

@@ -12,12 +12,16 @@ from pathlib import Path
 
 from .errors import UnsafePathError
 
-# Characters that make a reference path-like rather than a bare id.
-_PATH_SYNTAX = re.compile(r"[/\\\x00]|^\.\.?$|\.\.|^~|^[A-Za-z]:")
+# Characters that make a reference path-like rather than a bare id: a
+# separator, NUL, `..`, a home or drive prefix, and their percent-encodings
+# (a value that a URL decoder would turn into one of them).
+_PATH_SYNTAX = re.compile(
+    r"[/\\\x00]|^\.\.?$|(?:\.|%2e){2}|^~|^[A-Za-z]:|%(?:2f|5c|00)", re.IGNORECASE
+)
 
 
 def has_path_syntax(ref: str) -> bool:
-    """True if `ref` contains '/', '\\\\', '..', NUL, '~' or a drive prefix."""
+    """True if `ref` contains '/', '\\\\', '..', NUL, '~', a drive prefix or one percent-encoded."""
     return bool(_PATH_SYNTAX.search(ref))
 
 

@@ -30,6 +30,16 @@ word as a prefix); the text itself is checked for all of them when there are
 at most VERIFY_ALL_MAX, else in score order only until the page is full, and
 `SearchResults.total` is then an upper bound (`total_exact` False).
 
+Order
+-----
+Hits come best first by ``score``, then ``relevance``, then the memory's
+place: vault root, path, line (JSON Lines) or index (dream-cycle section),
+id.  That is a total order, so a page is always a prefix of any longer page
+(``limit=5`` is the start of ``limit=6``), whatever the ties.  The top-k
+selection keeps it cheap: a partition finds the k-th best score, every row
+scoring at least that much (all ties at the boundary) is kept, and only
+those are sorted by the full key.
+
 Default exclusions
 ------------------
 Memories whose unified health is ``expired``, ``archived`` or ``tombstoned`` are
@@ -125,6 +135,9 @@ PREFIX_LIMIT = 12
 #: Up to this many rows needing a phrase check are all checked (exact total);
 #: beyond it rows are checked in score order until the page is full.
 VERIFY_ALL_MAX = 2000
+#: Above this many rows to order, equal scores are ordered by a cached
+#: rank of every row's place instead of sorting their keys in Python.
+_RANKED_SORT_MIN = 4096
 #: Healths a search leaves out unless the query asks for them.
 DEFAULT_EXCLUDED_HEALTH = frozenset({Health.EXPIRED, Health.ARCHIVED, Health.TOMBSTONED})
 
@@ -368,6 +381,14 @@ def compile_phrase(text: str, open_end: bool = False) -> _Phrase | None:
     if not open_end and re.match(r"\w", text[-1]):
         pattern += r"(?!\w)"
     return _Phrase(text, re.compile(pattern), tuple(exact), prefix)
+
+
+def _at_least_kth(scores: FloatArray, k: int) -> IntArray:
+    """Indexes of every score >= the k-th highest (all ties at the boundary kept)."""
+    if k >= len(scores):
+        return np.arange(len(scores))
+    kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+    return np.flatnonzero(scores >= kth)
 
 
 def _date_ordinal(value: date | datetime | None) -> int:
@@ -633,6 +654,8 @@ class SearchIndex:
         #: Lower-cased texts for phrase checks (bounded: see `_lower_text`).
         self._lower: dict[int, str] = {}
         self._vectors: dict[str, tuple[str, dict[str, list[float]]] | None] = {}
+        #: Row -> rank by place (vault, path, line/index, id); see `_place_rank`.
+        self._place_ranks: IntArray | None = None
 
     # ------------------------------------------------------------------ build
 
@@ -1391,6 +1414,8 @@ class SearchIndex:
 
         want = offset + limit
         exact = True
+        # NaN would compare false both ways and break the total order.
+        scores = np.nan_to_num(scores, nan=-np.inf)
         if int(need.sum()) <= VERIFY_ALL_MAX:
             if need.any():
                 keep = np.ones(len(cand), dtype=bool)
@@ -1398,32 +1423,76 @@ class SearchIndex:
                     keep[i] = passes(int(cand[i]))
                 cand, scores = cand[keep], scores[keep]
             total = len(cand)
-            top = np.argpartition(-scores, want - 1)[:want] if want < total else np.arange(total)
+            top = _at_least_kth(scores, want)
         else:
-            # Many rows to check: check in score order until the page is full.
-            order = np.argsort(-scores, kind="stable")
-            picked: list[int] = []
-            seen = 0
-            for i in order.tolist():
-                seen += 1
-                if not need[i] or passes(int(cand[i])):
-                    picked.append(i)
-                    if len(picked) == want:
-                        break
-            top = np.asarray(picked, dtype=np.int64)
-            total = len(picked) + (len(cand) - seen)
+            top, seen = self._checked_top(cand, scores, need, passes, want)
+            total = len(top) + (len(cand) - seen)
             exact = seen == len(cand)
-        rows_top = cand[top]
-        top_scores = scores[top]
-        order_page = sorted(
-            range(len(rows_top)),
-            key=lambda i: (-top_scores[i], -rel[rows_top[i]], self._memories[rows_top[i]].id),
-        )
-        page = [int(rows_top[i]) for i in order_page]
+        page = self._ordered(cand[top], scores[top], rel)[:want]
         weights = self._page_weights(page, prep.term_ids)
         hits = [self._hit(r, prep, weights[r]) for r in page]
-        hits.sort(key=lambda h: (-h.score, -h.explain["relevance"], h.memory.id))
         return SearchResults(hits[offset : offset + limit], total, q, exact)
+
+    def _checked_top(
+        self,
+        cand: IntArray,
+        scores: FloatArray,
+        need: BoolArray,
+        passes: Callable[[int], bool],
+        want: int,
+    ) -> tuple[IntArray, int]:
+        """Rows passing their phrase checks, in score order until the page is full.
+
+        Rows tied with the last one taken are checked and kept too, so the
+        full order (not the scan order) decides among them.  Returns indexes
+        into `cand` and how many rows were looked at.
+        """
+        order = np.argsort(-scores, kind="stable")
+        picked: list[int] = []
+        seen = 0
+        boundary: float | None = None
+        for i in order.tolist():
+            if boundary is not None and scores[i] < boundary:
+                break
+            seen += 1
+            if not need[i] or passes(int(cand[i])):
+                picked.append(i)
+                if len(picked) == want:
+                    boundary = float(scores[i])
+        return np.asarray(picked, dtype=np.int64), seen
+
+    def _ordered(self, rows: IntArray, scores: FloatArray, rel: FloatArray) -> list[int]:
+        """`rows` in hit order: score, relevance, then the memory's place (a total order)."""
+        if len(rows) > _RANKED_SORT_MIN:
+            ranks = self._place_rank()[rows]
+            order = np.lexsort((ranks, -rel[rows], -scores))
+            return [int(r) for r in rows[order]]
+        place_key = self._place_key
+        keyed = sorted(
+            zip((-scores).tolist(), (-rel[rows]).tolist(), rows.tolist(), strict=True),
+            key=lambda t: (t[0], t[1], place_key(t[2])),
+        )
+        return [t[2] for t in keyed]
+
+    def _place_key(self, row: int) -> tuple[str, str, int, int, str]:
+        """Where a row's memory is, for ordering equal scores: vault, path, line/index, id."""
+        m = self._memories[row]
+        root = self._vault_codes.values[int(self._vault.view[row])]
+        return (root, m.path, m.line or 0, m.index or 0, m.id)
+
+    def _place_rank(self) -> IntArray:
+        """Every row's rank by `_place` (cached until the rows change)."""
+        ranks = self._place_ranks
+        if ranks is None or len(ranks) != len(self._memories):
+            # One rank array for all rows: the same key as `_ordered`'s small
+            # path, so both give one order (a page may take either path).
+            n = len(self._memories)
+            keys = [self._place_key(r) for r in range(n)]
+            order = sorted(range(n), key=keys.__getitem__)
+            ranks = np.empty(n, dtype=np.int64)
+            ranks[np.asarray(order, dtype=np.int64)] = np.arange(n, dtype=np.int64)
+            self._place_ranks = ranks
+        return ranks
 
     def _text_scores(
         self, prep: _Prepared, as_you_type: bool

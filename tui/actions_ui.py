@@ -52,7 +52,7 @@ from memlens.core.formats.observation_v1_writer import plan_promote_many
 from memlens.core.journal import Plan, apply_plan
 from memlens.core.listing import MemoryRow
 from memlens.core.model import Memory
-from memlens.core.ocean_runs import decay_candidates, promotion_candidates
+from memlens.core.ocean_runs import decay_candidates, promotion_candidates, split_name_clashes
 from memlens.core.vault import Catalog, Vault
 
 from .commands import PaletteCommand
@@ -671,10 +671,14 @@ def _ocean_promote(
             summary=f"Project Ocean promote, confidence >= {threshold:g}"
             + (", verified only" if require_verified else "")
         )
-        for job in plan_jobs("promote", chosen, lambda _m: params):
+        kept, clashes = split_name_clashes(chosen)
+        for job in plan_jobs("promote", kept, lambda _m: params):
             preview.items.append(job.item)
             if job.step is not None:
                 preview.steps.append(job.step)
+        preview.items += [
+            ChangeItem(memory_label(m), [f"refused: {why}"], refused=True) for m, why in clashes
+        ]
         preview.items += [
             ChangeItem(memory_label(m), [f"skipped: {why}"], refused=True) for m, why in skipped
         ]

@@ -135,6 +135,18 @@ def decay_apply(catalog: Catalog, candidates: list[tuple[Memory, list[str]]], as
     return refused
 
 
+def _promote_one(memory: Memory, params: dict[str, Any], dry_run: bool) -> tuple[str | None, str]:
+    """(why it was refused or None, the plan's summary) for one promote."""
+    try:
+        action = Action("promote", memory, params)
+        plan = action.plan()
+        if not dry_run:
+            action.apply()
+    except MemlensError as exc:
+        return str(exc), ""
+    return None, plan.summary
+
+
 @click.command(name="promote")
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.argument("memory_id", metavar="[ID]", required=False)
@@ -181,7 +193,7 @@ def promote(
     if memory_id is not None:
         run_action(catalog, memory_id, "promote", params, dry_run)
         return
-    from memlens.core.ocean_runs import promotion_candidates
+    from memlens.core.ocean_runs import promotion_candidates, split_name_clashes
 
     cands, skipped = promotion_candidates(
         catalog,
@@ -192,21 +204,25 @@ def promote(
     )
     for memory, why in skipped:
         echo(f"skip {one_line(memory.id)}: {why}", err=True)
-    refused = 0
+    _kept, clashes = split_name_clashes(cands)
+    clash_of = {m.key: why for m, why in clashes}
+    promoted = refused = 0
     with progress(len(cands), "promoting") as advance:
         for memory in cands:
-            try:
-                action = Action("promote", memory, params)
-                plan = action.plan()
-                echo(f"promote {one_line(memory.id)}: {one_line(plan.summary)}", err=True)
-                if not dry_run:
-                    action.apply()
-            except MemlensError as exc:
+            # One line per memory, written once its outcome is known, so a
+            # dry run prints what the real run prints.
+            why = clash_of.get(memory.key)
+            if why is None:
+                why, summary = _promote_one(memory, params, dry_run)
+            if why is None:
+                promoted += 1
+                echo(f"promote {one_line(memory.id)}: {one_line(summary)}", err=True)
+            else:
                 refused += 1
-                echo(f"refused {one_line(memory.id)}: {exc}", err=True)
+                echo(f"refused {one_line(memory.id)}: {one_line(why)}", err=True)
             advance()
     echo(
-        f"{len(cands)} to promote{' (dry run)' if dry_run else ''}, "
+        f"{promoted} to promote{' (dry run)' if dry_run else ''}, "
         f"{len(skipped)} skipped, {refused} refused",
         err=True,
     )

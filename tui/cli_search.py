@@ -228,6 +228,10 @@ def search(
     - to exclude.  Expired, archived and tombstoned memories are left out
     unless a health: or status: filter asks for them (health:all for all).
 
+    Hits come best first: by score, then relevance, then vault, path,
+    line/index and id, so equal scores always come in the same order and
+    --limit 5 is the start of --limit 6.
+
     Example: memlens search ./vaults 'consent -tag:archive health:active' --json
     """
     fmt = out_format or ("json" if as_json else "text")

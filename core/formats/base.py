@@ -14,6 +14,7 @@ from typing import Any, ClassVar, NamedTuple, Protocol, runtime_checkable
 
 from ..errors import ParseError
 from ..model import DecayInfo, FileScan, Memory, Problem, Reason, ReferenceProblem, ScanResult
+from ..refs import PointerField
 
 
 @runtime_checkable
@@ -35,6 +36,9 @@ class FormatAdapter(Protocol):
     format_id: ClassVar[str]
     #: Short human label for the UI.
     label: ClassVar[str]
+    #: Every field the format's spec defines as pointing at another record or
+    #: a trace; `link` checks each with the shared rule in `core.refs`.
+    pointer_fields: ClassVar[tuple[PointerField, ...]]
 
     def detect(self, root: Path) -> bool:
         """True if `root` itself is a vault root of this format."""

@@ -41,11 +41,10 @@ from ..model import (
     Problem,
     Reason,
     ReferenceProblem,
-    RefIssue,
     Relation,
     ScanResult,
 )
-from ..paths import has_path_syntax
+from ..refs import PointerField, reference_issue
 from ..textio import decode_bytes, read_text
 from .base import (
     Changes,
@@ -107,6 +106,10 @@ RELATION_TYPES: tuple[str, ...] = (
     "RELATED_TO",
 )
 DIRECTIONS: tuple[str, ...] = ("outgoing", "incoming")
+#: Every field the spec defines as pointing at a memory (see `core.refs`).
+POINTER_FIELDS: tuple[PointerField, ...] = (
+    PointerField("relations.target", "memory", "another memory's id (UUID)"),
+)
 
 #: Decay rate per day (half-life ~23 days).
 LAMBDA = 0.03
@@ -932,10 +935,10 @@ def _link_relations(
     problems: list[ReferenceProblem] = []
     resolved_all: list[str | None] = []
     for raw in raw_relations:
-        unsafe = has_path_syntax(raw.target)
-        resolved = raw.target if not unsafe and raw.target in valid else None
+        issue = reference_issue(raw.target, valid)
+        resolved = raw.target if issue is None else None
         resolved_all.append(resolved)
-        if resolved is None:
+        if issue is not None:
             problems.append(
                 ReferenceProblem(
                     format=FORMAT_ID,
@@ -944,7 +947,7 @@ def _link_relations(
                     id=memory.id,
                     field="relations.target",
                     ref=raw.target,
-                    reason=RefIssue.UNSAFE if unsafe else RefIssue.DANGLING,
+                    reason=issue,
                 )
             )
     current = memory.relations
@@ -1024,6 +1027,7 @@ class CognitiveMemoryAdapter:
 
     format_id: ClassVar[str] = FORMAT_ID
     label: ClassVar[str] = "Cognitive memory"
+    pointer_fields: ClassVar[tuple[PointerField, ...]] = POINTER_FIELDS
     #: The linked result (link_state included) pickles faithfully: the scan
     #: cache keeps it and an unchanged vault is not linked again.
     cache_linked: ClassVar[bool] = True

@@ -45,6 +45,7 @@ from typing import Any, ClassVar
 from ..dates import parse_date, parse_datetime
 from ..decay import STATUS_HEALTH, clamp01, importance_band
 from ..model import DecayInfo, FileScan, Health, Memory, Problem, Reason, ScanResult
+from ..refs import PointerField
 from .base import Changes, Listing, list_files, scan_by_files, split_duplicates
 
 OBSERVATIONS = "observations.md"
@@ -897,6 +898,8 @@ def _read(path: Path) -> bytes | OSError | None:
 class DreamCycleAdapter:
     format_id: ClassVar[str] = "dream-cycle"
     label: ClassVar[str] = "Dream Cycle"
+    #: The spec defines no field that points at another observation.
+    pointer_fields: ClassVar[tuple[PointerField, ...]] = ()
     #: The linked result (link_state included) pickles faithfully: the scan
     #: cache keeps it and an unchanged vault is not linked again.
     cache_linked: ClassVar[bool] = True

@@ -60,13 +60,18 @@ Metadata edits (memlens's `set` action)
     field names are kept but not applied).  Erased experiences ignore edits.
 
 References
+    `POINTER_FIELDS` lists them; `core.refs` decides each value.
     Experiences: `parents` (type `derived_from`) and `evidence_ptrs` (type
-    `evidence`; external pointers such as `uri:...`, `urn:...` or any
-    `scheme://...` are not ids and are skipped, never resolved).  Views:
-    `applied_to`, `provenance_braid`; stances: `candidates[].exp`,
-    `decision.support`.  Path syntax -> `unsafe_reference` (never resolved);
-    an id erased by the WAL -> `references_tombstoned`; an id not among valid
-    experiences -> `dangling_reference`.  `provenance_braid` and
+    `evidence`; URIs such as `uri:...`, `urn:...` or any `scheme://...` are
+    not ids and are never resolved, but a `file:` URI is a path and unsafe).
+    Views: `applied_to`, `provenance_braid`, `delta_from_raw.reweighted[].exp`;
+    stances: `candidates[].exp`, `decision.support`.  Path syntax ->
+    `unsafe_reference` (never resolved); an id erased by the WAL ->
+    `references_tombstoned`; an id not among valid experiences ->
+    `dangling_reference`.  An experience's `trace_ref` (not in the spec, but
+    observation/v1's trace pointer) is only checked for path syntax.  WAL
+    ops name the raw lines they append or erase: they are the store's own
+    bookkeeping, not links, and are not checked.  `provenance_braid` and
     `decision.support` may also name views and stances.  A provenance braid is
     lineage history, which by design outlives an erasure, so a braid entry
     naming an erased id is not flagged (its `applied_to` twin is).  Links of
@@ -114,7 +119,7 @@ from ..model import (
     Relation,
     ScanResult,
 )
-from ..paths import has_path_syntax
+from ..refs import PointerField, PointerKind, is_uri, pointer_values, reference_issue
 from .base import Changes, Listing, list_files, scan_by_files, split_duplicates
 
 FORMAT_ID = "experience-records"
@@ -148,6 +153,36 @@ SPEC_KEYS: frozenset[str] = frozenset(
     }
 )
 
+#: Every field the spec defines as pointing at a record (see `core.refs`).
+POINTER_FIELDS: tuple[PointerField, ...] = (
+    PointerField("parents", "experience", "direct lineage: parent experiences"),
+    PointerField(
+        "evidence_ptrs",
+        "experience",
+        "parent experiences or external URIs",
+        PointerKind.RECORD_OR_URI,
+    ),
+    # Not in the spec's table; observation/v1's name for a trace, checked
+    # (for path syntax only) when an experience carries it.
+    PointerField("trace_ref", "experience", "an execution trace", PointerKind.EXTERNAL),
+    PointerField("applied_to", "view", "the raw experiences the lens reframes"),
+    PointerField("provenance_braid", "view", "lineage: experiences, views and stances"),
+    PointerField("delta_from_raw.reweighted.exp", "view", "the experiences reweighted"),
+    PointerField("candidates.exp", "stance", "the experiences whose claims compete"),
+    PointerField("decision.support", "stance", "supporting experiences, views, stances"),
+)
+#: Record fields: (field, graph edge type); raw-only ones name experiences.
+_VIEW_LINKS: tuple[tuple[str, str], ...] = (
+    ("applied_to", "applied_to"),
+    ("provenance_braid", "provenance"),
+    ("delta_from_raw.reweighted.exp", "reweighted"),
+)
+_STANCE_LINKS: tuple[tuple[str, str], ...] = (
+    ("candidates.exp", "candidate"),
+    ("decision.support", "support"),
+)
+_RAW_ONLY = frozenset({"applied_to", "delta_from_raw.reweighted.exp", "candidates.exp"})
+
 #: WAL tombstone reason that archives (reversible) instead of erasing.
 ARCHIVED_REASON = "archived"
 OP_TOMBSTONE = "tombstone"
@@ -162,8 +197,6 @@ _TITLE_MAX = 100
 _SHOW_MAX = 60
 _BOM = b"\xef\xbb\xbf"
 _JSON_WS = " \t\r\n"
-# `uri:...`, `urn:...` or any `scheme://...`: external pointers, never ids.
-_EXTERNAL = re.compile(r"^(?:uri|urn):|^[A-Za-z][A-Za-z0-9+.\-]*://")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
@@ -354,8 +387,8 @@ def title_of(text: str) -> str:
 
 
 def is_external_pointer(ref: str) -> bool:
-    """`uri:...`, `urn:...`, `https://...`, `vec://...`: pointers, not ids."""
-    return bool(_EXTERNAL.match(ref))
+    """`uri:...`, `urn:...`, `https://...`, `vec://...`: pointers, not ids (`file:` is a path)."""
+    return is_uri(ref)
 
 
 class _Invalid(Exception):
@@ -867,16 +900,23 @@ def _lattice_split(
     return keep
 
 
+class _Erased:
+    """The ids the WAL erased, as a container for `reference_issue`."""
+
+    def __init__(self, scan: _Scan) -> None:
+        self.scan = scan
+
+    def __contains__(self, ref: object) -> bool:
+        return isinstance(ref, str) and self.scan.erased(ref)
+
+
 def _ref_issue(
     scan: _Scan, ref: str, valid: set[str], *, flag_erased: bool = True
 ) -> RefIssue | None:
-    if has_path_syntax(ref):
-        return RefIssue.UNSAFE
-    if scan.erased(ref):
-        return RefIssue.TOMBSTONED if flag_erased else None
-    if ref not in valid:
-        return RefIssue.DANGLING
-    return None
+    issue = reference_issue(ref, valid, erased=_Erased(scan))
+    if issue is RefIssue.TOMBSTONED and not flag_erased:
+        return None  # lineage outlives an erasure (see References above)
+    return issue
 
 
 def _flag(
@@ -923,26 +963,19 @@ def _check_memory_refs(
         if changed:
             # Relinking after one file changed rebuilds only what changed.
             m.relations = tuple(rels)
+        trace = None if m.tombstoned else m.fields.get("trace_ref")
+        if isinstance(trace, str):
+            issue = reference_issue(trace, (), kind=PointerKind.EXTERNAL)
+            if issue is not None:
+                _flag(scan, EXPERIENCES, m.id, m.line, "trace_ref", trace, issue)
         out.append(m)
     return out
 
 
 def _record_links(record: dict[str, Any], kind: str) -> list[tuple[str, str, str]]:
     """(field, edge type, target) for every id a view or stance names."""
-    links: list[tuple[str, str, str]] = []
-    if kind == "views":
-        links += [("applied_to", "applied_to", t) for t in record.get("applied_to") or []]
-        links += [
-            ("provenance_braid", "provenance", t) for t in record.get("provenance_braid") or []
-        ]
-    else:
-        for cand in record.get("candidates") or []:
-            if isinstance(cand.get("exp"), str):
-                links.append(("candidates.exp", "candidate", cand["exp"]))
-        decision = record.get("decision")
-        if isinstance(decision, dict):
-            links += [("decision.support", "support", t) for t in decision.get("support") or []]
-    return links
+    fields = _VIEW_LINKS if kind == "views" else _STANCE_LINKS
+    return [(fld, etype, t) for fld, etype in fields for t in pointer_values(record, fld)]
 
 
 def _check_record_refs(
@@ -955,7 +988,7 @@ def _check_record_refs(
         for fld, etype, target in _record_links(record, kind):
             # Raw-only fields must name an experience; lineage/support may
             # also name views and stances.
-            valid = exp_ids if fld in ("applied_to", "candidates.exp") else any_ids
+            valid = exp_ids if fld in _RAW_ONLY else any_ids
             issue = _ref_issue(scan, target, valid, flag_erased=fld != "provenance_braid")
             edges.append(
                 {
@@ -1014,6 +1047,7 @@ class ExperienceRecordAdapter:
 
     format_id: ClassVar[str] = FORMAT_ID
     label: ClassVar[str] = "Experience records"
+    pointer_fields: ClassVar[tuple[PointerField, ...]] = POINTER_FIELDS
     #: The linked result (link_state included) pickles faithfully: the scan
     #: cache keeps it and an unchanged vault is not linked again.
     cache_linked: ClassVar[bool] = True

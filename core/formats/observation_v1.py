@@ -6,14 +6,23 @@ action moves files to `archive/observations/` and `archive/comprehension/`;
 those are read too, as archived memories.
 
 Validation follows the reference implementation's Pydantic models (DESIGN.md,
-expected.json `rules`), with one deliberate leniency noted where it happens:
-a key written with no value (`source:`) counts as missing, not as a wrong type.
+expected.json `rules`): a required key that is absent is
+`missing_required_field`; one that is present but null (`source:`), or of the
+wrong type, is `wrong_type` (Pydantic rejects None for a `str`, `dict` or
+`datetime` field); a required text that is empty or blank is `out_of_range`:
+its type is right but its value is outside what the field may hold (an
+observation with no event, an unnamed source).  The reference model has no
+`min_length`, so this is memlens's one deliberate strictness: an empty `id`
+cannot be cited and an empty `event` records nothing.
 
-References: a comprehension cites observations by id in `observations` and
-`posterior.observations_used`; an observation may point back at the belief it
-tested with `context.prior_belief: <comp-id>/v<N>`.  That `/v<N>` suffix is
-the format's own syntax, stripped before the id is checked; any other path
-syntax makes the reference unsafe and it is never resolved or joined.
+References (`POINTER_FIELDS`, decided by `core.refs`): a comprehension
+cites observations by id in `observations` and `posterior.observations_used`;
+an observation may point back at the belief it tested with
+`context.prior_belief: <comp-id>/v<N>`.  That `/v<N>` suffix is the format's
+own syntax, stripped before the id is checked; any other path syntax makes
+the reference unsafe and it is never resolved or joined.  An observation's
+`trace_ref` names an execution trace kept outside the vault: it is never
+resolved, only flagged when it has path syntax.
 
 The format defines no decay ("observations persist indefinitely"): every
 memory is `retained`, or `archived` once moved to `archive/`.  The only
@@ -50,6 +59,7 @@ from ..model import (
     ScanResult,
 )
 from ..paths import has_path_syntax
+from ..refs import PointerField, PointerKind, reference_issue
 from ..textio import decode_bytes, read_text
 from .base import (
     Changes,
@@ -120,6 +130,16 @@ POSTERIOR_REQUIRED: tuple[str, ...] = (
     "observations_used",
 )
 
+#: Every field the model defines as pointing at a record or a trace.
+POINTER_FIELDS: tuple[PointerField, ...] = (
+    PointerField("observations", "comprehension", "the observations it incorporates"),
+    PointerField(
+        "posterior.observations_used", "comprehension", "the observations behind the update"
+    ),
+    PointerField("context.prior_belief", "observation", "the comprehension (<id>/v<N>) tested"),
+    PointerField("trace_ref", "observation", "an execution trace", PointerKind.EXTERNAL),
+)
+
 #: `context.prior_belief` form: `<comp-id>/v<N>`.
 _PRIOR_BELIEF = re.compile(r"^(?P<id>.+)/v(?P<version>\d+)$")
 
@@ -156,6 +176,7 @@ class ObservationV1Adapter:
 
     format_id: ClassVar[str] = FORMAT_ID
     label: ClassVar[str] = "observation/v1"
+    pointer_fields: ClassVar[tuple[PointerField, ...]] = POINTER_FIELDS
     #: The linked result (link_state included) pickles faithfully: the scan
     #: cache keeps it and an unchanged vault is not linked again.
     cache_linked: ClassVar[bool] = True
@@ -477,7 +498,9 @@ def _observation(
     source = check.string("source")
     event = check.string("event")
     context = data.get("context")
-    if context is not None and not isinstance(context, dict):
+    # `context:` written with no value is null, which the model's `dict`
+    # field rejects: only an absent key takes the default.
+    if "context" in data and not isinstance(context, dict):
         check.fail(
             Reason.WRONG_TYPE,
             f"context must be a mapping, not {_type_name(context)}",
@@ -525,11 +548,11 @@ def _comprehension(
     check.spec(COMPREHENSION_SPEC)
     # Nested required keys are reported with the top-level ones when the
     # parent is a mapping; a parent of the wrong type is reported below.
-    missing = [k for k in COMPREHENSION_REQUIRED if _absent(data.get(k))]
+    missing = [k for k in COMPREHENSION_REQUIRED if k not in data]
     for parent, keys in (("prior", PRIOR_REQUIRED), ("posterior", POSTERIOR_REQUIRED)):
         block = data.get(parent)
         if isinstance(block, dict):
-            missing.extend(f"{parent}.{k}" for k in keys if _absent(block.get(k)))
+            missing.extend(f"{parent}.{k}" for k in keys if k not in block)
     if missing:
         check.fail(Reason.MISSING_REQUIRED_FIELD, f"lacks {', '.join(missing)}", None)
 
@@ -627,20 +650,22 @@ class _Checker:
         return None
 
     def required(self, keys: Iterable[str]) -> None:
-        missing = [k for k in keys if _absent(self.data.get(k))]
+        """Absent keys only: a null or empty value is checked by the field's type."""
+        missing = [k for k in keys if k not in self.data]
         if missing:
             self.fail(Reason.MISSING_REQUIRED_FIELD, f"lacks {', '.join(missing)}", None)
 
     def spec(self, expected: str) -> None:
         """A spec, when given, must be `expected` (absence is checked separately)."""
-        value = self.data.get("spec")
-        if not _absent(value) and value != expected:
+        value = self.data.get("spec", expected)
+        if value != expected:
             self.fail(Reason.WRONG_TYPE, f"spec {_show(value)} is not {expected!r}", "spec")
 
     def identifier(self) -> str:
         value = self.data.get("id")
         if not isinstance(value, str):
             self.fail(Reason.WRONG_TYPE, f"id must be a string, not {_show(value)}", "id")
+        self._not_blank(value, "id", "id")
         # Why: ids name files in actions (promote writes `<id>.md`) and are
         # matched against references; path syntax in one is never safe.
         if has_path_syntax(value):
@@ -651,7 +676,13 @@ class _Checker:
         value = self.data.get(key)
         if not isinstance(value, str):
             self.fail(Reason.WRONG_TYPE, f"{key} must be a string, not {_type_name(value)}", key)
+        self._not_blank(value, key, key)
         return value
+
+    def _not_blank(self, value: str, name: str, key: str) -> None:
+        # Right type, value outside the field's range: see the module docstring.
+        if not value.strip():
+            self.fail(Reason.OUT_OF_RANGE, f"{name} is empty", key)
 
     def timestamp(self, key: str) -> datetime | date:
         value = self.data.get(key)
@@ -674,6 +705,7 @@ class _Checker:
                 f"{parent}.{key} must be a string, not {_type_name(value)}",
                 parent,
             )
+        self._not_blank(value, f"{parent}.{key}", parent)
         return value
 
     def confidence(self, block: dict[Any, Any], parent: str) -> str:
@@ -701,11 +733,6 @@ class _Checker:
                 name,
             )
         return value
-
-
-def _absent(value: Any) -> bool:
-    """Missing, empty (`key:`) or a blank string all count as not given."""
-    return value is None or (isinstance(value, str) and not value.strip())
 
 
 def _type_name(value: Any) -> str:
@@ -832,15 +859,12 @@ def _link_one(
     if memory.kind == KIND_COMPREHENSION:
         cites: list[str] = []
         for name, ref in _citations(memory):
-            resolved: str | None = None
-            if has_path_syntax(ref):
-                flag(name, ref, RefIssue.UNSAFE)
-            elif ref in observations:
-                resolved = ref
-                if ref not in cites:
-                    cites.append(ref)
-            else:
-                flag(name, ref, RefIssue.DANGLING)
+            issue = reference_issue(ref, observations)
+            resolved = ref if issue is None else None
+            if issue is not None:
+                flag(name, ref, issue)
+            elif ref not in cites:
+                cites.append(ref)
             relations.append(Relation(target=ref, type="cites", field=name, resolved=resolved))
         memory.native["cites"] = cites
     else:
@@ -848,16 +872,18 @@ def _link_one(
         if belief is not None:
             written, target = belief
             field = "context.prior_belief"
-            found: str | None = None
-            if has_path_syntax(target):
-                flag(field, written, RefIssue.UNSAFE)
-            elif target in comprehension:
-                found = target
-            else:
-                flag(field, written, RefIssue.DANGLING)
+            issue = reference_issue(target, comprehension)
+            if issue is not None:
+                flag(field, written, issue)
+            found = target if issue is None else None
             relations.append(
                 Relation(target=written, type="prior_belief", field=field, resolved=found)
             )
+        trace = memory.native.get("trace_ref")
+        if isinstance(trace, str):
+            issue = reference_issue(trace, (), kind=PointerKind.EXTERNAL)
+            if issue is not None:
+                flag("trace_ref", trace, issue)
     if memory.relations != tuple(relations):
         memory.relations = tuple(relations)
     return problems

@@ -471,7 +471,13 @@ def _edit_nested(text: str, parent: str, child: str, value: Any) -> str:
     edited = edit_frontmatter(f"---{newline}{inner}---{newline}", {child: value})
     new_lines, new_close = _header_lines(edited)
     new_block = [indent + ln if ln.strip() else ln for ln in new_lines[1:new_close]]
-    return "".join(lines[: start + 1] + new_block + lines[end:])
+    head = lines[start]
+    if not any(ln.strip() for ln in new_block):
+        # The last child went: `parent:` alone would be null, which the model
+        # rejects for a mapping, so the emptied block is written as `{}`.
+        key, _, rest = head.partition(":")
+        head = f"{key}: {{}}{rest}"
+    return "".join([*lines[:start], head, *new_block, *lines[end:]])
 
 
 def _check_only(
@@ -494,7 +500,7 @@ def _check_only(
             block.pop(child, None)
         else:
             block[child] = value
-        expected[parent] = block or None
+        expected[parent] = block
     if not _same(_plain(after), _plain(expected)):
         raise RefusedError("the edit would change more than the fields asked for; not written")
 

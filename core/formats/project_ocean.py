@@ -48,6 +48,7 @@ from ..model import (
     Relation,
     ScanResult,
 )
+from ..refs import PointerField, is_unsafe_reference
 from ..textio import decode_bytes, read_text
 from .base import (
     Changes,
@@ -87,6 +88,11 @@ _KNOWN = frozenset(KNOWN_FIELDS)
 
 #: `linear-Nd` / `exponential-Nd` with N a positive whole number of days.
 DECAY_RE = re.compile(r"^(linear|exponential)-(\d+)d$")
+
+#: Every field the spec defines as pointing at another observation.
+POINTER_FIELDS: tuple[PointerField, ...] = (
+    PointerField("backlinks", "observation", "related observations by file name"),
+)
 
 #: A backlink must be a bare observation file name (the `.md` suffix is
 #: tolerated); anything else could be a path and is never resolved.
@@ -129,9 +135,13 @@ def _decay_spec(value: object) -> DecaySpec | None:
 
 
 def backlink_name(ref: str) -> str | None:
-    """The observation stem a safe backlink names, or None if it is unsafe."""
+    """The observation stem a safe backlink names, or None if it is unsafe.
+
+    Stricter than the shared rule (`core.refs`): the format names files
+    `obs-YYYY-MM-DD-NNN`, so anything else may be a path and is unsafe.
+    """
     m = BACKLINK_RE.match(ref)
-    return m.group(1) if m else None
+    return m.group(1) if m and not is_unsafe_reference(ref) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -530,6 +540,7 @@ class ProjectOceanAdapter:
 
     format_id: ClassVar[str] = FORMAT_ID
     label: ClassVar[str] = "Project Ocean"
+    pointer_fields: ClassVar[tuple[PointerField, ...]] = POINTER_FIELDS
     #: The linked result (link_state included) pickles faithfully: the scan
     #: cache keeps it and an unchanged vault is not linked again.
     cache_linked: ClassVar[bool] = True

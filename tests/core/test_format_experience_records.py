@@ -192,7 +192,13 @@ def test_relations_and_external_pointers(result: ScanResult) -> None:
 
 def test_edges_for_graph(result: ScanResult) -> None:
     edges = result.records["edges"]
-    assert {e["type"] for e in edges} == {"applied_to", "provenance", "candidate", "support"}
+    assert {e["type"] for e in edges} == {
+        "applied_to",
+        "provenance",
+        "reweighted",
+        "candidate",
+        "support",
+    }
     assert {
         "source": "stance_2026-11-03_70f2",
         "target": "view_2026-11-03T09:30:00Z_5c2d",

@@ -409,8 +409,8 @@ def test_observation_optional_field_types(
         (
             "spec: observation/v1\nid: obs-001\ntimestamp: 2026-11-02T09:14:07Z\n"
             "source:\nevent: e\n",
-            "missing_required_field",
-            "lacks source",
+            "wrong_type",
+            "source must be a string, not null",
         ),
         (
             "spec: observation/v1\nid: 17\ntimestamp: 2026-11-02T09:14:07Z\nsource: s\nevent: e\n",

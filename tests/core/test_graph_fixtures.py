@@ -191,6 +191,9 @@ def experience_links(fx: Path, expected: dict[str, Any]) -> tuple[set[str], set[
         for ref in v.get("provenance_braid") or []:
             if ref in every:
                 links.add((vid, ref, "provenance_braid", None))
+        for item in (v.get("delta_from_raw") or {}).get("reweighted") or []:
+            if item.get("exp") in exps:
+                links.add((vid, item["exp"], "delta_from_raw.reweighted.exp", None))
     for sid, s in stances.items():
         for cand in s.get("candidates") or []:
             if cand.get("exp") in exps:

@@ -627,9 +627,16 @@ def test_remove_fields_top_level_and_nested(root: Path) -> None:
     path = root / "observations/obs-013.md"
     before = path.read_bytes()
     applied(W.plan_set(get(root, "obs-013"), {"severity": REMOVE, "context.project": REMOVE}))
-    assert diff(before, path.read_bytes()) == ["-  project: ledgerline\n", "-severity: warning\n"]
+    # The emptied context is written `{}`: a bare `context:` is null, which
+    # observation/v1 rejects (wrong_type).
+    assert diff(before, path.read_bytes()) == [
+        "-context:\n",
+        "-  project: ledgerline\n",
+        "-severity: warning\n",
+        "+context: {}\n",
+    ]
     m = get(root, "obs-013")
-    assert "severity" not in m.fields and m.fields["context"] is None
+    assert "severity" not in m.fields and m.fields["context"] == {}
     with pytest.raises(RefusedError) as info:
         W.plan_set(m, {"source": REMOVE})
     assert str(info.value).startswith("source")
