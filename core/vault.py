@@ -10,12 +10,20 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import NamedTuple
 
 from . import cache as _cache
 from .cache import CacheStats, FileStamp, ScanProgress
 from .errors import NotFoundError
 from .formats import ADAPTERS, FormatAdapter, adapter_for
-from .formats.base import entry_skip, skipped_scan, walk_listing
+from .formats.base import (
+    cannot_read,
+    entry_skip,
+    skip_entry,
+    skipped_problem,
+    skipped_scan,
+    walk_listing,
+)
 from .model import FileScan, Memory, Problem, ReferenceProblem, ScanResult
 from .walk_ahead import WalkAhead, walk_ahead
 
@@ -75,11 +83,27 @@ def detect_format(root: Path) -> FormatAdapter | None:
     return None
 
 
+class Survey(NamedTuple):
+    """What `survey` found below a path: vault roots, and folders it could not look into."""
+
+    vaults: list[Vault]
+    #: One `unreadable` problem per folder that could not be listed (it may
+    #: hold a vault); `format` is "" and `path` is relative to `base`.
+    unreadable: list[Problem]
+
+
 def discover(path: Path, max_depth: int = 6) -> list[Vault]:
-    """Every vault root at or below `path`, each with its format.
+    """Every vault root at or below `path`, each with its format (see `survey`)."""
+    return survey(path, max_depth).vaults
+
+
+def survey(path: Path, max_depth: int = 6) -> Survey:
+    """Every vault root at or below `path`, and every folder that could not be read.
 
     A vault root is not searched further: vaults do not nest, and a
     cognitive-memory `vault/` folder must not be mistaken for anything else.
+    A folder the OS refuses to list is reported, never raised: the other
+    vaults still load.
     """
     path = Path(path)
     if not path.exists():
@@ -88,31 +112,46 @@ def discover(path: Path, max_depth: int = 6) -> list[Vault]:
         path = path.parent
     base = path.resolve()
     found: list[Vault] = []
+    refused: list[Problem] = []
 
     def walk(folder: Path, depth: int) -> None:
         adapter = detect_format(folder)
+        rel = Path(os.path.relpath(folder, base)).as_posix()
         if adapter is not None:
-            rel = os.path.relpath(folder, base)
-            found.append(Vault(root=folder, format=adapter.format_id, rel=Path(rel).as_posix()))
+            found.append(Vault(root=folder, format=adapter.format_id, rel=rel))
             return
         if depth >= max_depth:
             return
         try:
-            children = sorted(
-                p
-                for p in folder.iterdir()
-                if p.is_dir()
-                and not p.is_symlink()
-                and p.name not in _SKIP_DIRS
-                and not p.name.startswith(".")
-            )
-        except OSError:
+            children = _subfolders(folder)
+        except OSError as exc:
+            skip = skip_entry(rel, cannot_read(exc))
+            refused.append(skipped_problem("", base, skip))
             return
         for child in children:
             walk(child, depth + 1)
 
     walk(base, 0)
-    return found
+    return Survey(found, refused)
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    """Sub-folders worth looking into for vaults, sorted; raises OSError if
+    `folder` cannot be listed."""
+    with os.scandir(folder) as entries:
+        names = [
+            e.name
+            for e in entries
+            if e.name not in _SKIP_DIRS and not e.name.startswith(".") and _is_real_dir(e)
+        ]
+    return [folder / n for n in sorted(names)]
+
+
+def _is_real_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 @dataclass(slots=True)
@@ -120,14 +159,18 @@ class Catalog:
     """Every vault found below the paths given, scanned."""
 
     vaults: list[Vault]
+    #: Folders discovery could not look into (see `Survey.unreadable`).
+    unreadable: list[Problem] = field(default_factory=list)
 
     def memories(self) -> Iterator[Memory]:
         for v in self.vaults:
             yield from v.memories
 
     def problems(self) -> Iterator[Problem]:
+        """Every vault's problems, then the folders discovery could not read."""
         for v in self.vaults:
             yield from v.problems
+        yield from self.unreadable
 
     def ref_problems(self) -> Iterator[ReferenceProblem]:
         for v in self.vaults:
@@ -431,13 +474,26 @@ def iter_catalog(
     *paths: Path | str, cache: bool = False, parallel: bool | None = None
 ) -> Iterator[Vault]:
     """Discover every vault below the paths and yield each as soon as it is scanned."""
+    yield from _scan_all(survey_all(*paths).vaults, cache=cache, parallel=parallel)
+
+
+def survey_all(*paths: Path | str) -> Survey:
+    """`survey` of every path, each vault (and unreadable folder) once."""
     seen: set[Path] = set()
     found: list[Vault] = []
+    refused: dict[tuple[Path, str], Problem] = {}
     for p in paths:
-        for v in discover(Path(p)):
+        got = survey(Path(p))
+        for v in got.vaults:
             if v.root not in seen:
                 seen.add(v.root)
                 found.append(v)
+        for problem in got.unreadable:
+            refused.setdefault((problem.vault_root / problem.path, problem.detail), problem)
+    return Survey(found, list(refused.values()))
+
+
+def _scan_all(found: list[Vault], *, cache: bool, parallel: bool | None) -> Iterator[Vault]:
     with contextlib.ExitStack() as stack:
         ahead = start_walk_ahead(found, cache=cache)
         if ahead is not None:
@@ -464,4 +520,6 @@ def open_catalog(*paths: Path | str, cache: bool = False, parallel: bool | None 
     `cache` serves unchanged files from the persistent per-vault cache (in
     the user's cache directory) and refreshes it.
     """
-    return Catalog(list(iter_catalog(*paths, cache=cache, parallel=parallel)))
+    found = survey_all(*paths)
+    vaults = list(_scan_all(found.vaults, cache=cache, parallel=parallel))
+    return Catalog(vaults, found.unreadable)
