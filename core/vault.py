@@ -25,6 +25,7 @@ from .formats.base import (
     walk_listing,
 )
 from .model import FileScan, Memory, Problem, ReferenceProblem, ScanResult
+from .sanitize import undecodable
 from .walk_ahead import WalkAhead, walk_ahead
 
 #: Folders never worth descending into while looking for vaults.
@@ -183,8 +184,15 @@ class Catalog:
         raise NotFoundError(f"no vault at {memory.vault_root}")
 
     def find(self, memory_id: str) -> list[Memory]:
-        """Memories with this id (one per vault at most)."""
-        return [m for m in self.memories() if m.id == memory_id]
+        """Memories with this id (one per vault at most).
+
+        An id made from a file name that is not UTF-8 is also found by the
+        text `list --json` shows for it (`sanitize.undecodable`).
+        """
+        hits = [m for m in self.memories() if m.id == memory_id]
+        if not hits and "\\" in memory_id:
+            hits = [m for m in self.memories() if undecodable(m.id) == memory_id]
+        return hits
 
     def get(self, memory_id: str) -> Memory:
         """The memory with this id; NotFoundError if none, or ambiguous."""
