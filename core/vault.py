@@ -17,7 +17,9 @@ from .cache import CacheStats, FileStamp, ScanProgress
 from .errors import NotFoundError
 from .formats import ADAPTERS, FormatAdapter, adapter_for
 from .formats.base import (
+    Listing,
     cannot_read,
+    dir_state,
     entry_skip,
     skip_entry,
     skipped_problem,
@@ -278,42 +280,11 @@ def rescan_paths(vault: Vault, changed: Iterable[Path | str]) -> ScanResult:
     root = vault.root
     adapter = vault.adapter
     scans = vault.scans
-    fresh: dict[str, tuple[FileScan, FileStamp | None]] = {}
-    gone: set[str] = set()
+    todo = _Reread(vault)
     for item in changed:
-        path = Path(item)
-        if not path.is_absolute():
-            path = root / path
-        try:
-            rel = path.relative_to(root).as_posix()
-        except ValueError:
-            continue  # outside this vault
-        if path.is_dir():
-            prefix = "" if rel == "." else rel + "/"
-            known = [r for r in scans if r.startswith(prefix)]
-            listing = walk_listing(adapter, root)
-            listed = [r for r in listing.names if r.startswith(prefix)]
-            skipped = [s for s in listing.skipped if s.rel.startswith(prefix)]
-            gone.update(set(known) - set(listed) - {s.rel for s in skipped})
-            for r in listed:
-                fresh[r] = _cache.scan_one(adapter, root, root / r)
-            for s in skipped:
-                fresh[s.rel] = skipped_scan(adapter.format_id, root, s), None
-            continue
-        owned = adapter.owns(root, rel)
-        if owned or rel in scans:
-            skip = entry_skip(root, rel) if owned else None
-            if skip is not None:
-                # Now a link out of the vault (or a pipe, ...): shown, never read.
-                fresh[rel] = skipped_scan(adapter.format_id, root, skip), None
-            elif owned and path.is_file():
-                fresh[rel] = _cache.scan_one(adapter, root, path, _previous(vault, rel))
-            else:
-                gone.add(rel)
-                # A removed folder: everything known below it is gone too.
-                gone.update(r for r in scans if r.startswith(rel + "/"))
-        else:
-            gone.update(r for r in scans if r.startswith(rel + "/"))
+        todo.path(Path(item))
+    fresh, gone = todo.fresh, todo.gone
+    gone.update(_readable_again(scans, fresh))
     vault_wide = False
     changes: dict[str, tuple[FileScan | None, FileScan | None]] = {}
     for rel in gone - fresh.keys():
@@ -399,6 +370,84 @@ def _same_run(same: Iterable[bool]) -> int:
         return flags.index(False)
     except ValueError:
         return len(flags)
+
+
+class _Reread:
+    """What `rescan_paths` re-reads (`fresh`) and drops (`gone`), path by path."""
+
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+        self.fresh: dict[str, tuple[FileScan, FileStamp | None]] = {}
+        self.gone: set[str] = set()
+        self._listing: Listing | None = None
+
+    def listing(self) -> Listing:
+        """The vault's listing, taken once (only folders and refusals need it)."""
+        if self._listing is None:
+            self._listing = walk_listing(self.vault.adapter, self.vault.root)
+        return self._listing
+
+    def path(self, path: Path) -> None:
+        vault, root, fresh, gone = self.vault, self.vault.root, self.fresh, self.gone
+        if not path.is_absolute():
+            path = root / path
+        try:
+            rel = path.relative_to(root).as_posix()
+        except ValueError:
+            return  # outside this vault
+        state = dir_state(path)
+        if state is None:
+            # A folder on the way can no longer be read.  A full scan shows
+            # that folder as one problem and nothing below it: do the same.
+            refused = [s.rel for s in self.listing().skipped if rel.startswith(s.rel + "/")]
+            if refused:
+                self.folder(refused[0])
+                return
+        if state:
+            self.folder(rel)
+            return
+        adapter, scans = vault.adapter, vault.scans
+        owned = adapter.owns(root, rel)
+        if owned or rel in scans:
+            skip = entry_skip(root, rel) if owned else None
+            if skip is not None:
+                # Now a link out of the vault (or a pipe, unreadable...): shown, never read.
+                fresh[rel] = skipped_scan(adapter.format_id, root, skip), None
+            elif owned and os.path.isfile(path):
+                fresh[rel] = _cache.scan_one(adapter, root, path, _previous(vault, rel))
+            else:
+                gone.add(rel)
+                # A removed folder: everything known below it is gone too.
+                gone.update(r for r in scans if r.startswith(rel + "/"))
+        else:
+            gone.update(r for r in scans if r.startswith(rel + "/"))
+
+    def folder(self, rel: str) -> None:
+        """Every vault file below folder `rel` (a moved, removed or refused folder)."""
+        adapter, root, listing = self.vault.adapter, self.vault.root, self.listing()
+        prefix = "" if rel == "." else rel + "/"
+        # (`rel` itself too: the folder's own problem, once it was unreadable.)
+        known = [r for r in self.vault.scans if r.startswith(prefix) or r == rel]
+        listed = [r for r in listing.names if r.startswith(prefix)]
+        skipped = [s for s in listing.skipped if s.rel.startswith(prefix) or s.rel == rel]
+        self.gone.update(set(known) - set(listed) - {s.rel for s in skipped})
+        for r in listed:
+            self.fresh[r] = _cache.scan_one(adapter, root, root / r)
+        for s in skipped:
+            self.fresh[s.rel] = skipped_scan(adapter.format_id, root, s), None
+
+
+def _readable_again(scans: dict[str, FileScan], fresh: Iterable[str]) -> set[str]:
+    """Folders shown as unreadable (a scan keyed by the folder) with a file
+    read below them now: readable again, so their problem goes.  Only a
+    folder has files below it, so any such key is one."""
+    out: set[str] = set()
+    for rel in fresh:
+        while "/" in rel:
+            rel = rel.rpartition("/")[0]
+            if rel in scans and rel not in fresh:
+                out.add(rel)
+    return out
 
 
 def _keep_unchanged(old: FileScan, new: FileScan) -> None:

@@ -13,6 +13,7 @@ import builtins
 import io
 import json
 import os
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,12 +22,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from memlens.core.changes import Change, ChangeKind
 from memlens.core.demo import copy_demo
 from memlens.core.formats import adapter_for
 from memlens.core.model import Problem, Reason
-from memlens.core.vault import Catalog, open_catalog, survey
+from memlens.core.vault import Catalog, open_catalog, rescan_paths, survey
 from memlens.core.walk_ahead import walk_vault
-from memlens.core.watch import vault_files
+from memlens.core.watch import VaultWatcher, vault_files
 from memlens.tui.cli import cli
 
 
@@ -216,3 +218,69 @@ def test_no_vault_found_says_which_folder_could_not_be_read(
     assert got.exit_code == 2
     assert "no memory vault found" in got.output
     assert "cannot read: Permission denied" in got.output
+
+
+# -- rescans and the watcher: a folder that becomes unreadable, then readable again --------
+
+
+def _state(catalog: Catalog) -> tuple[set[tuple[str, str]], set[tuple[str, str, str]]]:
+    mems = {(v.rel, m.id) for v in catalog.vaults for m in v.memories}
+    probs = {(v.rel, p.path, p.reason.value) for v in catalog.vaults for p in v.problems}
+    return mems, probs
+
+
+def test_a_rescan_of_files_below_a_refused_folder_equals_a_full_scan(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    catalog = open_catalog(demo, parallel=False)
+    [vault] = [v for v in catalog.vaults if v.format == "project-ocean"]
+    atlas = [f for f in vault_files(vault) if "/agents/atlas/" in f.as_posix()]
+    with denied(monkeypatch, vault.root / "agents/atlas"):
+        rescan_paths(vault, atlas)
+        assert _state(catalog) == _state(open_catalog(demo, parallel=False))
+    assert ("project-ocean", "agents/atlas", "unreadable") in _state(catalog)[1]
+    rescan_paths(vault, atlas)  # readable again: the watcher re-reads what reappeared
+    assert _state(catalog) == _state(open_catalog(demo, parallel=False))
+    assert not _unreadable(catalog)
+
+
+def test_the_watcher_reports_the_folder_and_clears_it(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    catalog = open_catalog(demo, parallel=False)
+    seen: list[Change] = []
+    errors: list[BaseException] = []
+    cond = threading.Condition()
+
+    def record(changes: list[Change]) -> None:
+        with cond:
+            seen.extend(changes)
+            cond.notify_all()
+
+    def wait_for(kind: ChangeKind) -> None:
+        with cond:
+            assert cond.wait_for(
+                lambda: any(c.kind is kind and c.path == "agents/atlas" for c in seen), 30
+            ), seen
+
+    w = VaultWatcher(
+        catalog,
+        record,
+        paths=[demo],
+        on_error=errors.append,
+        rescan_interval=None,
+        grace=0.1,
+        unreadable_timeout=0.2,
+    )
+    w.start()
+    try:
+        assert w.wait_ready(30)
+        with denied(monkeypatch, demo / "project-ocean/agents/atlas"):
+            w.rescan()
+            wait_for(ChangeKind.PROBLEM)
+        w.rescan()
+        wait_for(ChangeKind.PROBLEM_CLEARED)
+    finally:
+        w.stop()
+    assert not errors, errors
+    assert _state(catalog) == _state(open_catalog(demo, parallel=False))
