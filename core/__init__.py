@@ -25,7 +25,7 @@ from .model import (
     Relation,
     ScanResult,
 )
-from .vault import Catalog, Vault, discover, open_catalog, scan_vault
+from .vault import Catalog, Vault, discover, open_catalog, scan_vault, survey
 
 __all__ = [
     "Catalog",
@@ -50,4 +50,5 @@ __all__ = [
     "forecast",
     "open_catalog",
     "scan_vault",
+    "survey",
 ]

@@ -51,6 +51,9 @@ class Reason(StrEnum):
     OUT_OF_RANGE = "out_of_range"
     DUPLICATE_ID = "duplicate_id"
     LATTICE_VIOLATION = "lattice_violation"
+    #: Not one of expected.json's categories: the OS refused to read the file
+    #: or folder (no permission, an I/O error), so its content is unknown.
+    UNREADABLE = "unreadable"
 
 
 class RefIssue(StrEnum):

@@ -11,11 +11,47 @@ from __future__ import annotations
 
 import re
 
-# C0 controls except TAB and LF, DEL, C1 controls, bidi embeddings/overrides/
-# isolates, and a few invisible formatting characters that can hide text.
-_UNSAFE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]"
+#: Invisible characters that reorder or hide text, the one list every front
+#: end shows as a visible marker: the Arabic letter mark, zero-width
+#: space/non-joiner/joiner, the LTR/RTL marks, the line/paragraph
+#: separators, bidi embeddings and overrides, the word joiner, the bidi
+#: isolates, and the BOM (zero-width no-break space) anywhere in the text.
+INVISIBLE: tuple[int, ...] = (
+    0x061C,
+    *range(0x200B, 0x2010),
+    0x2028,
+    0x2029,
+    *range(0x202A, 0x202F),
+    0x2060,
+    *range(0x2066, 0x206A),
+    0xFEFF,
 )
+_INVISIBLE_CLASS = "".join(chr(code) for code in INVISIBLE)
+
+# C0 controls except TAB and LF, DEL, C1 controls, the invisible ones, and
+# lone surrogates (see `undecodable`).
+_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f{_INVISIBLE_CLASS}\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _byte_text(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    if 0xDC80 <= code <= 0xDCFF:  # a byte `os.fsdecode` could not decode
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\u{code:04x}"  # any other lone surrogate (from JSON text)
+
+
+def undecodable(text: str) -> str:
+    """`text` with each byte of a file name that is not UTF-8 as `\\xNN` text.
+
+    On Linux a file name is bytes; Python decodes a name such as
+    b"obs-\\xff.md" to "obs-\\udcff.md" (a lone surrogate), which no UTF-8
+    output can carry.  memlens shows it, in JSON and on the terminal, as the
+    text `obs-\\xff.md` (Python's `backslashreplace` spelling); other lone
+    surrogates show as `\\udXXX` text.
+    """
+    return _SURROGATE.sub(_byte_text, text) if _SURROGATE.search(text) else text
+
 
 _NAMES = {
     "\x1b": "␛",
@@ -36,6 +72,8 @@ def _show(match: re.Match[str]) -> str:
     code = ord(ch)
     if code < 0x20:
         return chr(0x2400 + code)  # Unicode "control pictures" block
+    if 0xD800 <= code <= 0xDFFF:
+        return _byte_text(match)
     return f"<U+{code:04X}>"
 
 
@@ -67,7 +105,7 @@ def one_line(text: str, width: int | None = None) -> str:
 # In JSON text these can only occur inside strings, so escaping them keeps
 # the document identical in meaning while no raw C1 control, bidi override or
 # line separator reaches a terminal that shows the output.
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
+_JSON_UNSAFE = re.compile(f"[\x7f-\x9f{_INVISIBLE_CLASS}]")
 
 
 def json_text(text: str) -> str:
@@ -75,4 +113,7 @@ def json_text(text: str) -> str:
 
     `json.dumps(..., ensure_ascii=False)` already escapes C0 controls.
     """
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    out = _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    # A lone surrogate (a file name that is not UTF-8) cannot be written as
+    # UTF-8: it becomes the `undecodable` text, its backslash escaped for JSON.
+    return _SURROGATE.sub(lambda m: _byte_text(m).replace("\\", "\\\\"), out)

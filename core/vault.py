@@ -10,13 +10,24 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import NamedTuple
 
 from . import cache as _cache
 from .cache import CacheStats, FileStamp, ScanProgress
 from .errors import NotFoundError
 from .formats import ADAPTERS, FormatAdapter, adapter_for
-from .formats.base import entry_skip, skipped_scan, walk_listing
+from .formats.base import (
+    Listing,
+    cannot_read,
+    dir_state,
+    entry_skip,
+    skip_entry,
+    skipped_problem,
+    skipped_scan,
+    walk_listing,
+)
 from .model import FileScan, Memory, Problem, ReferenceProblem, ScanResult
+from .sanitize import undecodable
 from .walk_ahead import WalkAhead, walk_ahead
 
 #: Folders never worth descending into while looking for vaults.
@@ -75,11 +86,27 @@ def detect_format(root: Path) -> FormatAdapter | None:
     return None
 
 
+class Survey(NamedTuple):
+    """What `survey` found below a path: vault roots, and folders it could not look into."""
+
+    vaults: list[Vault]
+    #: One `unreadable` problem per folder that could not be listed (it may
+    #: hold a vault); `format` is "" and `path` is relative to `base`.
+    unreadable: list[Problem]
+
+
 def discover(path: Path, max_depth: int = 6) -> list[Vault]:
-    """Every vault root at or below `path`, each with its format.
+    """Every vault root at or below `path`, each with its format (see `survey`)."""
+    return survey(path, max_depth).vaults
+
+
+def survey(path: Path, max_depth: int = 6) -> Survey:
+    """Every vault root at or below `path`, and every folder that could not be read.
 
     A vault root is not searched further: vaults do not nest, and a
     cognitive-memory `vault/` folder must not be mistaken for anything else.
+    A folder the OS refuses to list is reported, never raised: the other
+    vaults still load.
     """
     path = Path(path)
     if not path.exists():
@@ -88,31 +115,46 @@ def discover(path: Path, max_depth: int = 6) -> list[Vault]:
         path = path.parent
     base = path.resolve()
     found: list[Vault] = []
+    refused: list[Problem] = []
 
     def walk(folder: Path, depth: int) -> None:
         adapter = detect_format(folder)
+        rel = Path(os.path.relpath(folder, base)).as_posix()
         if adapter is not None:
-            rel = os.path.relpath(folder, base)
-            found.append(Vault(root=folder, format=adapter.format_id, rel=Path(rel).as_posix()))
+            found.append(Vault(root=folder, format=adapter.format_id, rel=rel))
             return
         if depth >= max_depth:
             return
         try:
-            children = sorted(
-                p
-                for p in folder.iterdir()
-                if p.is_dir()
-                and not p.is_symlink()
-                and p.name not in _SKIP_DIRS
-                and not p.name.startswith(".")
-            )
-        except OSError:
+            children = _subfolders(folder)
+        except OSError as exc:
+            skip = skip_entry(rel, cannot_read(exc))
+            refused.append(skipped_problem("", base, skip))
             return
         for child in children:
             walk(child, depth + 1)
 
     walk(base, 0)
-    return found
+    return Survey(found, refused)
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    """Sub-folders worth looking into for vaults, sorted; raises OSError if
+    `folder` cannot be listed."""
+    with os.scandir(folder) as entries:
+        names = [
+            e.name
+            for e in entries
+            if e.name not in _SKIP_DIRS and not e.name.startswith(".") and _is_real_dir(e)
+        ]
+    return [folder / n for n in sorted(names)]
+
+
+def _is_real_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 @dataclass(slots=True)
@@ -120,14 +162,18 @@ class Catalog:
     """Every vault found below the paths given, scanned."""
 
     vaults: list[Vault]
+    #: Folders discovery could not look into (see `Survey.unreadable`).
+    unreadable: list[Problem] = field(default_factory=list)
 
     def memories(self) -> Iterator[Memory]:
         for v in self.vaults:
             yield from v.memories
 
     def problems(self) -> Iterator[Problem]:
+        """Every vault's problems, then the folders discovery could not read."""
         for v in self.vaults:
             yield from v.problems
+        yield from self.unreadable
 
     def ref_problems(self) -> Iterator[ReferenceProblem]:
         for v in self.vaults:
@@ -140,8 +186,15 @@ class Catalog:
         raise NotFoundError(f"no vault at {memory.vault_root}")
 
     def find(self, memory_id: str) -> list[Memory]:
-        """Memories with this id (one per vault at most)."""
-        return [m for m in self.memories() if m.id == memory_id]
+        """Memories with this id (one per vault at most).
+
+        An id made from a file name that is not UTF-8 is also found by the
+        text `list --json` shows for it (`sanitize.undecodable`).
+        """
+        hits = [m for m in self.memories() if m.id == memory_id]
+        if not hits and "\\" in memory_id:
+            hits = [m for m in self.memories() if undecodable(m.id) == memory_id]
+        return hits
 
     def get(self, memory_id: str) -> Memory:
         """The memory with this id; NotFoundError if none, or ambiguous."""
@@ -227,42 +280,11 @@ def rescan_paths(vault: Vault, changed: Iterable[Path | str]) -> ScanResult:
     root = vault.root
     adapter = vault.adapter
     scans = vault.scans
-    fresh: dict[str, tuple[FileScan, FileStamp | None]] = {}
-    gone: set[str] = set()
+    todo = _Reread(vault)
     for item in changed:
-        path = Path(item)
-        if not path.is_absolute():
-            path = root / path
-        try:
-            rel = path.relative_to(root).as_posix()
-        except ValueError:
-            continue  # outside this vault
-        if path.is_dir():
-            prefix = "" if rel == "." else rel + "/"
-            known = [r for r in scans if r.startswith(prefix)]
-            listing = walk_listing(adapter, root)
-            listed = [r for r in listing.names if r.startswith(prefix)]
-            skipped = [s for s in listing.skipped if s.rel.startswith(prefix)]
-            gone.update(set(known) - set(listed) - {s.rel for s in skipped})
-            for r in listed:
-                fresh[r] = _cache.scan_one(adapter, root, root / r)
-            for s in skipped:
-                fresh[s.rel] = skipped_scan(adapter.format_id, root, s), None
-            continue
-        owned = adapter.owns(root, rel)
-        if owned or rel in scans:
-            skip = entry_skip(root, rel) if owned else None
-            if skip is not None:
-                # Now a link out of the vault (or a pipe, ...): shown, never read.
-                fresh[rel] = skipped_scan(adapter.format_id, root, skip), None
-            elif owned and path.is_file():
-                fresh[rel] = _cache.scan_one(adapter, root, path, _previous(vault, rel))
-            else:
-                gone.add(rel)
-                # A removed folder: everything known below it is gone too.
-                gone.update(r for r in scans if r.startswith(rel + "/"))
-        else:
-            gone.update(r for r in scans if r.startswith(rel + "/"))
+        todo.path(Path(item))
+    fresh, gone = todo.fresh, todo.gone
+    gone.update(_readable_again(scans, fresh))
     vault_wide = False
     changes: dict[str, tuple[FileScan | None, FileScan | None]] = {}
     for rel in gone - fresh.keys():
@@ -350,6 +372,84 @@ def _same_run(same: Iterable[bool]) -> int:
         return len(flags)
 
 
+class _Reread:
+    """What `rescan_paths` re-reads (`fresh`) and drops (`gone`), path by path."""
+
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+        self.fresh: dict[str, tuple[FileScan, FileStamp | None]] = {}
+        self.gone: set[str] = set()
+        self._listing: Listing | None = None
+
+    def listing(self) -> Listing:
+        """The vault's listing, taken once (only folders and refusals need it)."""
+        if self._listing is None:
+            self._listing = walk_listing(self.vault.adapter, self.vault.root)
+        return self._listing
+
+    def path(self, path: Path) -> None:
+        vault, root, fresh, gone = self.vault, self.vault.root, self.fresh, self.gone
+        if not path.is_absolute():
+            path = root / path
+        try:
+            rel = path.relative_to(root).as_posix()
+        except ValueError:
+            return  # outside this vault
+        state = dir_state(path)
+        if state is None:
+            # A folder on the way can no longer be read.  A full scan shows
+            # that folder as one problem and nothing below it: do the same.
+            refused = [s.rel for s in self.listing().skipped if rel.startswith(s.rel + "/")]
+            if refused:
+                self.folder(refused[0])
+                return
+        if state:
+            self.folder(rel)
+            return
+        adapter, scans = vault.adapter, vault.scans
+        owned = adapter.owns(root, rel)
+        if owned or rel in scans:
+            skip = entry_skip(root, rel) if owned else None
+            if skip is not None:
+                # Now a link out of the vault (or a pipe, unreadable...): shown, never read.
+                fresh[rel] = skipped_scan(adapter.format_id, root, skip), None
+            elif owned and os.path.isfile(path):
+                fresh[rel] = _cache.scan_one(adapter, root, path, _previous(vault, rel))
+            else:
+                gone.add(rel)
+                # A removed folder: everything known below it is gone too.
+                gone.update(r for r in scans if r.startswith(rel + "/"))
+        else:
+            gone.update(r for r in scans if r.startswith(rel + "/"))
+
+    def folder(self, rel: str) -> None:
+        """Every vault file below folder `rel` (a moved, removed or refused folder)."""
+        adapter, root, listing = self.vault.adapter, self.vault.root, self.listing()
+        prefix = "" if rel == "." else rel + "/"
+        # (`rel` itself too: the folder's own problem, once it was unreadable.)
+        known = [r for r in self.vault.scans if r.startswith(prefix) or r == rel]
+        listed = [r for r in listing.names if r.startswith(prefix)]
+        skipped = [s for s in listing.skipped if s.rel.startswith(prefix) or s.rel == rel]
+        self.gone.update(set(known) - set(listed) - {s.rel for s in skipped})
+        for r in listed:
+            self.fresh[r] = _cache.scan_one(adapter, root, root / r)
+        for s in skipped:
+            self.fresh[s.rel] = skipped_scan(adapter.format_id, root, s), None
+
+
+def _readable_again(scans: dict[str, FileScan], fresh: Iterable[str]) -> set[str]:
+    """Folders shown as unreadable (a scan keyed by the folder) with a file
+    read below them now: readable again, so their problem goes.  Only a
+    folder has files below it, so any such key is one."""
+    out: set[str] = set()
+    for rel in fresh:
+        while "/" in rel:
+            rel = rel.rpartition("/")[0]
+            if rel in scans and rel not in fresh:
+                out.add(rel)
+    return out
+
+
 def _keep_unchanged(old: FileScan, new: FileScan) -> None:
     """Reuse the old object of every memory a re-read file still holds unchanged.
 
@@ -431,13 +531,26 @@ def iter_catalog(
     *paths: Path | str, cache: bool = False, parallel: bool | None = None
 ) -> Iterator[Vault]:
     """Discover every vault below the paths and yield each as soon as it is scanned."""
+    yield from _scan_all(survey_all(*paths).vaults, cache=cache, parallel=parallel)
+
+
+def survey_all(*paths: Path | str) -> Survey:
+    """`survey` of every path, each vault (and unreadable folder) once."""
     seen: set[Path] = set()
     found: list[Vault] = []
+    refused: dict[tuple[Path, str], Problem] = {}
     for p in paths:
-        for v in discover(Path(p)):
+        got = survey(Path(p))
+        for v in got.vaults:
             if v.root not in seen:
                 seen.add(v.root)
                 found.append(v)
+        for problem in got.unreadable:
+            refused.setdefault((problem.vault_root / problem.path, problem.detail), problem)
+    return Survey(found, list(refused.values()))
+
+
+def _scan_all(found: list[Vault], *, cache: bool, parallel: bool | None) -> Iterator[Vault]:
     with contextlib.ExitStack() as stack:
         ahead = start_walk_ahead(found, cache=cache)
         if ahead is not None:
@@ -464,4 +577,6 @@ def open_catalog(*paths: Path | str, cache: bool = False, parallel: bool | None 
     `cache` serves unchanged files from the persistent per-vault cache (in
     the user's cache directory) and refreshes it.
     """
-    return Catalog(list(iter_catalog(*paths, cache=cache, parallel=parallel)))
+    found = survey_all(*paths)
+    vaults = list(_scan_all(found.vaults, cache=cache, parallel=parallel))
+    return Catalog(vaults, found.unreadable)

@@ -7,10 +7,13 @@ build environment, as installers do.
 
 from __future__ import annotations
 
+import ast
 import configparser
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -122,3 +125,56 @@ def test_only_the_memlens_package_is_installed(wheel: zipfile.ZipFile) -> None:
     assert len(dist_info) == 1
     assert tops - dist_info == {"memlens"}  # no top-level core/ or tui/
     assert "memlens/__init__.py" not in _names(wheel)  # memlens stays a namespace package
+
+
+# ---------------------------------------------------------------- honest dependencies
+
+#: Distribution name -> the top-level module it installs, where they differ.
+MODULE_OF = {
+    "pyyaml": "yaml",
+    "markdown-it-py": "markdown_it",
+    "textual-serve": "textual_serve",
+    "scikit-learn": "sklearn",
+    "python-frontmatter": "frontmatter",
+}
+
+
+def _declared() -> dict[str, str]:
+    """Top-level module -> the runtime dependency in pyproject.toml that provides it."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    out: dict[str, str] = {}
+    for spec in project["dependencies"]:
+        dist = re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0].lower()
+        out[MODULE_OF.get(dist, dist.replace("-", "_"))] = dist
+    return out
+
+
+def _imported() -> dict[str, set[str]]:
+    """Third-party top-level module -> the core/ and tui/ files importing it (lazy ones too)."""
+    out: dict[str, set[str]] = {}
+    for folder in ("core", "tui"):
+        for path in (ROOT / folder).rglob("*.py"):
+            if "demo_vaults" in path.parts:
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    names = [node.module]
+                else:
+                    continue
+                for name in names:
+                    top = name.partition(".")[0]
+                    if top not in sys.stdlib_module_names and top != "memlens":
+                        out.setdefault(top, set()).add(path.relative_to(ROOT).as_posix())
+    return out
+
+
+def test_every_imported_package_is_declared() -> None:
+    undeclared = {m: sorted(f) for m, f in _imported().items() if m not in _declared()}
+    assert not undeclared, f"imported but not in [project].dependencies: {undeclared}"
+
+
+def test_every_declared_package_is_imported() -> None:
+    unused = sorted(d for m, d in _declared().items() if m not in _imported())
+    assert not unused, f"declared but imported nowhere in core/ or tui/: {unused}"

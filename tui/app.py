@@ -47,10 +47,10 @@ from memlens.core.model import Memory
 from memlens.core.vault import (
     Catalog,
     Vault,
-    discover,
     rescan_paths,
     scan_progressive,
     start_walk_ahead,
+    survey,
 )
 from memlens.core.walk_ahead import WalkAhead
 
@@ -279,10 +279,15 @@ class MemlensApp(App[None]):
         found: list[Vault] = []
         for path in paths:
             try:
-                vaults = discover(path)
+                vaults, unreadable = survey(path)
             except (MemlensError, OSError) as exc:
                 self.post_message(VaultFailed(str(path), exc))
                 continue
+            if unreadable:
+                # Folders that may hold a vault but cannot be listed: one
+                # report for all of them; every other vault still loads.
+                where = ", ".join(str(p.vault_root / p.path) for p in unreadable)
+                self.post_message(VaultFailed(where, MemlensError(unreadable[0].detail)))
             for v in vaults:
                 if v.root not in seen:
                     seen.add(v.root)

@@ -14,7 +14,7 @@ import click
 
 from memlens.core import Catalog, MemlensError, open_catalog
 from memlens.core.config import CONFIG_ENV, Config, load_config
-from memlens.core.sanitize import json_text, visible
+from memlens.core.sanitize import json_text, one_line, visible
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1  # problems found / operation refused
@@ -54,7 +54,8 @@ def load_catalog(*paths: str | Path) -> Catalog:
         raise click.UsageError(str(exc)) from None
     if not catalog.vaults:
         where = ", ".join(str(p) for p in paths)
-        raise click.UsageError(f"no memory vault found at or below {where}")
+        refused = "".join(f"; {one_line(p.path)}: {one_line(p.detail)}" for p in catalog.unreadable)
+        raise click.UsageError(f"no memory vault found at or below {where}{refused}")
     return catalog
 
 

@@ -8,7 +8,8 @@ character is replaced by a visible stand-in:
 
 * C0 controls become the Unicode control pictures (ESC -> "␛", NUL -> "␀");
 * DEL becomes "␡";
-* C1 controls and bidi overrides/isolates become `\\x9b` / `\\u202e` text.
+* C1 controls, bidi marks/overrides/isolates, zero-width characters and the
+  BOM (`memlens.core.sanitize.INVISIBLE`) become `\\x9b` / `\\u202e` text.
 
 Text is then wrapped in `Content` / `rich.text.Text` objects, never parsed as
 markup.  Every widget that shows vault text goes through this module.
@@ -20,9 +21,7 @@ from rich.text import Text
 from textual.content import Content
 from textual.style import Style
 
-#: Bidi embedding/override (U+202A-U+202E) and isolate (U+2066-U+2069) controls,
-#: plus the line/paragraph separators that would break a line on their own.
-_BIDI_AND_SEPARATORS = [*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x2028, 0x2029]
+from memlens.core.sanitize import INVISIBLE, undecodable
 
 
 def _table(keep: str) -> dict[int, str]:
@@ -33,8 +32,10 @@ def _table(keep: str) -> dict[int, str]:
     table[0x7F] = "\u2421"  # ␡
     for code in range(0x80, 0xA0):
         table[code] = f"\\x{code:02x}"
-    for code in _BIDI_AND_SEPARATORS:
+    for code in INVISIBLE:  # bidi marks, zero-width characters, BOM (core's one list)
         table[code] = f"\\u{code:04x}"
+    for code in range(0xD800, 0xE000):  # lone surrogates: see core.sanitize.undecodable
+        table[code] = undecodable(chr(code))
     return table
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import errno
 import os
 import stat
 from collections import defaultdict
@@ -351,9 +352,56 @@ class Listing(NamedTuple):
     skipped: list[SkippedEntry]
 
 
+#: How the detail of an entry the OS refused to read starts.
+CANNOT_READ = "cannot read: "
+
+
 def cannot_read(exc: OSError) -> str:
     """`cannot read: <strerror>`, the detail of an entry the OS refused."""
-    return f"cannot read: {exc.strerror or exc}"
+    return f"{CANNOT_READ}{exc.strerror or exc}"
+
+
+#: A link loop also fails with "cannot read", but it is the vault's own shape
+#: (like a link out or a pipe), not the OS refusing a read.
+_LINK_LOOP = f"{CANNOT_READ}{os.strerror(errno.ELOOP)}"
+
+
+def skip_entry(rel: str, why: str) -> SkippedEntry:
+    """The SkippedEntry for `why`: reason `unreadable` when the OS refused
+    the read (no permission, an I/O error; see `cannot_read`), else
+    `encoding` (a link out, a loop, a pipe...)."""
+    refused = why.startswith(CANNOT_READ) and why != _LINK_LOOP
+    return SkippedEntry(rel, why, Reason.UNREADABLE if refused else Reason.ENCODING)
+
+
+def dir_state(path: str | Path) -> bool | None:
+    """True if `path` is a folder, False if absent or no folder, None if the
+    OS refused to say (a folder on the way cannot be read).
+
+    `Path.is_dir` raises for the refusal on some Pythons and hides it on
+    others; detection needs to tell "unreadable" from "absent".
+    """
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:
+        return None
+
+
+def unlistable(root: str | Path, folder_rel: str) -> SkippedEntry | None:
+    """Why vault folder `folder_rel` cannot be listed; None if it can or is absent.
+
+    For a format that lists several fixed folders below one parent: one
+    problem naming the parent beats one per child that could not be reached.
+    """
+    try:
+        with os.scandir(f"{root}/{folder_rel}"):
+            return None
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        return skip_entry(folder_rel, cannot_read(exc))
 
 
 def _inside(real_root: str, real: str) -> bool:
@@ -432,7 +480,7 @@ def _list(
             skipped.append(SkippedEntry(folder_rel, DANGLING_LINK))
         return Listing([], skipped)
     except OSError as exc:  # no permission, a link loop, an I/O error
-        skipped.append(SkippedEntry(folder_rel, cannot_read(exc)))
+        skipped.append(skip_entry(folder_rel, cannot_read(exc)))
         return Listing([], skipped)
     for e in odd:
         why: str | None
@@ -451,7 +499,7 @@ def _list(
             names.append(e.name)
         elif why and not (want_dir and why == DANGLING_LINK):
             # (A dangling link among folders may have been anything.)
-            skipped.append(SkippedEntry(_join(folder_rel, e.name), why))
+            skipped.append(skip_entry(_join(folder_rel, e.name), why))
     names.sort()
     skipped.sort(key=lambda s: s.rel)
     return Listing(names, skipped)
@@ -507,7 +555,7 @@ def _file_state(real_root: str, path: str, rel: str) -> tuple[bool, SkippedEntry
     except FileNotFoundError:
         return False, None
     except OSError as exc:
-        return False, SkippedEntry(rel, cannot_read(exc))
+        return False, skip_entry(rel, cannot_read(exc))
     if not _inside(real_root, os.path.realpath(path)):
         # The file itself or a folder on its way is a link out of the vault.
         return False, SkippedEntry(rel, OUTSIDE_VAULT)
@@ -517,7 +565,7 @@ def _file_state(real_root: str, path: str, rel: str) -> tuple[bool, SkippedEntry
         why = None
     else:
         why = _not_regular(st.st_mode)
-    return why is None, SkippedEntry(rel, why) if why else None
+    return why is None, skip_entry(rel, why) if why else None
 
 
 def list_files(root: str | Path, rels: Iterable[str]) -> Listing:

@@ -51,6 +51,7 @@ from .base import (
     Listing,
     SkippedEntry,
     as_str_list,
+    dir_state,
     iter_md,
     list_files,
     list_md,
@@ -60,6 +61,7 @@ from .base import (
     relinked,
     scan_by_files,
     split_duplicates,
+    unlistable,
 )
 
 FORMAT_ID = "cognitive-memory"
@@ -314,7 +316,7 @@ def _parse_state(
     except ParseError as err:
         return {}, problem_from(err, FORMAT_ID, root, STATE_FILE), []
     except OSError as exc:
-        return {}, _problem(root, STATE_FILE, Reason.MALFORMED_JSON, f"unreadable: {exc}"), []
+        return {}, _problem(root, STATE_FILE, Reason.UNREADABLE, f"unreadable: {exc}"), []
     try:
         parsed = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
@@ -723,9 +725,7 @@ def _read_memory(
     except ParseError as err:
         return problem_from(err, FORMAT_ID, root, rel)
     except OSError as exc:
-        # No reason category fits an unreadable file better than "encoding":
-        # its bytes could not be read as text.
-        return _problem(root, rel, Reason.ENCODING, f"could not read file: {exc.strerror or exc}")
+        return _problem(root, rel, Reason.UNREADABLE, f"could not read file: {exc.strerror or exc}")
     raw_id = data.get("id")
     mem_id = raw_id if isinstance(raw_id, str) else None
     raw_title = data.get("title")
@@ -1033,11 +1033,21 @@ class CognitiveMemoryAdapter:
     cache_linked: ClassVar[bool] = True
 
     def detect(self, root: Path) -> bool:
+        """A `graph/<type-dir>/`, or a state file beside `graph/` or `vault/`.
+
+        A `graph/` that cannot be read counts when another part of the
+        layout is there (`vault/`, `episodes/`, a state file): the scan
+        reports it as one problem instead of the vault vanishing.
+        """
         graph = root / GRAPH_DIR
-        if graph.is_dir() and any((graph / d).is_dir() for d in TYPE_DIRS.values()):
+        kinds = {dir_state(graph / d) for d in TYPE_DIRS.values()}
+        if True in kinds:
             return True
         has_marker = (root / INDEX_FILE).is_file() or (root / STATE_FILE).is_file()
-        return has_marker and (graph.is_dir() or (root / VAULT_DIR).is_dir())
+        has_vault = dir_state(root / VAULT_DIR) is True
+        if has_marker and (dir_state(graph) is True or has_vault):
+            return True
+        return None in kinds and (has_marker or has_vault or dir_state(root / EPISODES_DIR) is True)
 
     def scan(self, root: Path) -> ScanResult:
         return scan_by_files(self, root)
@@ -1060,6 +1070,10 @@ class CognitiveMemoryAdapter:
         names: list[str] = []
         skipped: list[SkippedEntry] = []
         for area in (GRAPH_DIR, VAULT_DIR, ARCHIVE_DIR):
+            refused = unlistable(root, area) if area != VAULT_DIR else None
+            if refused is not None:
+                skipped.append(refused)  # one problem for `graph/`, not one per type
+                continue
             dirs = [f"{area}/{d}" for d in TYPE_DIRS.values()] if area != VAULT_DIR else [area]
             for folder in dirs:
                 listing = list_md(root, folder)
@@ -1068,7 +1082,10 @@ class CognitiveMemoryAdapter:
         episodes = list_md(root, EPISODES_DIR)
         names.extend(f"{EPISODES_DIR}/{n}" for n in episodes.names if _EPISODE_NAME_RE.match(n))
         skipped.extend(
-            s for s in episodes.skipped if _EPISODE_NAME_RE.match(s.rel.rpartition("/")[2])
+            s
+            for s in episodes.skipped
+            # (`episodes/` itself when it cannot be listed, or one episode file.)
+            if s.rel == EPISODES_DIR or _EPISODE_NAME_RE.match(s.rel.rpartition("/")[2])
         )
         state = list_files(root, (STATE_FILE, INDEX_FILE))
         return Listing(names + state.names, skipped + state.skipped)

@@ -951,7 +951,9 @@ class DreamCycleAdapter:
             return out
         if isinstance(raw, OSError):
             out.problems.append(
-                self._problem(root, rel, Reason.ENCODING, f"cannot read the file: {raw}")
+                self._problem(
+                    root, rel, Reason.UNREADABLE, f"cannot read the file: {raw.strerror or raw}"
+                )
             )
             return out
         # Ids are allocated per file here; link() re-allocates across the
@@ -1613,7 +1615,9 @@ class DreamCycleAdapter:
             return
         if isinstance(data, OSError):
             problems.append(
-                self._problem(root, rel, Reason.ENCODING, f"cannot read the file: {data}")
+                self._problem(
+                    root, rel, Reason.UNREADABLE, f"cannot read the file: {data.strerror or data}"
+                )
             )
             return
         decoded = _decode_lines(data)

@@ -626,7 +626,7 @@ class _Scan:
             items = read_json_lines(self.root / rel) if data is None else parse_json_lines(data)
         except OSError as exc:
             # Not a parse failure but still bad input: report, never raise.
-            self.problem(rel, 1, Reason.ENCODING, f"cannot read file: {exc.strerror or exc}")
+            self.problem(rel, 1, Reason.UNREADABLE, f"cannot read file: {exc.strerror or exc}")
             return []
         good: list[JsonLine] = []
         for item in items:

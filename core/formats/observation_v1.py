@@ -250,14 +250,12 @@ class ObservationV1Adapter:
         except FileNotFoundError:
             pass  # removed while scanning: nothing left to report
         except OSError as exc:
-            # Why `encoding`: no category fits an unreadable file better;
-            # the bytes could not be decoded because they could not be read.
             out.problems.append(
                 Problem(
                     format=FORMAT_ID,
                     vault_root=root,
                     path=rel,
-                    reason=Reason.ENCODING,
+                    reason=Reason.UNREADABLE,
                     detail=f"could not read the file: {exc.strerror or exc}",
                 )
             )

@@ -54,6 +54,7 @@ from .base import (
     Changes,
     Listing,
     SkippedEntry,
+    dir_state,
     list_dirs,
     list_md,
     one_memory_files,
@@ -62,6 +63,7 @@ from .base import (
     relinked,
     scan_by_files,
     split_duplicates,
+    unlistable,
 )
 
 FORMAT_ID = "project-ocean"
@@ -179,16 +181,24 @@ class _Location:
         return f"{self.agent}/{self.stem}"
 
 
-def _agent_dirs(root: Path) -> list[Path]:
-    """`agents/<name>/memory/` folders, sorted by agent name."""
+def _has_agent_memory(root: Path) -> bool | None:
+    """True if some `agents/<name>/memory/` holds a `vault/` or `archive/`;
+    None if not but an agent folder (or `agents/` itself) could not be read."""
     agents = root / "agents"
-    if not agents.is_dir():
-        return []
-    return sorted(
-        a / "memory"
-        for a in agents.iterdir()
-        if not a.name.startswith(".") and (a / "memory").is_dir()
-    )
+    try:
+        names = sorted(n for n in os.listdir(agents) if not n.startswith("."))
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:
+        return None
+    refused = False
+    for name in names:
+        memory = agents / name / "memory"
+        states = (dir_state(memory / "vault"), dir_state(memory / "archive"))
+        if True in states:
+            return True
+        refused = refused or None in states
+    return None if refused else False
 
 
 def locate(root: Path, rel: str) -> _Location | None:
@@ -546,8 +556,16 @@ class ProjectOceanAdapter:
     cache_linked: ClassVar[bool] = True
 
     def detect(self, root: Path) -> bool:
-        """An `agents/<name>/memory/` with a `vault/` or `archive/` folder."""
-        return any((m / "vault").is_dir() or (m / "archive").is_dir() for m in _agent_dirs(root))
+        """An `agents/<name>/memory/` with a `vault/` or `archive/` folder.
+
+        An agent folder that cannot be read counts when `shared/observations/`
+        is there too: one unreadable agent must not hide the whole vault (the
+        scan reports that agent as one problem).
+        """
+        found = _has_agent_memory(root)
+        if found is None:
+            return dir_state(root / "shared" / "observations") is True
+        return found
 
     def scan(self, root: Path) -> ScanResult:
         return scan_by_files(self, root)
@@ -574,9 +592,16 @@ class ProjectOceanAdapter:
         skipped.extend(agents.skipped)
         for agent in agents.names:
             memory = f"agents/{agent}/memory"
-            if os.path.isdir(f"{root}/{memory}"):
+            refused = unlistable(root, f"agents/{agent}") or unlistable(root, memory)
+            if refused is not None:
+                skipped.append(refused)  # one problem for the agent, not one per folder
+            elif os.path.isdir(f"{root}/{memory}"):
                 folders += [f"{memory}/vault", f"{memory}/archive"]
-        folders += ["shared/observations", "shared/observations/archive"]
+        shared = unlistable(root, "shared/observations")
+        if shared is not None:
+            skipped.append(shared)  # one problem, not one more for its archive/
+        else:
+            folders += ["shared/observations", "shared/observations/archive"]
         for folder in folders:
             listing = list_md(root, folder)
             names.extend(f"{folder}/{n}" for n in listing.names)
@@ -603,13 +628,12 @@ class ProjectOceanAdapter:
                 problem = replace(problem, detail=" ".join(problem.detail.split()))
         except OSError as exc:
             # Unreadable file (permissions, vanished mid-scan): show it,
-            # never crash the scan.  There is no I/O category, so it is
-            # reported as an encoding problem: the bytes could not be read.
+            # never crash the scan.
             problem = Problem(
                 format=FORMAT_ID,
                 vault_root=root,
                 path=loc.rel,
-                reason=Reason.ENCODING,
+                reason=Reason.UNREADABLE,
                 detail=f"cannot read file: {exc.strerror or exc}",
                 id=loc.id,
             )

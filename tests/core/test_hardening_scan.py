@@ -185,7 +185,9 @@ def test_an_unreadable_folder_is_reported_not_raised(tmp_path: Path) -> None:
     try:
         got = list_md(root, "notes")
         assert got.names == []
-        assert got.skipped == [SkippedEntry("notes", "cannot read: Permission denied")]
+        assert got.skipped == [
+            SkippedEntry("notes", "cannot read: Permission denied", Reason.UNREADABLE)
+        ]
         assert md_names(str(root / "notes")) == []
     finally:
         (root / "notes").chmod(0o755)

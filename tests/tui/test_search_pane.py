@@ -294,12 +294,37 @@ async def test_slash_escape_and_down_move_between_input_and_results(
         assert app.focused is results(app)
         await pilot.press("slash")
         assert app.focused is field
-        # Escape in the input clears the query (and the list).
+        # Escape leaves the input for the results; the query and its hits stay.
         await pilot.press("escape")
         await settle(pilot)
-        assert field.value == ""
-        assert results(app).hits == []
-        assert "type to search" in results(app).empty_text
+        assert app.focused is results(app)
+        assert field.value == "backup"
+        assert results(app).hits
+
+
+async def test_escape_leaves_the_query_so_digits_switch_panes(make_app: AppFactory) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await open_search(pilot, "backup")
+        field = app.screen.query_one("#search-input", Input)
+        assert app.focused is field
+        await pilot.press("2")  # in the box a digit is part of the query
+        await settle(pilot)
+        assert field.value == "backup2"
+        assert isinstance(app.screen, SearchScreen)
+        await pilot.press("backspace", "escape")
+        await settle(pilot)
+        assert field.value == "backup"
+        await pilot.press("1")
+        await settle(pilot)
+        assert isinstance(app.screen, MainScreen)
+        await pilot.press("4")  # back in the search pane: the query is kept
+        await settle(pilot)
+        assert isinstance(app.screen, SearchScreen)
+        assert app.screen.query_one("#search-input", Input).value == "backup"
+        await pilot.press("slash", "escape", "6")
+        await settle(pilot)
+        assert app.screen.__class__.__name__ == "EpisodesScreen"
 
 
 async def test_l_centres_the_graph_on_the_hit(make_app: AppFactory) -> None:

@@ -108,7 +108,8 @@ class SearchScreen(MemlensScreen):
             "escape,backspace",
             "back",
             "Back",
-            tooltip="Back from 'more like this'; in the results: to the query",
+            tooltip="In the query: leave it (1-6 switch panes again); in the results: "
+            "back from 'more like this', else to the query",
             id="search.back",
         ),
     ]
@@ -442,8 +443,9 @@ class SearchScreen(MemlensScreen):
         focused = self.focused
         search_input = self.query_one("#search-input", Input)
         if focused is search_input:
-            if search_input.value:
-                search_input.value = ""
+            # Leave the box, keeping the query and its hits: while it has the
+            # focus, digits are part of the query, so 1-6 could not switch panes.
+            self.query_one(ResultList).focus()
             return
         if self.stack:
             self.stack.pop()
