@@ -43,9 +43,10 @@ snapshots: $(STAMP)
 screenshots: $(STAMP)
 	$(BIN)/python -m memlens.tui.screenshots screenshots
 
-## Benchmarks at 1k/10k/100k memories (see README "Performance").
+## Benchmarks at 1k/10k memories (bench/README.md); BENCH_ARGS="--sizes 100000" for the big one.
+BENCH_ARGS ?=
 bench: $(STAMP)
-	$(BIN)/python -m bench
+	$(BIN)/python -m bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

@@ -67,8 +67,21 @@ async def probe(root: Path, search: bool) -> dict[str, Any]:
         out.update(app.stamps)
         if search:
             await _search(app, pilot, out)
-    out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["rss_mb"] = peak_rss_mb()
     return out
+
+
+def peak_rss_mb() -> float:
+    """This process's peak RSS: VmHWM, which (unlike ru_maxrss) excludes the
+    peak of the process that spawned it (Linux carries that across exec)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _probe_app() -> Any:

@@ -234,6 +234,7 @@ def _table(run: SizeRun) -> list[str]:
         )
 
     app = (
+        ("app cold: imports done", run.app_cold, "imported", "", None),
         ("app cold: first rows", run.app_cold, "first_rows", "<= 1 s", 1.0),
         ("app cold: all rows listed", run.app_cold, "listed", "<= 10 s", 10.0),
         ("app cold: full text ready (searchable)", run.app_cold, "searchable", "<= 15 s", 15.0),
@@ -285,6 +286,17 @@ def _store_lines(run: SizeRun) -> list[str]:
             f"{REWRITE_SHARE_MAX:.0%} rewritten: "
             f"{'MISSED' if _rewrote_store(c) else 'met'})"
         )
+    cli_cache = {label: warm.cache_bytes for label, (_cold, warm) in run.cli.items()}
+    if cli_cache and not any(cli_cache.values()):
+        lines.append(
+            "CLI cache: no command wrote anything to its cache folder, so a warm CLI run "
+            "differs from a cold one only by the OS caches"
+        )
+    elif cli_cache:
+        lines.append(
+            "CLI cache folder after one run: "
+            + ", ".join(f"{k.split()[1]} {v / 1e6:.1f} MB" for k, v in cli_cache.items())
+        )
     lines.append(
         f"peak RSS: app cold {max((r['rss_mb'] for r in run.app_cold), default=0):.0f} MB, "
         f"app warm {max((r['rss_mb'] for r in run.app_warm), default=0):.0f} MB, "
@@ -314,6 +326,8 @@ def report(run: SizeRun) -> str:
         f"CLI search query {CLI_QUERIES[0]!r}; "
         "warm CLI = cache folder filled by a previous run of the same command",
     ]
+    if rows != {run.info.total}:
+        lines.append(f"WARNING: the generator wrote {run.info.total:,} memories; see rows listed")
     return "\n".join(lines)
 
 
