@@ -18,7 +18,7 @@ Layout, per format:
   the low thousands; a larger share becomes several workspaces
   (``dream-cycle/ws-01`` ...), as several agents would have.
 - experience-records: one ``experiences.jsonl`` per store, at most
-  `EXPERIENCE_LINES_MAX` (25,000) lines, about 30 MB: an append-only log of
+  `EXPERIENCE_LINES_MAX` (25,000) lines, about 35 MB: an append-only log of
   months of captures; more becomes several stores.
 
 `--mix five` splits the memories evenly over the five formats (the store
@@ -28,7 +28,7 @@ other format id) puts every memory in that one format, like the testers'
 reused when its marker file says it holds the same size, mix, seed and
 generator version (`ensure_vaults`).
 
-    python -m bench generate DIR --size 10000 [--mix cognitive-memory]
+    python -m bench generate DIR --size 10000 [--mix cognitive-memory] [--check]
 """
 
 from __future__ import annotations
@@ -400,6 +400,26 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--size", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--mix", choices=MIXES, default="five")
+    ap.add_argument("--check", action="store_true", help="then read it back with memlens.core")
     args = ap.parse_args(argv)
-    print(generate(args.dir, args.size, args.seed, args.mix).describe())
-    return 0
+    info = generate(args.dir, args.size, args.seed, args.mix)
+    print(info.describe())
+    return check(args.dir, info) if args.check else 0
+
+
+def check(root: Path, info: Generated) -> int:
+    """Read the vaults back: every memory valid, no reference problem, per-format counts."""
+    from memlens.core import open_catalog
+
+    catalog = open_catalog(root)
+    found: dict[str, int] = {}
+    for vault in catalog.vaults:
+        found[vault.format] = found.get(vault.format, 0) + len(vault.memories)
+    problems = len(list(catalog.problems())) + len(list(catalog.ref_problems()))
+    expected = {fmt: n for fmt, n in info.counts.items() if n}
+    ok = found == expected and problems == 0 and len(catalog.vaults) == info.vaults
+    print(
+        f"read back: {len(catalog.vaults)} vaults, {found}, {problems} problems: "
+        f"{'ok' if ok else 'MISMATCH'}"
+    )
+    return 0 if ok else 1
