@@ -172,8 +172,8 @@ def rewritten(before: Snapshot, after: Snapshot) -> tuple[int, int, int]:
     return len(changed), sum(after[p][0] for p in changed), sum(s for s, _m in after.values())
 
 
-def touch_one(root: Path) -> Callable[[], None]:
-    """Change one memory file below `root` as an agent would; returns the undo.
+def touch_one(root: Path) -> tuple[Path, Callable[[], None]]:
+    """Change one memory file below `root` as an agent would; returns it and the undo.
 
     A file-per-memory format is preferred (a body line added, atomic
     replace); otherwise a section of observations.md gets a sentence, or one
@@ -194,7 +194,7 @@ def touch_one(root: Path) -> Callable[[], None]:
         else:
             line = original.splitlines()[0].replace(b'"exp_', b'"exp_bench_', 1)
             _replace(path, original + line + b"\n")
-    return lambda: _replace(path, original)
+    return path, lambda: _replace(path, original)
 
 
 def _replace(path: Path, data: bytes) -> None:

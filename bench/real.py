@@ -130,7 +130,7 @@ def measure_app(run: SizeRun, root: Path, runs: int) -> None:
         for _ in range(runs):
             run.app_warm.append(procs.run_app(root, cache, search=True))
         before = procs.snapshot(cache)
-        undo = procs.touch_one(root)
+        path, undo = procs.touch_one(root)
         try:
             start = procs.run_app(root, cache, search=False)
         finally:
@@ -139,6 +139,7 @@ def measure_app(run: SizeRun, root: Path, runs: int) -> None:
         run.changed = {
             "persist_s": start["persist_s"],
             "listed_s": start["listed"],
+            "path": path.relative_to(root).as_posix(),
             "files": files,
             "of_files": len(before),
             "bytes": changed_bytes,
@@ -222,7 +223,7 @@ def _search_target(size: int) -> tuple[float, str]:
 def _table(run: SizeRun) -> list[str]:
     b = run.base
     lines = [
-        f"{'measure':<40} {'median':>9} {'min-max':>11} {'x read':>7} {'x walk':>7} "
+        f"{'measure':<40} {'median':>9} {'min-max s':>11} {'x read':>7} {'x walk':>7} "
         f"{'x rg':>6} {'x refit':>7}  {'target':<17} verdict"
     ]
 
@@ -279,8 +280,9 @@ def _store_lines(run: SizeRun) -> list[str]:
     ]
     if c:
         lines.append(
-            f"one changed file, app started again: listed in {_fmt(c['listed_s'])}, cache "
-            f"written {_fmt(c['persist_s'])} after; {c['files']} of {c['of_files']} cache files "
+            f"one changed file ({c['path']}), app started again: listed in "
+            f"{_fmt(c['listed_s'])}, cache written {_fmt(c['persist_s'])} after; "
+            f"{c['files']} of {c['of_files']} cache files "
             f"rewritten, {c['bytes'] / 1e6:.1f} of {c['total'] / 1e6:.1f} MB "
             f"({c['bytes'] / max(1, c['total']):.0%}; target: at most "
             f"{REWRITE_SHARE_MAX:.0%} rewritten: "
