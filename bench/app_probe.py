@@ -2,7 +2,7 @@
 
     python -m bench.app_probe ROOT [--search]
 
-Run by `bench.truth` as a subprocess: every stamp is ``time.monotonic()``
+Run by `bench.real` as a subprocess: every stamp is ``time.monotonic()``
 (system-wide on Linux), so the parent subtracts the moment it spawned this
 process and every figure includes the interpreter start and all imports, as
 a user's start does.  The app runs headless (Textual's Pilot, 120x40) with
@@ -43,14 +43,23 @@ POLL_S = 0.01
 
 
 async def probe(root: Path, search: bool) -> dict[str, Any]:
+    import memlens.tui.app
     import memlens.tui.cli  # noqa: F401  (the entry point imports it first)
-    from memlens.tui.widgets.memory_table import MemoryTable
 
     from .generate import AS_OF
 
-    out: dict[str, Any] = {"imported": time.monotonic()}
-    state = Path(tempfile.mkdtemp(prefix="memlens-bench-state-"))
-    app = _probe_app()([root], as_of=AS_OF, state_folder=state)
+    out: dict[str, Any] = {"imported": time.monotonic()}  # the app's module imports
+    with tempfile.TemporaryDirectory(prefix="memlens-bench-state-") as state:
+        app = _probe_app()([root], as_of=AS_OF, state_folder=Path(state))
+        await _drive(app, out, search)
+    out["rss_mb"] = peak_rss_mb()
+    return out
+
+
+async def _drive(app: Any, out: dict[str, Any], search: bool) -> None:
+    """Run the app headless, noting each stage in `out`."""
+    from memlens.tui.widgets.memory_table import MemoryTable
+
     async with app.run_test(size=SIZE) as pilot:
         table = app.screen.query_one(MemoryTable)
         while app.loading:
@@ -67,8 +76,6 @@ async def probe(root: Path, search: bool) -> dict[str, Any]:
         out.update(app.stamps)
         if search:
             await _search(app, pilot, out)
-    out["rss_mb"] = peak_rss_mb()
-    return out
 
 
 def peak_rss_mb() -> float:
