@@ -35,7 +35,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from . import procs
 from .generate import AS_OF, MIXES, Generated, ensure_generated
@@ -162,11 +162,17 @@ def measure_cli(run: SizeRun, root: Path, runs: int) -> None:
         run.cli[label] = procs.time_cli(args, runs)
 
 
-def run_size(size: int, mix: str, base: Path, runs: int, refit_max: int) -> SizeRun:
+def run_size(
+    size: int, mix: str, base: Path, runs: int, refit_max: int, log: TextIO = sys.stdout
+) -> SizeRun:
     root = base / f"real-{mix}-{size}"
     t = time.perf_counter()
     info = ensure_generated(root, size, mix=mix)
-    print(f"vaults: {info.describe()} ({time.perf_counter() - t:.0f} s to generate or reuse)")
+    print(
+        f"vaults: {info.describe()} ({time.perf_counter() - t:.0f} s to generate or reuse)",
+        file=log,
+        flush=True,
+    )
     run = SizeRun(info, os.getloadavg()[0])
     run.base = measure_baselines(root, size, refit_max)
     measure_app(run, root, runs)
@@ -360,16 +366,18 @@ def main(argv: list[str]) -> int:
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     base = args.dir or Path(tempfile.gettempdir()) / "memlens-bench"
     base.mkdir(parents=True, exist_ok=True)
+    log = sys.stderr if args.json else sys.stdout  # with --json, stdout is only JSON
     print(
         f"memlens benchmark (real processes): python {sys.version.split()[0]}, "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start; "
         "figures under load are not representative",
+        file=log,
         flush=True,
     )
     procs.compile_bytecode()
     results = []
     for size in sizes:
-        run = run_size(size, args.mix, base, max(1, args.runs), args.refit_max)
+        run = run_size(size, args.mix, base, max(1, args.runs), args.refit_max, log)
         results.append(as_json(run))
         if not args.json:
             print(report(run), flush=True)
