@@ -46,9 +46,10 @@ screenshots: $(STAMP)
 	MEMLENS_BROWSER_SCREENSHOT=$(CURDIR)/screenshots/browser.png \
 	  $(BIN)/python -m pytest tests/e2e/test_browser.py -q -p no:cacheprovider
 
-## Benchmarks at 1k/10k/100k memories (see README "Performance").
+## Benchmarks at 1k/10k memories (bench/README.md); BENCH_ARGS="--sizes 100000" for the big one.
+BENCH_ARGS ?=
 bench: $(STAMP)
-	$(BIN)/python -m bench
+	$(BIN)/python -m bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info
