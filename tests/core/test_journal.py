@@ -80,7 +80,7 @@ def test_failed_revert_is_rolled_back(fixtures_copy: Path, monkeypatch: pytest.M
     memory = next(m for m in open_catalog(root).memories() if m.index == 1)
     Action("archive", memory, {}).apply()
     after_action = _files(root)
-    import memlens.core.journal as journal
+    import memlens.core.txn as journal  # where plans are applied
 
     real = journal.atomic_write
     calls = {"n": 0}
