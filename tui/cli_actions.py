@@ -7,6 +7,7 @@ atomic, journaled), so each one can be undone with `memlens undo PATH`.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import click
 from memlens.core import Catalog, MemlensError, Memory, NotFoundError
 from memlens.core.actions import Action, parse_assignment, undo
 from memlens.core.sanitize import one_line
+from memlens.core.txn import apply_run
 from memlens.core.vault import discover
 
 from .cli_common import EXIT_PROBLEMS, as_of_option, echo, load_catalog, progress, resolve_as_of
@@ -119,18 +121,46 @@ def undo_cmd(path: Path) -> None:
 
 
 def decay_apply(catalog: Catalog, candidates: list[tuple[Memory, list[str]]], as_of: date) -> int:
-    """Archive every decay candidate as of `as_of`; return how many were refused."""
+    """Archive every decay candidate as of `as_of`; return how many were refused.
+
+    Each vault's archives are one transaction: one journal entry, one
+    `memlens undo` for the whole run, and nothing half-done after a crash.
+    """
+    plans = [
+        (m, Action("archive", m, {"reason": "; ".join(r), "as_of": as_of.isoformat()}))
+        for m, r in candidates
+    ]
+    reasons = {m.id: "; ".join(r) for m, r in candidates}
+    return _run_by_vault("decay", plans, lambda m: f"archived {one_line(m.id)} ({reasons[m.id]})")
+
+
+def _run_by_vault(
+    name: str, actions: list[tuple[Memory, Action]], done: Callable[[Memory], str]
+) -> int:
+    """Apply the actions as one transaction per vault; report each; return how many were refused."""
+    by_vault: dict[Path, list[tuple[Memory, Action]]] = {}
+    for memory, action in actions:
+        by_vault.setdefault(memory.vault_root, []).append((memory, action))
     refused = 0
-    with progress(len(candidates), "archiving") as advance:
-        for memory, reasons in candidates:
-            params = {"reason": "; ".join(reasons), "as_of": as_of.isoformat()}
-            action = Action("archive", memory, params)
+    with progress(len(by_vault), f"{name} run") as advance:
+        for root, group in by_vault.items():
+            steps = [(m.id, action.plan) for m, action in group]
             try:
-                action.apply()
-                echo(f"archived {one_line(memory.id)} ({'; '.join(reasons)})", err=True)
+                entry, why = apply_run(root, name, steps, lambda n: f"{name}: {n} memories")
             except MemlensError as exc:
-                refused += 1
-                echo(f"refused {one_line(memory.id)}: {exc}", err=True)
+                refused += len(group)
+                echo(f"memlens: {name} in {root} rolled back, nothing changed: {exc}", err=True)
+                advance()
+                continue
+            failed = dict(why)
+            for memory, _action in group:
+                if memory.id in failed:
+                    echo(f"refused {one_line(memory.id)}: {failed[memory.id]}", err=True)
+                else:
+                    echo(done(memory), err=True)
+            refused += len(failed)
+            if entry is not None:
+                echo(f"{root}: one journal entry; memlens undo PATH reverts the run", err=True)
             advance()
     return refused
 
@@ -193,18 +223,19 @@ def promote(
     for memory, why in skipped:
         echo(f"skip {one_line(memory.id)}: {why}", err=True)
     refused = 0
-    with progress(len(cands), "promoting") as advance:
-        for memory in cands:
-            try:
-                action = Action("promote", memory, params)
-                plan = action.plan()
-                echo(f"promote {one_line(memory.id)}: {one_line(plan.summary)}", err=True)
-                if not dry_run:
-                    action.apply()
-            except MemlensError as exc:
-                refused += 1
-                echo(f"refused {one_line(memory.id)}: {exc}", err=True)
-            advance()
+    actions: list[tuple[Memory, Action]] = []
+    for memory in cands:
+        action = Action("promote", memory, params)
+        try:
+            plan = action.plan()
+        except MemlensError as exc:
+            refused += 1
+            echo(f"refused {one_line(memory.id)}: {exc}", err=True)
+            continue
+        echo(f"promote {one_line(memory.id)}: {one_line(plan.summary)}", err=True)
+        actions.append((memory, action))
+    if not dry_run:
+        refused += _run_by_vault("promote", actions, lambda m: f"promoted {one_line(m.id)}")
     echo(
         f"{len(cands)} to promote{' (dry run)' if dry_run else ''}, "
         f"{len(skipped)} skipped, {refused} refused",
