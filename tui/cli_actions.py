@@ -21,6 +21,7 @@ from memlens.core.txn import apply_run
 from memlens.core.vault import discover
 
 from .cli_common import EXIT_PROBLEMS, as_of_option, echo, load_catalog, progress, resolve_as_of
+from .cli_recover import recover_roots
 
 
 def _memory(catalog: Catalog, memory_id: str) -> Memory:
@@ -112,6 +113,7 @@ def undo_cmd(path: Path) -> None:
     if len(vaults) != 1:
         names = ", ".join(v.rel for v in vaults) or "none"
         raise click.UsageError(f"{path} holds {len(vaults)} vaults ({names}); name one")
+    recover_roots([vaults[0].root])
     try:
         entry = undo(vaults[0].root)
     except MemlensError as exc:
