@@ -237,8 +237,18 @@ class RecoveryReport:
 
 
 def needs_recovery(root: Path) -> bool:
-    """Cheap check at open: does the vault hold an intent record?"""
-    return bool(pending_intents(root))
+    """Cheap check at open: an intent record, or a temp file a kill left in `.memlens/`?"""
+    if pending_intents(root):
+        return True
+    state = root / STATE_DIR
+    for folder in (state, state / "blobs", state / PENDING):
+        try:
+            with os.scandir(folder) as entries:
+                if any(e.name.startswith(TEMP_PREFIX) for e in entries):
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 def recover(root: Path) -> RecoveryReport:

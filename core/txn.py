@@ -118,6 +118,7 @@ class Transaction:
         """Keep before-bytes, then durably extend the intent record; nothing in the vault yet."""
         root = self.root
         ops: list[dict[str, Any]] = []
+        kept = len(self.ops)
         try:
             for c, before in zip(plan.changes, befores, strict=True):
                 path = rel_path(root, c.path)
@@ -145,7 +146,7 @@ class Transaction:
             self.ops += ops
             write_intent(root, self._intent())
         except BaseException:
-            del self.ops[len(self.ops) - len(ops) :]
+            del self.ops[kept:]  # this plan wrote nothing: it is not part of the rollback
             raise
         return ops
 
