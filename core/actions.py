@@ -22,7 +22,7 @@ from .errors import RefusedError
 from .frontmatter import SafeYamlLoader
 from .journal import Plan, undo_last
 from .model import Memory
-from .txn import apply_plan, apply_run
+from .txn import apply_run, transaction
 
 ACTION_NAMES: tuple[str, ...] = (
     "pin",
@@ -131,9 +131,18 @@ class Action:
         raise RefusedError(f"unknown action {self.name!r}")
 
     def apply(self) -> dict[str, Any]:
-        """Apply the plan (conflicts refuse it) and remember the journal entry."""
-        self.entry = apply_plan(self.plan())
-        return self.entry
+        """Plan under the vault lock, apply (conflicts refuse it), remember the journal entry.
+
+        Planning inside the transaction means another memlens process cannot
+        change the files between the plan and its writes.
+        """
+        with transaction(self.memory.vault_root, self.name) as tx:
+            plan = self.plan()
+            tx.apply(plan)
+            entry = tx.commit(plan.summary, always=True)
+        assert entry is not None
+        self.entry = entry
+        return entry
 
     def undo(self) -> dict[str, Any]:
         """Undo this action (it must be the vault's latest not-undone one)."""
