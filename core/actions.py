@@ -136,6 +136,7 @@ class Action:
         Planning inside the transaction means another memlens process cannot
         change the files between the plan and its writes.
         """
+        self.plan()  # a refusal leaves the vault untouched (no .memlens/ either)
         with transaction(self.memory.vault_root, self.name) as tx:
             plan = self.plan()
             tx.apply(plan)
