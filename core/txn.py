@@ -47,7 +47,7 @@ from .recovery import (
     rollback_ops,
     write_intent,
 )
-from .vault_lock import vault_lock
+from .vault_lock import lock_depth, vault_lock
 from .writes import FileSnapshot, WriteError, atomic_write, check_unchanged, digest, move_no_clobber
 
 
@@ -273,9 +273,13 @@ def transaction(root: Path, action: str) -> Iterator[Transaction]:
     leaving it without `commit`.
     """
     root = Path(root)
-    with vault_lock(state_dir(root)):
+    state = state_dir(root)
+    with vault_lock(state):
         tx = Transaction(root, action)
-        tx.recovered = recover_locked(root)
+        if lock_depth(state) == 1:
+            # Only the outermost hold recovers: a nested transaction (same
+            # thread) must not mistake its caller's intent for a dead one.
+            tx.recovered = recover_locked(root)
         try:
             yield tx
         except BaseException as exc:

@@ -96,3 +96,8 @@ def vault_lock(state: Path, *, wait: bool = True) -> Iterator[bool]:
                 held.fd = None
     finally:
         held.guard.release()
+
+
+def lock_depth(state: Path) -> int:
+    """How many nested holds this process has on the vault's lock (0: not held)."""
+    return _held(state).depth

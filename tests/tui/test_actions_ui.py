@@ -616,7 +616,8 @@ async def test_archive_everything_expired_run(fixtures_copy: Path) -> None:
         vaults = {m.vault_root for m, _r in expected}
         assert len(outcome.applied) + len(outcome.refused) == len(vaults)
         refused = {step.label for step, _why in outcome.refused}
-        refused |= {label for _s, entry in outcome.applied for label, _w in entry.get("refused", [])}
+        for _step, entry in outcome.applied:
+            refused |= {label for label, _why in entry.get("refused", [])}
         archived = {i for _s, entry in outcome.applied for i in entry["memory_ids"]}
         assert len(archived) > len(refused)
         await press(pilot, "escape")
