@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
@@ -19,8 +20,9 @@ import yaml
 
 from .errors import RefusedError
 from .frontmatter import SafeYamlLoader
-from .journal import Plan, apply_plan, undo_last
+from .journal import Plan, undo_last
 from .model import Memory
+from .txn import apply_run, transaction
 
 ACTION_NAMES: tuple[str, ...] = (
     "pin",
@@ -129,9 +131,19 @@ class Action:
         raise RefusedError(f"unknown action {self.name!r}")
 
     def apply(self) -> dict[str, Any]:
-        """Apply the plan (conflicts refuse it) and remember the journal entry."""
-        self.entry = apply_plan(self.plan())
-        return self.entry
+        """Plan under the vault lock, apply (conflicts refuse it), remember the journal entry.
+
+        Planning inside the transaction means another memlens process cannot
+        change the files between the plan and its writes.
+        """
+        self.plan()  # a refusal leaves the vault untouched (no .memlens/ either)
+        with transaction(self.memory.vault_root, self.name) as tx:
+            plan = self.plan()
+            tx.apply(plan)
+            entry = tx.commit(plan.summary, always=True)
+        assert entry is not None
+        self.entry = entry
+        return entry
 
     def undo(self) -> dict[str, Any]:
         """Undo this action (it must be the vault's latest not-undone one)."""
@@ -183,21 +195,39 @@ def plan_bulk(
 def apply_bulk(
     name: str, memories: Iterable[Memory], params: dict[str, Any] | None = None
 ) -> BulkResult:
-    """Apply one action to each memory in turn; each is its own undoable step.
+    """Apply one action to each memory: one transaction (one undo) per vault.
 
-    Memories are re-planned one by one right before applying, because an
-    earlier step may have changed a shared file (dream-cycle sections share
-    observations.md).
+    Memories are re-planned one by one right before applying, on top of the
+    previous one's result, because an earlier step may have changed a shared
+    file (dream-cycle sections share observations.md).  A memory refused
+    before anything is written is reported and skipped; an I/O error rolls
+    back the vault's whole run and is raised.
     """
     result = BulkResult()
+    by_vault: dict[Path, list[Memory]] = {}
     for m in memories:
-        try:
-            entry = Action(name, m, dict(params or {})).apply()
-        except (RefusedError, OSError) as exc:
-            result.refused.append((m, str(exc)))
-            continue
-        result.applied.append((m, entry))
+        by_vault.setdefault(m.vault_root, []).append(m)
+    for root, group in by_vault.items():
+        steps = [
+            (str(i), partial(_plan_of, Action(name, m, dict(params or {}))))
+            for i, m in enumerate(group)
+        ]
+        entry, refused = apply_run(root, name, steps, partial(_run_summary, name))
+        why = {int(label): reason for label, reason in refused}
+        for i, m in enumerate(group):
+            if i in why:
+                result.refused.append((m, why[i]))
+            elif entry is not None:
+                result.applied.append((m, entry))
     return result
+
+
+def _plan_of(action: Action) -> Plan:
+    return action.plan()
+
+
+def _run_summary(name: str, count: int) -> str:
+    return f"{name} {count} memor{'y' if count == 1 else 'ies'}"
 
 
 def parse_assignment(text: str) -> tuple[str, Any]:

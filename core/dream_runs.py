@@ -218,7 +218,9 @@ def decay_run(
     if new_obs != state.obs.data:
         after = check_archived(state, new_obs, new_arc, entries)
         _check_writebacks(state, after, leaving, edits)
-        changes.append(FileChange("write", state.obs.path, state.obs.snap, data=new_obs))
+        changes.append(
+            FileChange("write", state.obs.path, state.obs.snap, data=new_obs, append_only=True)
+        )
     if new_arc is not None:
         changes.append(archive_change(state.archive, new_arc))
     ids = [i.id for i in report.archived] + [i.id for i in report.decayed]

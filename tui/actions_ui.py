@@ -47,12 +47,13 @@ from memlens.core.cognitive_runs import (
 from memlens.core.config import Config
 from memlens.core.decay import archive_candidates
 from memlens.core.dream_runs import decay_run
-from memlens.core.errors import ConflictError, MemlensError, NotFoundError
+from memlens.core.errors import ConflictError, MemlensError, NotFoundError, RefusedError
 from memlens.core.formats.observation_v1_writer import plan_promote_many
-from memlens.core.journal import Plan, apply_plan
+from memlens.core.journal import Plan
 from memlens.core.listing import MemoryRow
 from memlens.core.model import Memory
 from memlens.core.ocean_runs import decay_candidates, promotion_candidates, split_name_clashes
+from memlens.core.txn import apply_plan, apply_run
 from memlens.core.vault import Catalog, Vault
 
 from .commands import PaletteCommand
@@ -195,6 +196,39 @@ class Job:
     step: RunStep | None
     #: Marks to clear once applied.
     keys: tuple[tuple[str, str], ...] = ()
+    #: Plans the write again right before it is applied (inside the run's transaction).
+    plan: Callable[[], Plan] | None = None
+
+
+def vault_steps(action: str, jobs: list[Job]) -> list[tuple[RunStep, list[Job]]]:
+    """One step per vault: its jobs applied as one transaction (one journal entry, one undo).
+
+    A step returns the run's entry; jobs refused inside the run (changed on
+    disk since the preview) are listed under the entry's `refused` key.
+    """
+    groups: dict[Path, list[Job]] = {}
+    for job in jobs:
+        if job.step is not None and job.plan is not None:
+            groups.setdefault(job.step.root, []).append(job)
+    out: list[tuple[RunStep, list[Job]]] = []
+    for root, group in groups.items():
+        label = group[0].item.label if len(group) == 1 else f"{root.name}: {len(group)} memories"
+        apply = partial(_apply_group, root, action, group)
+        out.append((RunStep(label, root, apply), group))
+    return out
+
+
+def _apply_group(root: Path, action: str, jobs: list[Job]) -> dict[str, Any]:
+    steps = [(job.item.label, job.plan) for job in jobs if job.plan is not None]
+    entry, refused = apply_run(root, action, steps)
+    if entry is None:
+        raise RefusedError("; ".join(f"{label}: {why}" for label, why in refused) or "no change")
+    return {**entry, "refused": refused} if refused else entry
+
+
+def _same(plan: Plan) -> Plan:
+    """A plan made at preview time (its snapshots refuse it if the files changed since)."""
+    return plan
 
 
 def plan_jobs(
@@ -211,7 +245,8 @@ def plan_jobs(
             jobs.append(Job(ChangeItem(memory_label(m), [str(exc)], refused=True), None))
             continue
         step = RunStep(memory_label(m), m.vault_root, Action(name, m, params).apply)
-        jobs.append(Job(ChangeItem(memory_label(m), plan_lines(plan)), step, (m.key,)))
+        item = ChangeItem(memory_label(m), plan_lines(plan))
+        jobs.append(Job(item, step, (m.key,), Action(name, m, params).plan))
     return jobs
 
 
@@ -237,7 +272,7 @@ def plan_promote_jobs(memories: list[Memory], options: dict[str, dict[str, Any]]
             continue
         step = RunStep(label, root, partial(apply_plan, plan))
         keys = tuple(m.key for m in group)
-        jobs.append(Job(ChangeItem(label, plan_lines(plan)), step, keys))
+        jobs.append(Job(ChangeItem(label, plan_lines(plan)), step, keys, partial(_same, plan)))
     jobs += plan_jobs("promote", rest, lambda m: options.get(m.format, {}))
     return jobs
 
@@ -435,43 +470,50 @@ class ActionRunner:
         self, name: str, memories: list[Memory], params_of: Callable[[Memory], dict[str, Any]]
     ) -> None:
         jobs = await asyncio.to_thread(plan_jobs, name, memories, params_of)
-        self._confirm(f"{name} {len(memories)} marked memories", jobs)
+        self._confirm(f"{name} {len(memories)} marked memories", jobs, name)
 
     async def _bulk_promote(
         self, memories: list[Memory], options: dict[str, dict[str, Any]]
     ) -> None:
         jobs = await asyncio.to_thread(plan_promote_jobs, memories, options)
-        self._confirm(f"promote {len(memories)} marked memories", jobs)
+        self._confirm(f"promote {len(memories)} marked memories", jobs, "promote")
 
-    def _confirm(self, title: str, jobs: list[Job]) -> None:
+    def _confirm(self, title: str, jobs: list[Job], action: str) -> None:
         def answered(yes: bool | None) -> None:
             if yes and self._start(title):
-                self._worker(self._apply_jobs(jobs), title)
+                self._worker(self._apply_jobs(jobs, action), title)
             elif not yes:
                 tell(self.app, "Cancelled: nothing written.")
 
         screen = ConfirmScreen(
             title,
             [j.item for j in jobs],
-            note="Each memory is its own step: u undoes them one at a time.",
+            note="One step per vault: u undoes the whole of it at once.",
         )
         self.app.push_screen(screen, answered)
 
-    async def _apply_jobs(self, jobs: list[Job]) -> None:
-        todo = [j for j in jobs if j.step is not None]
+    async def _apply_jobs(self, jobs: list[Job], action: str) -> None:
+        steps = vault_steps(action, jobs)
 
         def work() -> tuple[list[tuple[Job, dict[str, Any]]], list[tuple[Job, str]]]:
             applied: list[tuple[Job, dict[str, Any]]] = []
             refused: list[tuple[Job, str]] = []
-            for i, job in enumerate(todo):
-                assert job.step is not None
-                self.app.call_from_thread(self._progress, i, len(todo))
+            for i, (step, group) in enumerate(steps):
+                self.app.call_from_thread(self._progress, i, len(steps))
                 try:
-                    applied.append((job, job.step.apply()))
+                    entry = step.apply()
                 except ConflictError as exc:
-                    refused.append((job, f"changed on disk, reload first: {exc}"))
+                    refused += [(job, f"changed on disk, reload first: {exc}") for job in group]
+                    continue
                 except (MemlensError, OSError) as exc:
-                    refused.append((job, str(exc)))
+                    refused += [(job, str(exc)) for job in group]
+                    continue
+                why = dict(entry.get("refused", []))
+                for job in group:
+                    if job.item.label in why:
+                        refused.append((job, why[job.item.label]))
+                    else:
+                        applied.append((job, entry))
             return applied, refused
 
         applied, refused = await asyncio.to_thread(work)
@@ -648,10 +690,8 @@ def _archive_run(
             [m for m, _r in chosen],
             lambda m: {"reason": reasons[m.key], "as_of": as_of.isoformat()},
         )
-        for job in jobs:
-            preview.items.append(job.item)
-            if job.step is not None:
-                preview.steps.append(job.step)
+        preview.items += [job.item for job in jobs]
+        preview.steps += [step for step, _group in vault_steps("decay", jobs)]
         return preview
 
     return planner
@@ -672,10 +712,9 @@ def _ocean_promote(
             + (", verified only" if require_verified else "")
         )
         kept, clashes = split_name_clashes(chosen)
-        for job in plan_jobs("promote", kept, lambda _m: params):
-            preview.items.append(job.item)
-            if job.step is not None:
-                preview.steps.append(job.step)
+        jobs = plan_jobs("promote", kept, lambda _m: params)
+        preview.items += [job.item for job in jobs]
+        preview.steps += [step for step, _group in vault_steps("promote", jobs)]
         preview.items += [
             ChangeItem(memory_label(m), [f"refused: {why}"], refused=True) for m, why in clashes
         ]

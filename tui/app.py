@@ -44,6 +44,7 @@ from memlens.core.config import Config
 from memlens.core.errors import MemlensError
 from memlens.core.listing import COLUMNS, MemoryRow, health_counts, memory_row, rows_for_vault
 from memlens.core.model import Memory
+from memlens.core.recovery import needs_recovery, recover
 from memlens.core.vault import (
     Catalog,
     Vault,
@@ -55,6 +56,7 @@ from memlens.core.vault import (
 from memlens.core.walk_ahead import WalkAhead
 
 from .actions_ui import palette_commands as actions_palette_commands
+from .actions_ui import tell
 from .commands import MemlensCommands, PaletteCommand
 from .hints import HINT_TEXT, hint_seen, mark_hint_seen, state_dir
 from .live import LiveRows, VaultDelta, keep_place, place_of, ref_issues_of
@@ -271,6 +273,18 @@ class MemlensApp(App[None]):
                 bar.remove()
 
     # ------------------------------------------------------------------ loading
+    def _recover(self, vaults: list[Vault]) -> None:
+        """Roll back actions a crash interrupted, before reading (from the load worker)."""
+        for v in vaults:
+            if not needs_recovery(v.root):
+                continue
+            try:
+                lines = recover(v.root).lines()
+            except (MemlensError, OSError) as exc:
+                lines = [f"{v.root}: could not recover an interrupted action: {exc}"]
+            for line in lines:
+                self.call_from_thread(tell, self, line, "warning")
+
     @work(thread=True, exclusive=True, group="load", exit_on_error=False, name="load")
     def load(self, paths: list[Path], as_of: date, generation: int = 0) -> None:
         """Discover, then read vault by vault: first rows early, each vault when linked."""
@@ -292,6 +306,7 @@ class MemlensApp(App[None]):
                 if v.root not in seen:
                     seen.add(v.root)
                     found.append(v)
+        self._recover(found)
         self.post_message(VaultsDiscovered(list(found)))
         shown = [False]  # any rows posted yet (set by `_scan_one`)
         # Scans whose cache file is still to be written: after every vault is listed.

@@ -45,6 +45,7 @@ from .cli_common import (
 from .cli_dream import dream
 from .cli_ecosystem import COMMANDS as ECOSYSTEM_COMMANDS
 from .cli_graph import graph
+from .cli_recover import recover_cmd
 from .cli_search import search
 from .cli_watch import watch
 
@@ -392,6 +393,7 @@ cli.add_command(search)
 cli.add_command(graph)
 cli.add_command(dream)
 cli.add_command(watch)
+cli.add_command(recover_cmd)
 for _command in (*ACTION_COMMANDS, *COGNITIVE_COMMANDS, *ECOSYSTEM_COMMANDS):
     cli.add_command(_command)
 

@@ -7,6 +7,7 @@ atomic, journaled), so each one can be undone with `memlens undo PATH`.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -16,9 +17,11 @@ import click
 from memlens.core import Catalog, MemlensError, Memory, NotFoundError
 from memlens.core.actions import Action, parse_assignment, undo
 from memlens.core.sanitize import one_line
+from memlens.core.txn import apply_run
 from memlens.core.vault import discover
 
 from .cli_common import EXIT_PROBLEMS, as_of_option, echo, load_catalog, progress, resolve_as_of
+from .cli_recover import recover_roots
 
 
 def _memory(catalog: Catalog, memory_id: str) -> Memory:
@@ -110,6 +113,7 @@ def undo_cmd(path: Path) -> None:
     if len(vaults) != 1:
         names = ", ".join(v.rel for v in vaults) or "none"
         raise click.UsageError(f"{path} holds {len(vaults)} vaults ({names}); name one")
+    recover_roots([vaults[0].root])
     try:
         entry = undo(vaults[0].root)
     except MemlensError as exc:
@@ -119,32 +123,52 @@ def undo_cmd(path: Path) -> None:
 
 
 def decay_apply(catalog: Catalog, candidates: list[tuple[Memory, list[str]]], as_of: date) -> int:
-    """Archive every decay candidate as of `as_of`; return how many were refused."""
+    """Archive every decay candidate as of `as_of`; return how many were refused.
+
+    Each vault's archives are one transaction: one journal entry, one
+    `memlens undo` for the whole run, and nothing half-done after a crash.
+    """
+    plans = [
+        (m, Action("archive", m, {"reason": "; ".join(r), "as_of": as_of.isoformat()}))
+        for m, r in candidates
+    ]
+    reasons = {m.id: "; ".join(r) for m, r in candidates}
+    return _run_by_vault("decay", plans, lambda m: f"archived {one_line(m.id)} ({reasons[m.id]})")
+
+
+def _run_by_vault(
+    name: str, actions: list[tuple[Memory, Action]], done: Callable[[Memory], str] | None
+) -> int:
+    """Apply the actions as one transaction per vault; report each; return how many were refused.
+
+    `done` words the line for an applied memory; None when the caller has
+    already printed one per memory (promote prints its plan's line first).
+    """
+    by_vault: dict[Path, list[tuple[Memory, Action]]] = {}
+    for memory, action in actions:
+        by_vault.setdefault(memory.vault_root, []).append((memory, action))
     refused = 0
-    with progress(len(candidates), "archiving") as advance:
-        for memory, reasons in candidates:
-            params = {"reason": "; ".join(reasons), "as_of": as_of.isoformat()}
-            action = Action("archive", memory, params)
+    with progress(len(by_vault), f"{name} run") as advance:
+        for root, group in by_vault.items():
+            steps = [(m.id, action.plan) for m, action in group]
             try:
-                action.apply()
-                echo(f"archived {one_line(memory.id)} ({'; '.join(reasons)})", err=True)
+                entry, why = apply_run(root, name, steps, lambda n: f"{name}: {n} memories")
             except MemlensError as exc:
-                refused += 1
-                echo(f"refused {one_line(memory.id)}: {exc}", err=True)
+                refused += len(group)
+                echo(f"memlens: {name} in {root} rolled back, nothing changed: {exc}", err=True)
+                advance()
+                continue
+            failed = dict(why)
+            for memory, _action in group:
+                if memory.id in failed:
+                    echo(f"refused {one_line(memory.id)}: {failed[memory.id]}", err=True)
+                elif done is not None:
+                    echo(done(memory), err=True)
+            refused += len(failed)
+            if entry is not None:
+                echo(f"{root}: one journal entry; memlens undo PATH reverts the run", err=True)
             advance()
     return refused
-
-
-def _promote_one(memory: Memory, params: dict[str, Any], dry_run: bool) -> tuple[str | None, str]:
-    """(why it was refused or None, the plan's summary) for one promote."""
-    try:
-        action = Action("promote", memory, params)
-        plan = action.plan()
-        if not dry_run:
-            action.apply()
-    except MemlensError as exc:
-        return str(exc), ""
-    return None, plan.summary
 
 
 @click.command(name="promote")
@@ -206,21 +230,29 @@ def promote(
         echo(f"skip {one_line(memory.id)}: {why}", err=True)
     _kept, clashes = split_name_clashes(cands)
     clash_of = {m.key: why for m, why in clashes}
-    promoted = refused = 0
-    with progress(len(cands), "promoting") as advance:
-        for memory in cands:
-            # One line per memory, written once its outcome is known, so a
-            # dry run prints what the real run prints.
-            why = clash_of.get(memory.key)
-            if why is None:
-                why, summary = _promote_one(memory, params, dry_run)
-            if why is None:
-                promoted += 1
-                echo(f"promote {one_line(memory.id)}: {one_line(summary)}", err=True)
-            else:
-                refused += 1
-                echo(f"refused {one_line(memory.id)}: {one_line(why)}", err=True)
-            advance()
+    refused = 0
+    actions: list[tuple[Memory, Action]] = []
+    for memory in cands:
+        # One line per memory, from its plan, so a dry run prints what the real run prints.
+        action = Action("promote", memory, params)
+        why = clash_of.get(memory.key)
+        summary = ""
+        if why is None:
+            try:
+                summary = action.plan().summary
+            except MemlensError as exc:
+                why = str(exc)
+        if why is not None:
+            refused += 1
+            echo(f"refused {one_line(memory.id)}: {one_line(why)}", err=True)
+            continue
+        echo(f"promote {one_line(memory.id)}: {one_line(summary)}", err=True)
+        actions.append((memory, action))
+    late = 0
+    if not dry_run:
+        late = _run_by_vault("promote", actions, None)
+    promoted = len(actions) - late
+    refused += late
     echo(
         f"{promoted} to promote{' (dry run)' if dry_run else ''}, "
         f"{len(skipped)} skipped, {refused} refused",

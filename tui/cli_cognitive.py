@@ -36,6 +36,7 @@ from memlens.core.formats.cognitive_memory import FORMAT_ID
 from memlens.core.journal import Plan, apply_plan
 
 from .cli_common import EXIT_PROBLEMS, as_of_option, echo, load_catalog, resolve_as_of
+from .cli_recover import recover_roots
 
 dry_run_option = click.option(
     "--dry-run", "dry_run", is_flag=True, help="Show what would change; write nothing."
@@ -58,6 +59,7 @@ def cognitive_roots(path: Path) -> list[Path]:
     roots = [v.root for v in vaults if v.format == FORMAT_ID]
     if not roots:
         raise click.UsageError(f"no cognitive-memory vault found at or below {path}")
+    recover_roots(roots)
     return roots
 
 

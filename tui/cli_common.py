@@ -56,6 +56,11 @@ def load_catalog(*paths: str | Path) -> Catalog:
         where = ", ".join(str(p) for p in paths)
         refused = "".join(f"; {one_line(p.path)}: {one_line(p.detail)}" for p in catalog.unreadable)
         raise click.UsageError(f"no memory vault found at or below {where}{refused}")
+    from .cli_recover import recover_roots  # recovery needs echo from here
+
+    if recover_roots(v.root for v in catalog.vaults):
+        # An interrupted action was rolled back: read the vaults as they are now.
+        catalog = open_catalog(*paths)
     return catalog
 
 

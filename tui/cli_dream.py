@@ -24,6 +24,7 @@ from memlens.core.sanitize import one_line
 from memlens.core.vault import Vault, discover
 
 from .cli_common import EXIT_PROBLEMS, as_of_option, echo, emit_json, json_option, resolve_as_of
+from .cli_recover import recover_roots
 
 FORMAT = "dream-cycle"
 
@@ -35,6 +36,7 @@ def _vaults(path: Path) -> list[Vault]:
         raise click.UsageError(str(exc)) from None
     if not found:
         raise click.UsageError(f"no Dream Cycle vault found at or below {path}")
+    recover_roots(v.root for v in found)
     return found
 
 

@@ -29,6 +29,7 @@ from memlens.core.sanitize import json_text, one_line, visible
 from memlens.core.watch import VaultWatcher
 
 from .cli_common import as_of_option, echo, json_option, resolve_as_of
+from .cli_recover import recover_roots
 
 
 def _record(change: Change, base: Path, as_of: date) -> dict[str, Any]:
@@ -91,6 +92,8 @@ def watch(path: Path, as_of: date | None, as_json: bool, rescan_interval: float)
         catalog = open_catalog(path)
     except MemlensError as exc:
         raise click.UsageError(str(exc)) from None
+    if recover_roots(v.root for v in catalog.vaults):
+        catalog = open_catalog(path)
 
     done = threading.Event()
     out_lock = threading.Lock()

@@ -535,14 +535,23 @@ def section_text(lines: list[str], sec: Section) -> list[str]:
 
 
 def next_archive_id(day: date, used: Iterable[str]) -> str:
-    """`OBS-YYYYMMDD-NNN`, one past the highest NNN of that day among `used`."""
-    stamp = day.strftime("%Y%m%d")
+    """`OBS-YYYYMMDD-NNN`, one past the highest NNN of that day among `used`, never in `used`.
+
+    The date is formatted by hand: `strftime("%Y")` drops the zero padding of
+    years before 1000 on some platforms, so two year-1 sections would get
+    the same id and block the whole decay run.
+    """
+    stamp = f"{day.year:04d}{day.month:02d}{day.day:02d}"
+    taken = set(used)
     top = 0
-    for u in used:
+    for u in taken:
         m = _ARCHIVE_ID.match(u)
         if m and m.group(1) == stamp:
             top = max(top, int(m.group(2)))
-    return f"OBS-{stamp}-{top + 1:03d}"
+    n = top + 1
+    while f"OBS-{stamp}-{n:03d}" in taken:
+        n += 1
+    return f"OBS-{stamp}-{n:03d}"
 
 
 def archive_entry(
@@ -592,7 +601,7 @@ def append_lines(f: TextFile, objects: list[dict[str, Any]]) -> bytes:
 
 def archive_change(f: TextFile, data: bytes) -> FileChange:
     if f.exists:
-        return FileChange("write", f.path, f.snap, data=data)
+        return FileChange("write", f.path, f.snap, data=data, append_only=True)
     return FileChange("create", f.path, f.snap, data=data)
 
 
@@ -676,7 +685,7 @@ class DreamCycleWriter:
             state,
             [fresh.id],
             summary,
-            [FileChange("write", state.obs.path, state.obs.snap, data=new)],
+            [FileChange("write", state.obs.path, state.obs.snap, data=new, append_only=True)],
         )
 
     @staticmethod
@@ -910,7 +919,7 @@ class DreamCycleWriter:
             [fresh.id],
             f"edit body: replace the body of section '{_short(sec.title)}'"
             f" ({len(new_lines)} lines)",
-            [FileChange("write", state.obs.path, state.obs.snap, data=new)],
+            [FileChange("write", state.obs.path, state.obs.snap, data=new, append_only=True)],
         )
 
     # -- promote -----------------------------------------------------------
@@ -1029,7 +1038,7 @@ class DreamCycleWriter:
             f"archive: move section '{_short(sec.title)}' to {ARCHIVE_JSONL} as {entry['id']}"
             f" ({label})",
             [
-                FileChange("write", state.obs.path, state.obs.snap, data=new_obs),
+                FileChange("write", state.obs.path, state.obs.snap, data=new_obs, append_only=True),
                 archive_change(state.archive, new_arc),
             ],
         )
@@ -1082,7 +1091,7 @@ class DreamCycleWriter:
             f"restore: {fresh.id} back into {OBSERVATIONS} as section '{_short(lines[0][3:])}'"
             f" ({where}); {ARCHIVE_JSONL} keeps the entry and gets a restore marker",
             [
-                FileChange("write", state.obs.path, state.obs.snap, data=new_obs),
+                FileChange("write", state.obs.path, state.obs.snap, data=new_obs, append_only=True),
                 archive_change(state.archive, new_arc),
             ],
         )
@@ -1131,8 +1140,8 @@ class DreamCycleWriter:
             [fresh.id, sid],
             f"restore: move '{_short(fresh.title)}' from {ARCHIVED_MD} back into {OBSERVATIONS}",
             [
-                FileChange("write", state.obs.path, state.obs.snap, data=new_obs),
-                FileChange("write", f.path, f.snap, data=new_md),
+                FileChange("write", state.obs.path, state.obs.snap, data=new_obs, append_only=True),
+                FileChange("write", f.path, f.snap, data=new_md, append_only=True),
             ],
         )
 

@@ -372,7 +372,7 @@ class ExperienceRecordWriter:
             raise RefusedError(f"{store.rel}: the new record would be invalid: {problem}")
         if store.data is None:
             return FileChange("create", store.path, store.snap, data=new)
-        return FileChange("write", store.path, store.snap, data=new)
+        return FileChange("write", store.path, store.snap, data=new, append_only=True)
 
     @staticmethod
     def _reads(state: _State, changes: list[FileChange]) -> list[FileSnapshot]:

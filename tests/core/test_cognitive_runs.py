@@ -431,9 +431,23 @@ def test_record_access_increments_and_undoes(vault: Path) -> None:
     assert entry["last_accessed"] == "2026-11-22T08:15:00+00:00"
     assert entry["decay_score"] == pytest.approx(0.8 * 3.807354922057604 * 1.4, abs=1e-4)
     assert state["updated"] == "2026-11-22T08:15:00+00:00"
-    # Counting a view is bookkeeping, not a user action: `undo` passes over it.
+    # Access entries are undone like any action (latest first; the app and
+    # `memlens access` both say "memlens undo reverts it").
+    assert undo_last(vault)["action"] == "access"
+    assert tree(vault) == before
     with pytest.raises(NotFoundError):
         undo_last(vault)
+
+
+def test_rescore_then_access_undoes_fully(vault: Path) -> None:
+    """rescore writes _state.json, access writes it again: two undos restore every byte."""
+    before = tree(vault)
+    m = next(x for x in live(vault) if x.id.startswith("6f170630"))
+    apply_plan(plan_decay_scores(vault, date(2026, 12, 1), datetime(2026, 12, 1, tzinfo=UTC)))
+    apply_plan(plan_record_access(m, datetime(2026, 12, 2, tzinfo=UTC)))
+    assert undo_last(vault)["action"] == "access"
+    assert undo_last(vault)["action"] == "decay_scores"
+    assert tree(vault) == before
 
 
 def test_record_access_creates_missing_entry_and_file(vault: Path) -> None:

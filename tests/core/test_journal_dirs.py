@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-import memlens.core.journal as journal
+import memlens.core.txn as txn
 from memlens.core.actions import Action
 from memlens.core.journal import JOURNAL, STATE_DIR, FileChange, Plan, apply_plan, undo_last
 from memlens.core.model import Memory
@@ -183,7 +183,7 @@ def test_failed_apply_removes_the_folders_it_made(
     plan = Plan("move", tmp_path, [], "move two")
     plan.changes.append(FileChange("move", a, snapshot(a), dst=tmp_path / "x" / "a.md"))
     plan.changes.append(FileChange("move", b, snapshot(b), dst=tmp_path / "y" / "z" / "b.md"))
-    real = journal.move_no_clobber
+    real = txn.move_no_clobber
     calls = {"n": 0}
 
     def flaky(src: Path, dst: Path, expected: FileSnapshot | None, **kw: Any) -> None:
@@ -192,7 +192,7 @@ def test_failed_apply_removes_the_folders_it_made(
             raise OSError(28, "No space left on device")
         real(src, dst, expected, **kw)
 
-    monkeypatch.setattr(journal, "move_no_clobber", flaky)
+    monkeypatch.setattr(txn, "move_no_clobber", flaky)
     with pytest.raises(OSError):
         apply_plan(plan)
     monkeypatch.undo()

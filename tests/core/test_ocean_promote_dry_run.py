@@ -80,7 +80,12 @@ def _promote(root: Path, options: list[str], *, dry_run: bool) -> Result:
 
 
 def _report(result: Result) -> list[str]:
-    return [line.replace(" (dry run)", "") for line in result.stderr.splitlines()]
+    # The real run also says where its one journal entry went; a dry run writes none.
+    return [
+        line.replace(" (dry run)", "")
+        for line in result.stderr.splitlines()
+        if not line.endswith("memlens undo PATH reverts the run")
+    ]
 
 
 def _options(rng: random.Random) -> list[str]:

@@ -407,7 +407,8 @@ async def test_marks_and_bulk_archive_with_confirmation(fixtures_copy: Path) -> 
         assert [(archive / f.name).read_bytes() for f in files] == data
         assert not any(f.exists() for f in files)
         assert not main.marks
-        assert journal_actions(root) == ["archive", "archive"]
+        # One vault, one transaction: the bulk action is one entry, one undo.
+        assert journal_actions(root) == ["archive"]
 
 
 async def test_mark_all_matching_and_clear(fixtures_copy: Path) -> None:
@@ -610,9 +611,15 @@ async def test_archive_everything_expired_run(fixtures_copy: Path) -> None:
         assert len(preview.preview.items) == len(expected)
         await press(pilot, "y")
         assert preview.outcome is not None
-        assert len(preview.outcome.applied) + len(preview.outcome.refused) == len(expected)
-        refused = {step.label for step, _why in preview.outcome.refused}
-        assert len(preview.outcome.applied) > len(refused)
+        # One step (one transaction, one journal entry) per vault.
+        outcome = preview.outcome
+        vaults = {m.vault_root for m, _r in expected}
+        assert len(outcome.applied) + len(outcome.refused) == len(vaults)
+        refused = {step.label for step, _why in outcome.refused}
+        for _step, entry in outcome.applied:
+            refused |= {label for label, _why in entry.get("refused", [])}
+        archived = {i for _s, entry in outcome.applied for i in entry["memory_ids"]}
+        assert len(archived) > len(refused)
         await press(pilot, "escape")
     left = archive_candidates(open_catalog(fixtures_copy), AS_OF)
     assert {memory_label(m) for m, _r in left} == refused

@@ -1,0 +1,192 @@
+"""The operations the fault sweeps break: every action x every format, undo of each, the runs.
+
+Each case copies one bundled demo vault (core/demo_vaults/, the project's own)
+to a fresh folder and returns the operation as a closure; setting up (for
+undo: applying the action first) happens unfaulted.  Loaded by file path
+from the fault test modules.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import memlens.core
+from memlens.core.actions import Action
+from memlens.core.cognitive_runs import (
+    plan_core,
+    plan_decay_scores,
+    plan_record_access,
+    plan_reflection,
+    plan_reindex,
+)
+from memlens.core.decay import archive_candidates
+from memlens.core.dream_runs import decay_run
+from memlens.core.errors import MemlensError
+from memlens.core.journal import read_journal, undo_last
+from memlens.core.ocean_runs import promotion_candidates
+from memlens.core.txn import apply_plan, apply_run
+from memlens.core.vault import open_catalog
+
+DEMO = Path(memlens.core.__file__).parent / "demo_vaults"
+FORMATS = (
+    "dream-cycle",
+    "observation-v1",
+    "experience-records",
+    "project-ocean",
+    "cognitive-memory",
+)
+AS_OF = "2026-11-22"
+NOW = datetime(2026, 11, 22, 9, 0, tzinfo=UTC)
+#: A date late enough that every format's decay rules find candidates.
+DECAY_AS_OF = date(2027, 6, 1)
+
+#: Parameters tried in order until one plans a change.
+PARAMS: dict[str, list[dict[str, Any]]] = {
+    "pin": [{}],
+    "unpin": [{}],
+    "archive": [{"as_of": AS_OF}],
+    "restore": [{}],
+    "set": [
+        {"changes": {"importance": 0.5}},
+        {"changes": {"dc:importance": 5}},
+        {"changes": {"confidence": 0.5}},
+        {"changes": {"title": "Fault test"}},
+        {"changes": {"tags": ["fault"]}},
+    ],
+    "edit_body": [{"body": "Fault test body.\n"}],
+    "promote": [{"as_of": AS_OF}, {"as_of": AS_OF, "importance": 0.9, "type": "semantic"}],
+}
+#: What to apply first when no memory allows the action yet.
+PREPARE = {"unpin": "pin", "restore": "archive"}
+
+ACTIONS = ("pin", "unpin", "set", "edit_body", "promote", "archive", "restore")
+RUNS = {
+    "dream-cycle": ("decay_apply", "dream_decay"),
+    "observation-v1": ("decay_apply",),
+    "experience-records": ("decay_apply",),
+    "project-ocean": ("decay_apply", "ocean_promote"),
+    "cognitive-memory": ("decay_apply", "access", "rescore", "core", "reindex", "reflection"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    fmt: str
+    name: str
+    undo: bool = False
+
+    @property
+    def id(self) -> str:
+        return f"{self.fmt}-{'undo-' if self.undo else ''}{self.name}"
+
+
+def all_cases() -> list[Case]:
+    out: list[Case] = []
+    for fmt in FORMATS:
+        for name in (*ACTIONS, *RUNS[fmt]):
+            out += [Case(fmt, name), Case(fmt, name, undo=True)]
+    return out
+
+
+def fresh(tmp: Path, fmt: str) -> Path:
+    root = tmp / fmt
+    shutil.copytree(DEMO / fmt, root)
+    return root
+
+
+def _find(root: Path, fmt: str, name: str) -> tuple[str, dict[str, Any]] | None:
+    memories = sorted(
+        (m for m in open_catalog(root).memories() if m.format == fmt), key=lambda m: m.id
+    )
+    for m in memories:
+        for params in PARAMS[name]:
+            try:
+                plan = Action(name, m, dict(params)).plan()
+            except (MemlensError, OSError):
+                continue
+            if plan.changes:
+                return m.id, params
+    return None
+
+
+OpFor = Callable[[Path], Callable[[], object]]
+
+
+def _action_op(root: Path, fmt: str, name: str) -> OpFor | None:
+    found = _find(root, fmt, name)
+    if found is None and name in PREPARE:
+        first = _find(root, fmt, PREPARE[name])
+        if first is not None:
+            mem_id, params = first
+            Action(PREPARE[name], open_catalog(root).get(mem_id), dict(params)).apply()
+            found = _find(root, fmt, name)
+    if found is None:
+        return None
+    mem_id, params = found
+
+    def op_for(r: Path) -> Callable[[], object]:
+        return lambda: Action(name, open_catalog(r).get(mem_id), dict(params)).apply()
+
+    return op_for
+
+
+def _decay_apply(r: Path) -> object:
+    catalog = open_catalog(r)
+    params = {"as_of": DECAY_AS_OF.isoformat()}
+    steps = [
+        (m.id, Action("archive", m, dict(params, reason="; ".join(why))).plan)
+        for m, why in archive_candidates(catalog, DECAY_AS_OF)
+    ]
+    return apply_run(r, "decay", steps)
+
+
+def _ocean_promote(r: Path) -> object:
+    cands, _skipped = promotion_candidates(open_catalog(r), threshold=0.5)
+    steps = [(m.id, Action("promote", m, {"as_of": AS_OF}).plan) for m in cands]
+    return apply_run(r, "promote", steps)
+
+
+def _first_live(r: Path) -> Any:
+    live = [m for m in open_catalog(r).memories() if not m.archived and not m.pinned]
+    return sorted(live, key=lambda m: m.id)[0]
+
+
+RUN_OPS: dict[str, Callable[[Path], object]] = {
+    "decay_apply": _decay_apply,
+    "dream_decay": lambda r: apply_plan(decay_run(r, DECAY_AS_OF)[0]),
+    "ocean_promote": _ocean_promote,
+    "access": lambda r: apply_plan(plan_record_access(_first_live(r), NOW)),
+    "rescore": lambda r: apply_plan(plan_decay_scores(r, DECAY_AS_OF, NOW)),
+    "core": lambda r: apply_plan(plan_core(r, DECAY_AS_OF)),
+    "reindex": lambda r: apply_plan(plan_reindex(r, NOW)),
+    "reflection": lambda r: apply_plan(plan_reflection(r, DECAY_AS_OF)),
+}
+
+
+def _run_op(root: Path, fmt: str, name: str) -> OpFor | None:
+    if name == "rescore":
+        RUN_OPS["access"](root)  # so that _state.json exists and has a score to change
+    run = RUN_OPS[name]
+    return lambda r: lambda: run(r)
+
+
+def prepare(case: Case, root: Path) -> OpFor | None:
+    """Set up `case` on the vault at `root` (unfaulted); its operation for any copy of it.
+
+    None when the demo vault offers nothing for the case (e.g. no decay
+    candidates in a format without decay archiving).
+    """
+    make = _action_op if case.name in ACTIONS else _run_op
+    op_for = make(root, case.fmt, case.name)
+    if op_for is None or not case.undo:
+        return op_for
+    journaled = len(read_journal(root))
+    op_for(root)()
+    if len(read_journal(root)) == journaled:
+        return None  # the operation wrote nothing: nothing to undo
+    return lambda r: lambda: undo_last(r)
