@@ -38,13 +38,13 @@ HUB_ID = str(uuid.uuid5(uuid.NAMESPACE_URL, "hub"))
 
 
 @pytest.fixture(scope="module")
-def graph(fixtures_dir: Path) -> MemoryGraph:
-    return build_graph(open_catalog(fixtures_dir))
+def graph(own_fixtures_dir: Path) -> MemoryGraph:
+    return build_graph(open_catalog(own_fixtures_dir))
 
 
 @pytest.fixture(scope="module")
-def memories(fixtures_dir: Path) -> dict[str, Memory]:
-    return {m.id: m for m in open_catalog(fixtures_dir).memories()}
+def memories(own_fixtures_dir: Path) -> dict[str, Memory]:
+    return {m.id: m for m in open_catalog(own_fixtures_dir).memories()}
 
 
 @pytest.fixture
@@ -492,8 +492,8 @@ def _key(memory: Memory) -> NodeKey:
     return memory.key
 
 
-def test_graph_pane_snapshot(snap_compare, make_app: AppFactory, fixtures_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    busy = next(m for m in open_catalog(fixtures_dir).memories() if m.id == BUSY_ID)
+def test_graph_pane_snapshot(snap_compare, make_app: AppFactory, own_fixtures_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    busy = next(m for m in open_catalog(own_fixtures_dir).memories() if m.id == BUSY_ID)
 
     async def run_before(pilot: Pilot[None]) -> None:
         await open_graph(pilot, busy)

@@ -31,8 +31,8 @@ from .test_injection import assert_inert
 
 
 @pytest.fixture(scope="module")
-def core_index(fixtures_dir: Path) -> SearchIndex:
-    return SearchIndex.from_catalog(open_catalog(fixtures_dir), AS_OF)
+def core_index(own_fixtures_dir: Path) -> SearchIndex:
+    return SearchIndex.from_catalog(open_catalog(own_fixtures_dir), AS_OF)
 
 
 def search(app: MemlensApp) -> SearchScreen:
