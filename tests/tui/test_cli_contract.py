@@ -37,7 +37,9 @@ def run(*args: str) -> Any:
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
-def test_list_json_has_contract_fields(own_fixtures_dir: Path, expected: dict[str, Any]) -> None:
+def test_list_json_has_contract_fields(
+    own_fixtures_dir: Path, own_expected: dict[str, Any]
+) -> None:
     res = run("list", str(own_fixtures_dir), "--as-of", "2026-11-22", "--json")
     assert res.exit_code == 0, res.output
     records = json.loads(res.output)
@@ -47,10 +49,10 @@ def test_list_json_has_contract_fields(own_fixtures_dir: Path, expected: dict[st
     by_format: dict[str, int] = {}
     for rec in records:
         by_format[rec["format"]] = by_format.get(rec["format"], 0) + 1
-    for fmt, data in expected["formats"].items():
+    for fmt, data in own_expected["formats"].items():
         assert by_format.get(fmt) == data["valid_count"], fmt
     vaults = {rec["vault"] for rec in records}
-    assert vaults == set(expected["formats"])  # vault roots relative to PATH
+    assert vaults == set(own_expected["formats"])  # vault roots relative to PATH
 
 
 def test_list_json_positions(own_fixtures_dir: Path) -> None:
@@ -64,7 +66,7 @@ def test_list_json_positions(own_fixtures_dir: Path) -> None:
 
 
 def test_validate_json_lists_every_problem_and_exits_1(
-    own_fixtures_dir: Path, expected: dict[str, Any]
+    own_fixtures_dir: Path, own_expected: dict[str, Any]
 ) -> None:
     res = run("validate", str(own_fixtures_dir), "--json")
     assert res.exit_code == 1
@@ -75,8 +77,8 @@ def test_validate_json_lists_every_problem_and_exits_1(
         if r["reason"] not in {"dangling_reference", "unsafe_reference", "references_tombstoned"}
     ]
     refs = [r for r in records if r not in invalid]
-    assert len(invalid) == sum(len(d["invalid"]) for d in expected["formats"].values())
-    assert len(refs) == sum(len(d["references"]) for d in expected["formats"].values())
+    assert len(invalid) == sum(len(d["invalid"]) for d in own_expected["formats"].values())
+    assert len(refs) == sum(len(d["references"]) for d in own_expected["formats"].values())
     for r in invalid:
         assert {"vault", "format", "path", "id", "reason", "detail"} <= r.keys()
     for r in refs:
@@ -96,11 +98,16 @@ def test_validate_clean_vault_exits_0(tmp_path: Path) -> None:
 
 def test_show_known_and_unknown_ids(own_fixtures_dir: Path) -> None:
     res = run(
-        "show", str(own_fixtures_dir), "hawk/obs-2026-11-19-001", "--as-of", "2026-11-22", "--json"
+        "show",
+        str(own_fixtures_dir),
+        "courier/obs-2026-11-18-001",
+        "--as-of",
+        "2026-11-22",
+        "--json",
     )
     assert res.exit_code == 0, res.output
     rec = json.loads(res.output)
-    assert rec["status"] == "active" and rec["linear_weight"] == 0.7857
+    assert rec["status"] == "active" and rec["linear_weight"] == 0.7143
     assert "body" in rec and "fields" in rec
     res = run("show", str(own_fixtures_dir), "no-such-id")
     assert res.exit_code == 1
@@ -119,9 +126,9 @@ def test_decay_report_lists_expired_not_pinned(own_fixtures_dir: Path) -> None:
     res = run("decay", str(own_fixtures_dir), "--as-of", "2026-11-22", "--json")
     assert res.exit_code == 0, res.output
     ids = {r["id"] for r in json.loads(res.output)}
-    assert "watchtower/obs-2026-11-01-001" in ids  # expired linear-14d
-    assert "hawk/obs-2026-11-19-001" not in ids  # active
-    assert "shield/obs-2026-01-15-001" not in ids  # permanent
+    assert "ledger/obs-2026-10-30-001" in ids  # expired linear-14d
+    assert "courier/obs-2026-11-18-001" not in ids  # active
+    assert "sentinel/obs-2026-02-03-001" not in ids  # permanent
 
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
