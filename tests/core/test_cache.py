@@ -80,9 +80,9 @@ def memory_file(vault: Vault) -> Path:
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.usefixtures("settled")
 def test_warm_start_reuses_everything_and_equals_a_full_scan(
-    fixtures_copy: Path, fmt: str, private_cache: Path
+    own_fixtures_copy: Path, fmt: str, private_cache: Path
 ) -> None:
-    root = vault_at(fixtures_copy, fmt).root
+    root = vault_at(own_fixtures_copy, fmt).root
     cold = cached_scan(root, fmt)
     stats = cold.cache_stats
     assert stats is not None and stats.status == "cold" and stats.saved
@@ -97,9 +97,9 @@ def test_warm_start_reuses_everything_and_equals_a_full_scan(
 
 
 def test_cache_file_lives_outside_the_vault_and_is_private(
-    fixtures_copy: Path, private_cache: Path
+    own_fixtures_copy: Path, private_cache: Path
 ) -> None:
-    root = vault_at(fixtures_copy, "project-ocean").root
+    root = vault_at(own_fixtures_copy, "project-ocean").root
     cached_scan(root, "project-ocean")
     path = cache_path(root)
     assert path.is_file()
@@ -109,18 +109,18 @@ def test_cache_file_lives_outside_the_vault_and_is_private(
     assert not [p for p in root.rglob("*") if "pickle" in p.name or "memlens" in p.name]
 
 
-def test_cache_key_is_the_real_path(fixtures_copy: Path, tmp_path: Path) -> None:
-    root = vault_at(fixtures_copy, "project-ocean").root
+def test_cache_key_is_the_real_path(own_fixtures_copy: Path, tmp_path: Path) -> None:
+    root = vault_at(own_fixtures_copy, "project-ocean").root
     link = tmp_path / "link-to-vault"
     link.symlink_to(root)
     assert cache_path(link) == cache_path(root)
-    assert cache_path(root) != cache_path(vault_at(fixtures_copy, "observation-v1").root)
+    assert cache_path(root) != cache_path(vault_at(own_fixtures_copy, "observation-v1").root)
 
 
-def test_open_catalog_with_cache(fixtures_copy: Path) -> None:
-    first = open_catalog(fixtures_copy, cache=True)
-    again = open_catalog(fixtures_copy, cache=True)
-    plain = open_catalog(fixtures_copy)
+def test_open_catalog_with_cache(own_fixtures_copy: Path) -> None:
+    first = open_catalog(own_fixtures_copy, cache=True)
+    again = open_catalog(own_fixtures_copy, cache=True)
+    plain = open_catalog(own_fixtures_copy)
     for a, b, c in zip(first.vaults, again.vaults, plain.vaults, strict=True):
         assert a.root == b.root == c.root
         assert_same(b.result, c.result)
@@ -163,9 +163,9 @@ def _corrupt_cases() -> dict[str, tuple[object, str]]:
 
 
 @pytest.mark.parametrize("case", sorted(_corrupt_cases()))
-def test_corrupt_cache_is_discarded_and_rebuilt(fixtures_copy: Path, case: str) -> None:
+def test_corrupt_cache_is_discarded_and_rebuilt(own_fixtures_copy: Path, case: str) -> None:
     damage, why = _corrupt_cases()[case]
-    root = vault_at(fixtures_copy, "cognitive-memory").root
+    root = vault_at(own_fixtures_copy, "cognitive-memory").root
     cached_scan(root, "cognitive-memory")
     path = cache_path(root)
     path.write_bytes(damage(path.read_bytes()))  # type: ignore[operator]
@@ -183,9 +183,9 @@ def test_corrupt_cache_is_discarded_and_rebuilt(fixtures_copy: Path, case: str) 
 
 
 def test_cache_from_other_code_is_discarded(
-    fixtures_copy: Path, monkeypatch: pytest.MonkeyPatch
+    own_fixtures_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = vault_at(fixtures_copy, "observation-v1").root
+    root = vault_at(own_fixtures_copy, "observation-v1").root
     cached_scan(root, "observation-v1")
     monkeypatch.setattr(scan_cache, "code_fingerprint", lambda fmt: "another memlens")
     stats = cached_scan(root, "observation-v1").cache_stats
@@ -193,9 +193,9 @@ def test_cache_from_other_code_is_discarded(
     assert stats.reason is not None and "different version" in stats.reason
 
 
-def test_cache_for_another_vault_is_not_used(fixtures_copy: Path) -> None:
-    ocean = vault_at(fixtures_copy, "project-ocean").root
-    obs = vault_at(fixtures_copy, "observation-v1").root
+def test_cache_for_another_vault_is_not_used(own_fixtures_copy: Path) -> None:
+    ocean = vault_at(own_fixtures_copy, "project-ocean").root
+    obs = vault_at(own_fixtures_copy, "observation-v1").root
     cached_scan(ocean, "project-ocean")
     # Someone copies one vault's cache file over another's.
     cache_path(obs).write_bytes(cache_path(ocean).read_bytes())
@@ -205,8 +205,8 @@ def test_cache_for_another_vault_is_not_used(fixtures_copy: Path) -> None:
     assert stats.reason is not None and "another vault" in stats.reason
 
 
-def test_cache_writable_by_others_is_not_trusted(fixtures_copy: Path) -> None:
-    root = vault_at(fixtures_copy, "project-ocean").root
+def test_cache_writable_by_others_is_not_trusted(own_fixtures_copy: Path) -> None:
+    root = vault_at(own_fixtures_copy, "project-ocean").root
     cached_scan(root, "project-ocean")
     cache_path(root).chmod(0o666)
     stats = cached_scan(root, "project-ocean").cache_stats
@@ -215,12 +215,12 @@ def test_cache_writable_by_others_is_not_trusted(fixtures_copy: Path) -> None:
 
 
 def test_unwritable_cache_dir_only_costs_speed(
-    fixtures_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    own_fixtures_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("a file where the cache dir should be")
     monkeypatch.setenv("MEMLENS_CACHE_DIR", str(blocker / "cache"))
-    root = vault_at(fixtures_copy, "project-ocean").root
+    root = vault_at(own_fixtures_copy, "project-ocean").root
     vault = cached_scan(root, "project-ocean")
     stats = vault.cache_stats
     assert stats is not None and not stats.saved
@@ -256,11 +256,11 @@ def _same_size_rewrite(path: Path) -> None:
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("racy_window", [0, scan_cache.RACY_WINDOW_NS])
 def test_same_size_same_mtime_rewrite_is_never_served_from_cache(
-    fixtures_copy: Path, fmt: str, racy_window: int, monkeypatch: pytest.MonkeyPatch
+    own_fixtures_copy: Path, fmt: str, racy_window: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Caught by ctime (utime bumps it) or, for just-written files, by content."""
     monkeypatch.setattr(scan_cache, "RACY_WINDOW_NS", racy_window)
-    root = vault_at(fixtures_copy, fmt).root
+    root = vault_at(own_fixtures_copy, fmt).root
     _age_files(root)
     first = cached_scan(root, fmt)
     target = memory_file(first) if fmt not in ("dream-cycle", "experience-records") else None
@@ -278,8 +278,8 @@ def test_same_size_same_mtime_rewrite_is_never_served_from_cache(
 
 
 @pytest.mark.usefixtures("settled")
-def test_atomic_replace_with_same_size_and_mtime_is_reparsed(fixtures_copy: Path) -> None:
-    root = vault_at(fixtures_copy, "project-ocean").root
+def test_atomic_replace_with_same_size_and_mtime_is_reparsed(own_fixtures_copy: Path) -> None:
+    root = vault_at(own_fixtures_copy, "project-ocean").root
     _age_files(root)
     first = cached_scan(root, "project-ocean")
     target = memory_file(first)
@@ -296,9 +296,9 @@ def test_atomic_replace_with_same_size_and_mtime_is_reparsed(fixtures_copy: Path
     assert_same(again.result, again.adapter.scan(root))
 
 
-def test_racy_entry_is_checked_by_content(fixtures_copy: Path) -> None:
+def test_racy_entry_is_checked_by_content(own_fixtures_copy: Path) -> None:
     """An entry stamped within the racy window is reused only if its bytes still match."""
-    root = vault_at(fixtures_copy, "observation-v1").root
+    root = vault_at(own_fixtures_copy, "observation-v1").root
     vault = cached_scan(root, "observation-v1")
     target = memory_file(vault)
     rel = rel_posix(root, target)
@@ -337,8 +337,8 @@ def test_racy_entry_is_checked_by_content(fixtures_copy: Path) -> None:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_added_and_removed_files_while_closed(fixtures_copy: Path, fmt: str) -> None:
-    root = vault_at(fixtures_copy, fmt).root
+def test_added_and_removed_files_while_closed(own_fixtures_copy: Path, fmt: str) -> None:
+    root = vault_at(own_fixtures_copy, fmt).root
     first = cached_scan(root, fmt)
     rels = list(first.scans)
     removed = root / rels[-1]
@@ -356,8 +356,8 @@ def test_added_and_removed_files_while_closed(fixtures_copy: Path, fmt: str) -> 
 
 
 @pytest.mark.usefixtures("settled")
-def test_rescans_then_save_cache_round_trip(fixtures_copy: Path) -> None:
-    root = vault_at(fixtures_copy, "project-ocean").root
+def test_rescans_then_save_cache_round_trip(own_fixtures_copy: Path) -> None:
+    root = vault_at(own_fixtures_copy, "project-ocean").root
     vault = cached_scan(root, "project-ocean")
     target = memory_file(vault)
     target.write_bytes(target.read_bytes() + b"\nAppended line.\n")
@@ -380,11 +380,11 @@ def _ids(index: SearchIndex, query: str) -> list[str]:
     return [h.memory.id for h in index.search(query, 50, include_inactive=True)]
 
 
-def test_index_cache_round_trip_shares_the_catalog_objects(fixtures_copy: Path) -> None:
-    catalog = open_catalog(fixtures_copy, cache=True)
+def test_index_cache_round_trip_shares_the_catalog_objects(own_fixtures_copy: Path) -> None:
+    catalog = open_catalog(own_fixtures_copy, cache=True)
     built, stats = load_index(catalog, AS_OF)
     assert stats.status == "built"
-    again = open_catalog(fixtures_copy, cache=True)
+    again = open_catalog(own_fixtures_copy, cache=True)
     loaded, stats = load_index(again, AS_OF)
     assert stats.status == "loaded" and stats.updated == stats.added == stats.removed == 0
     assert len(loaded) == len(built)
@@ -395,24 +395,24 @@ def test_index_cache_round_trip_shares_the_catalog_objects(fixtures_copy: Path) 
     assert all(id(m) in catalog_objects for m in loaded.memories())
 
 
-def test_index_cache_patches_a_changed_file(fixtures_copy: Path) -> None:
-    catalog = open_catalog(fixtures_copy, cache=True)
+def test_index_cache_patches_a_changed_file(own_fixtures_copy: Path) -> None:
+    catalog = open_catalog(own_fixtures_copy, cache=True)
     load_index(catalog, AS_OF)
     vault = next(v for v in catalog.vaults if v.format == "project-ocean")
     target = memory_file(vault)
     target.write_bytes(target.read_bytes() + b"\nzanzibarquux appears now.\n")
-    again = open_catalog(fixtures_copy, cache=True)
+    again = open_catalog(own_fixtures_copy, cache=True)
     index, stats = load_index(again, AS_OF)
     assert stats.status == "loaded" and stats.updated == 1
     assert _ids(index, "zanzibarquux") == [m.id for m in again.memories() if m.abs_path == target]
 
 
-def test_index_cache_vault_wide_change_reindexes_that_vault(fixtures_copy: Path) -> None:
-    catalog = open_catalog(fixtures_copy, cache=True)
+def test_index_cache_vault_wide_change_reindexes_that_vault(own_fixtures_copy: Path) -> None:
+    catalog = open_catalog(own_fixtures_copy, cache=True)
     load_index(catalog, AS_OF)
     vault = next(v for v in catalog.vaults if v.format == "cognitive-memory")
     (vault.root / "_state.json").write_text('{"entries": {}}')
-    again = open_catalog(fixtures_copy, cache=True)
+    again = open_catalog(own_fixtures_copy, cache=True)
     index, stats = load_index(again, AS_OF)
     cognitive = next(v for v in again.vaults if v.format == "cognitive-memory")
     if stats.status == "loaded":
@@ -424,8 +424,8 @@ def test_index_cache_vault_wide_change_reindexes_that_vault(fixtures_copy: Path)
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip"])
-def test_corrupt_index_cache_is_rebuilt(fixtures_copy: Path, damage: str) -> None:
-    catalog = open_catalog(fixtures_copy, cache=True)
+def test_corrupt_index_cache_is_rebuilt(own_fixtures_copy: Path, damage: str) -> None:
+    catalog = open_catalog(own_fixtures_copy, cache=True)
     load_index(catalog, AS_OF)
     path = index_cache_path(catalog.vaults)
     blob = path.read_bytes()
@@ -435,6 +435,6 @@ def test_corrupt_index_cache_is_rebuilt(fixtures_copy: Path, damage: str) -> Non
         blob = blob[:-5] + bytes([blob[-5] ^ 0x55]) + blob[-4:]
     path.write_bytes(blob)
     path.chmod(0o600)
-    index, stats = load_index(open_catalog(fixtures_copy, cache=True), AS_OF)
+    index, stats = load_index(open_catalog(own_fixtures_copy, cache=True), AS_OF)
     assert stats.status == "rebuilt" and stats.reason is not None
     assert len(index) == sum(len(v.memories) for v in catalog.vaults)

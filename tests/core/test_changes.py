@@ -222,22 +222,22 @@ def test_vault_label_outside_base(tmp_path: Path) -> None:
     assert vault_label(tmp_path, tmp_path) == "."
 
 
-def test_apply_to_search_follows_a_rescan(fixtures_copy: Path) -> None:
+def test_apply_to_search_follows_a_rescan(own_fixtures_copy: Path) -> None:
     from datetime import date
 
     from memlens.core.changes import apply_to_search
     from memlens.core.search import SearchIndex
     from memlens.core.vault import Vault, open_catalog, scan_vault
 
-    catalog = open_catalog(fixtures_copy)
+    catalog = open_catalog(own_fixtures_copy)
     index = SearchIndex.from_catalog(catalog, date(2026, 11, 22))
     ocean = next(v for v in catalog.vaults if v.format == "project-ocean")
-    folder = ocean.root / "agents/hawk/memory/vault"
-    edited = folder / "obs-2026-11-10-001.md"
-    edited.write_text(edited.read_text().replace("Insurance vertical", "Zebrafinch vertical"))
-    (folder / "obs-2026-09-01-001.md").unlink()
+    folder = ocean.root / "agents/courier/memory/vault"
+    edited = folder / "obs-2026-11-09-001.md"
+    edited.write_text(edited.read_text().replace("Hardcover returns", "Zebrafinch returns"))
+    (folder / "obs-2026-11-13-003.md").unlink()
     (folder / "obs-2026-11-21-009.md").write_text(
-        "---\ntags: [x]\nconfidence: 0.9\ncreated: 2026-11-21\nsource: hawk\nbacklinks: []\n"
+        "---\ntags: [x]\nconfidence: 0.9\ncreated: 2026-11-21\nsource: courier\nbacklinks: []\n"
         "---\nQuokkabird sighting.\n"
     )
     fresh = scan_vault(Vault(root=ocean.root, format=ocean.format, rel=ocean.rel)).result
@@ -246,8 +246,8 @@ def test_apply_to_search_follows_a_rescan(fixtures_copy: Path) -> None:
     assert apply_to_search(index, changes) >= 3
     ocean.result = fresh
     assert {m.key for m in index.memories()} == {m.key for m in catalog.memories()}
-    assert [h.memory.id for h in index.search("zebrafinch")] == ["hawk/obs-2026-11-10-001"]
-    assert [h.memory.id for h in index.search("quokkabird")] == ["hawk/obs-2026-11-21-009"]
+    assert [h.memory.id for h in index.search("zebrafinch")] == ["courier/obs-2026-11-09-001"]
+    assert [h.memory.id for h in index.search("quokkabird")] == ["courier/obs-2026-11-21-009"]
     # Problems and unknown notices leave the index alone.
     assert apply_to_search(index, [Change(ChangeKind.PROBLEM, ocean.root, "x", None, "p")]) == 0
 

@@ -1,8 +1,8 @@
-"""Cognitive-memory maintenance runs against the fixture's own generated files.
+"""Cognitive-memory maintenance runs against the own fixture vault's generated files.
 
 _index.json, CORE.md and REFLECTION.md are compared with the fixture's files
 (the format's documented layout) field by field, the decay run with
-expected.json, and every run is applied, checked and undone on a copy.
+expected/cognitive-memory.json, and every run is applied, checked and undone on a copy.
 """
 
 from __future__ import annotations
@@ -39,21 +39,20 @@ from memlens.core.model import Memory
 from memlens.tui.cli_cognitive import COMMANDS, access, core, reflection, reindex, rescore
 
 ADAPTER = CognitiveMemoryAdapter()
-INDEX_TIME = datetime(2026, 11, 21, 23, 10, tzinfo=UTC)
-#: The fixture's CORE.md was written on 2026-11-21 from decay scores stored on
-#: 2026-11-15 (the `decay_score` values in its _state.json match that day).
-CORE_SCORES_DAY = date(2026, 11, 15)
+INDEX_TIME = datetime(2026, 11, 21, 22, 0, tzinfo=UTC)
+#: The fixture's CORE.md was written on 2026-11-21 from that day's scores.
+CORE_SCORES_DAY = date(2026, 11, 21)
 GENERATED_ON = date(2026, 11, 21)
 
 
 @pytest.fixture
-def vault(fixtures_copy: Path) -> Path:
-    return (fixtures_copy / "cognitive-memory").resolve()
+def vault(own_fixtures_copy: Path) -> Path:
+    return (own_fixtures_copy / "cognitive-memory").resolve()
 
 
 @pytest.fixture(scope="module")
-def original(fixtures_dir: Path) -> Path:
-    return fixtures_dir / "cognitive-memory"
+def original(own_fixtures_dir: Path) -> Path:
+    return own_fixtures_dir / "cognitive-memory"
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -93,13 +92,13 @@ def test_index_matches_the_fixture_byte_for_byte(original: Path) -> None:
     assert text == (original / "_index.json").read_text(encoding="utf-8")
 
 
-def test_index_shape_field_by_field(original: Path, expected: dict[str, Any]) -> None:
+def test_index_shape_field_by_field(original: Path, own_expected: dict[str, Any]) -> None:
     ours = build_index(original, datetime(2026, 12, 1, 8, 0, 30, 999, tzinfo=UTC))
     theirs = json.loads((original / "_index.json").read_text(encoding="utf-8"))
     assert list(ours) == ["version", "updated", "count", "entries"]
     assert ours["version"] == 1
     assert ours["updated"] == "2026-12-01T08:00:30+00:00"
-    cm = expected["formats"]["cognitive-memory"]
+    cm = own_expected["formats"]["cognitive-memory"]
     assert ours["count"] == cm["index"]["count"] == len(ours["entries"])
     assert list(ours["entries"]) == list(theirs["entries"])
     for mem_id, entry in theirs["entries"].items():
@@ -136,12 +135,13 @@ def test_index_duplicate_rule_is_first_in_path_order(vault: Path) -> None:
 
 
 def test_archived_memories_are_not_indexed(vault: Path) -> None:
-    rel = "graph/decisions/chose-caddy-over-nginx-for-the-homelab-reverse-proxy-e235c4.md"
+    rel = "graph/decisions/chose-sqlite-with-litestream-over-hosted-postgres-d4a7e2.md"
     (vault / "archive/decisions").mkdir(parents=True)
     shutil.move(vault / rel, vault / "archive/decisions" / Path(rel).name)
     index = build_index(vault, INDEX_TIME)
-    assert "e235c480-c054-4df8-b824-7cf64bc3b75a" not in index["entries"]
-    assert index["count"] == 52
+    assert "d4a7e21c-83b5-4f09-a6d1-49c0e5b7f312" not in index["entries"]
+    assert "80b6f3d9-2e4c-4a71-9f08-6c3e1b5a7d42" not in index["entries"]  # archived in the fixture
+    assert index["count"] == 31
 
 
 def test_reindex_plan_writes_only_the_index_and_undoes(vault: Path) -> None:
@@ -202,7 +202,7 @@ def test_core_follows_the_rules_at_any_date(original: Path) -> None:
     scores = {p: ADAPTER.decay(x, as_of).score or 0.0 for p, x in by_path.items()}
     assert m.group(1) == "2026-11-22"
     assert int(m.group(2)) == sum(1 for s in scores.values() if s >= 0.5)
-    assert int(m.group(3)) == len(by_path) == 52
+    assert int(m.group(3)) == len(by_path) == 31
     kinds = {
         "Critical Solutions": {"solution"},
         "Active Decisions": {"decision"},
@@ -347,7 +347,7 @@ def test_reflection_counts_merges_and_carries_reflection_counts(vault: Path) -> 
     )
     text = render_reflection(vault, date(2026, 11, 22))
     assert "- Total merges performed: 1" in text
-    assert "> Last updated: 2026-11-22 | Last reflection: 2026-11-21 | Total reflections: 3" in text
+    assert "> Last updated: 2026-11-22 | Last reflection: 2026-11-20 | Total reflections: 2" in text
     (vault / "REFLECTION.md").unlink()
     text = render_reflection(vault, date(2026, 11, 22))
     assert "Last reflection: never | Total reflections: 0" in text
@@ -364,7 +364,8 @@ def test_reflection_plan_apply_undo(vault: Path) -> None:
 # --------------------------------------------------------------------------- decay scores
 
 
-def test_decay_run_recomputes_scores_as_expected(vault: Path, expected: dict[str, Any]) -> None:
+def test_decay_run_recomputes_scores_as_expected(vault: Path, own_expected: dict[str, Any]) -> None:
+    expected = own_expected
     as_of = date.fromisoformat(expected["as_of"])
     before = tree(vault)
     state_before = json.loads(before["_state.json"])
@@ -421,15 +422,15 @@ def test_decay_run_refuses_a_malformed_state_file(vault: Path) -> None:
 
 def test_record_access_increments_and_undoes(vault: Path) -> None:
     before = tree(vault)
-    m = next(x for x in live(vault) if x.id.startswith("6f170630"))
+    m = next(x for x in live(vault) if x.id.startswith("08e5b3f7"))
     when = datetime(2026, 11, 22, 8, 15, 0, tzinfo=UTC)
     apply_plan(plan_record_access(m, when))
     assert diff_files(before, tree(vault)) == {"_state.json"}
     state = json.loads((vault / "_state.json").read_text(encoding="utf-8"))
     entry = state["entries"][m.id]
-    assert entry["access_count"] == 13
+    assert entry["access_count"] == 8
     assert entry["last_accessed"] == "2026-11-22T08:15:00+00:00"
-    assert entry["decay_score"] == pytest.approx(0.8 * 3.807354922057604 * 1.4, abs=1e-4)
+    assert entry["decay_score"] == pytest.approx(0.9 * 3.169925001442312 * 1.4, abs=1e-4)
     assert state["updated"] == "2026-11-22T08:15:00+00:00"
     # Access entries are undone like any action (latest first; the app and
     # `memlens access` both say "memlens undo reverts it").
@@ -451,7 +452,7 @@ def test_rescore_then_access_undoes_fully(vault: Path) -> None:
 
 
 def test_record_access_creates_missing_entry_and_file(vault: Path) -> None:
-    m = next(x for x in live(vault) if x.id.startswith("5c8232df"))  # no state entry
+    m = next(x for x in live(vault) if x.id.startswith("4f29d8b6"))  # no state entry
     when = datetime(2026, 11, 22, 8, 15, tzinfo=UTC)
     apply_plan(plan_record_access(m, when))
     state = json.loads((vault / "_state.json").read_text(encoding="utf-8"))
@@ -474,7 +475,8 @@ def run(*args: str) -> Any:
     return CliRunner().invoke(group, list(args), catch_exceptions=False)
 
 
-def test_cli_dry_run_writes_nothing(fixtures_copy: Path) -> None:
+def test_cli_dry_run_writes_nothing(own_fixtures_copy: Path) -> None:
+    fixtures_copy = own_fixtures_copy
     vault = fixtures_copy / "cognitive-memory"
     before = tree(vault)
     for cmd in ("reindex", "core", "reflection", "rescore"):
@@ -483,15 +485,17 @@ def test_cli_dry_run_writes_nothing(fixtures_copy: Path) -> None:
         assert "would" in result.output
     assert tree(vault) == before
     result = run("reindex", str(fixtures_copy), "--dry-run", "--as-of", "2026-11-22")
-    assert '-  "updated": "2026-11-21T23:10:00+00:00",' in result.output
+    assert '-  "updated": "2026-11-21T22:00:00+00:00",' in result.output
     assert '+  "updated": "2026-11-22T00:00:00+00:00",' in result.output
 
 
-def test_cli_acts_on_every_cognitive_vault_below_path(fixtures_copy: Path, tmp_path: Path) -> None:
+def test_cli_acts_on_every_cognitive_vault_below_path(
+    own_fixtures_copy: Path, tmp_path: Path
+) -> None:
     both = tmp_path / "both"
-    shutil.copytree(fixtures_copy / "cognitive-memory", both / "one")
-    shutil.copytree(fixtures_copy / "cognitive-memory", both / "two")
-    shutil.copytree(fixtures_copy / "dream-cycle", both / "dc")
+    shutil.copytree(own_fixtures_copy / "cognitive-memory", both / "one")
+    shutil.copytree(own_fixtures_copy / "cognitive-memory", both / "two")
+    shutil.copytree(own_fixtures_copy / "project-ocean", both / "dc")
     dc_before = tree(both / "dc")
     result = run("core", str(both), "--as-of", "2026-11-22")
     assert result.exit_code == 0, result.output
@@ -502,8 +506,9 @@ def test_cli_acts_on_every_cognitive_vault_below_path(fixtures_copy: Path, tmp_p
     assert "undo with: memlens undo PATH" in result.output
 
 
-def test_cli_usage_and_refusal_exit_codes(fixtures_copy: Path) -> None:
-    result = run("reindex", str(fixtures_copy / "dream-cycle"))
+def test_cli_usage_and_refusal_exit_codes(own_fixtures_copy: Path) -> None:
+    fixtures_copy = own_fixtures_copy
+    result = run("reindex", str(fixtures_copy / "project-ocean"))
     assert result.exit_code == 2
     assert "no cognitive-memory vault" in result.output
     (fixtures_copy / "cognitive-memory" / "_state.json").write_text("[1, 2", encoding="utf-8")
@@ -512,13 +517,13 @@ def test_cli_usage_and_refusal_exit_codes(fixtures_copy: Path) -> None:
     assert "refused" in result.output
 
 
-def test_cli_access(fixtures_copy: Path) -> None:
-    vault = fixtures_copy / "cognitive-memory"
-    mem_id = "6f170630-166f-40cc-ae24-c0cbf1b3afad"
+def test_cli_access(own_fixtures_copy: Path) -> None:
+    vault = own_fixtures_copy / "cognitive-memory"
+    mem_id = "08e5b3f7-d4a1-4c6e-b2f9-57c0a3e8d164"
     result = run("access", str(vault), mem_id)
     assert result.exit_code == 0, result.output
     state = json.loads((vault / "_state.json").read_text(encoding="utf-8"))
-    assert state["entries"][mem_id]["access_count"] == 13
+    assert state["entries"][mem_id]["access_count"] == 8
     assert run("access", str(vault), "no-such-id").exit_code == 1
 
 

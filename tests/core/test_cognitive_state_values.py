@@ -14,26 +14,22 @@ from memlens.core.formats.cognitive_memory import STATE_FILE, CognitiveMemoryAda
 from memlens.core.model import Memory, Problem, Reason, ScanResult
 from memlens.core.vault import Vault, rescan_paths, scan_vault
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 VAULT = FIXTURES / "cognitive-memory"
 ADAPTER = CognitiveMemoryAdapter()
 AS_OF = date(2026, 11, 22)
 
 # Ids of fixture memories (graph/insights/, graph/decisions/, graph/errors/).
-INSIGHT = "b0557c83-d282-46b5-8599-4d3026f16215"
-DECISION = "e235c480-c054-4df8-b824-7cf64bc3b75a"
-ERROR = "00d523ce-6a25-4710-913f-eba49b228300"
+INSIGHT = "63a9d0e8-f2b4-4c15-a7e3-0b8d6c9f21e5"
+DECISION = "d4a7e21c-83b5-4f09-a6d1-49c0e5b7f312"
+ERROR = "6b3e9f15-c8a2-4d70-b1f6-94e0a7c3d528"
 ORPHAN = "ffffffff-0000-4000-8000-000000000000"
 
 
 @pytest.fixture
 def vault_copy(tmp_path: Path) -> Path:
-    if not VAULT.is_dir():
-        pytest.skip(f"shared fixtures not found at {VAULT}")
     dest = tmp_path / "cm"
     shutil.copytree(VAULT, dest)
-    for p in [dest, *dest.rglob("*")]:
-        p.chmod(p.stat().st_mode | 0o200)
     return dest
 
 
@@ -60,8 +56,6 @@ def clean_count(root: Path) -> tuple[int, int]:
 
 
 def test_fixture_state_has_no_entry_problems() -> None:
-    if not VAULT.is_dir():
-        pytest.skip("shared fixtures not found")
     assert state_problems(ADAPTER.scan(VAULT)) == []
 
 

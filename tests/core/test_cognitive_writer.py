@@ -21,16 +21,16 @@ from memlens.core.yamledit import REMOVE
 ADAPTER = CognitiveMemoryAdapter()
 NOW = datetime(2026, 11, 22, 9, 30, 5, tzinfo=UTC)
 
-ZFS = "graph/configurations/zfs-arc-max-set-to-8-gib-on-the-proxmox-host-40cff8.md"  # CRLF
-UV = "graph/decisions/use-uv-instead-of-pip-tools-for-python-projects-5b5108.md"  # BOM
-EXTRA = "graph/solutions/resolved-proxmox-backup-job-stalls-on-nfs-59fe62.md"
-CADDY = "graph/decisions/chose-caddy-over-nginx-for-the-homelab-reverse-proxy-e235c4.md"
-PINNED = "vault/never-expose-the-proxmox-ui-to-the-internet-a9efc0.md"
+ZFS = "graph/configurations/fly-machine-sizing-for-the-match-server-f7b0c4.md"  # CRLF
+UV = "graph/decisions/adopt-pnpm-workspaces-for-the-monorepo-1e6c9f.md"  # BOM
+EXTRA = "graph/solutions/stopped-websocket-reconnect-storms-after-deploys-7a1c30.md"
+CADDY = "graph/decisions/chose-sqlite-with-litestream-over-hosted-postgres-d4a7e2.md"
+PINNED = "vault/never-store-payment-card-numbers-e9d0c3.md"
 
 
 @pytest.fixture
-def vault(fixtures_copy: Path) -> Path:
-    return (fixtures_copy / "cognitive-memory").resolve()
+def vault(own_fixtures_copy: Path) -> Path:
+    return (own_fixtures_copy / "cognitive-memory").resolve()
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -202,9 +202,9 @@ def test_set_rewrites_only_the_changed_line_and_updated(vault: Path) -> None:
     after = tree(vault)
     assert only_changes(before, after) == {EXTRA: "changed"}
     assert changed_lines(before[EXTRA], after[EXTRA]) == [
-        "-importance: 0.65\n",
+        "-importance: 0.85\n",
         "+importance: 0.9\n",
-        "-updated: 2026-10-02T21:14:09+00:00\n",
+        "-updated: 2026-09-14T19:20:00+00:00\n",
         "+updated: 2026-11-22T09:30:05+00:00\n",
     ]
     fresh = memories(vault)[EXTRA]
@@ -212,9 +212,9 @@ def test_set_rewrites_only_the_changed_line_and_updated(vault: Path) -> None:
     # unknown fields survive with their order and values; the body is untouched
     assert list(fresh.fields) == list(m.fields)
     assert {k: fresh.fields[k] for k in ("project", "x-reviewed", "source_session")} == {
-        "project": "homelab",
+        "project": "strat-gameplay-webapp",
         "x-reviewed": True,
-        "source_session": "2026-10-02-proxmox",
+        "source_session": "2026-09-14-deploy",
     }
     assert fresh.body == m.body
     assert after[EXTRA].endswith(before[EXTRA].split(b"\n---\n", 1)[1])
@@ -327,7 +327,7 @@ def test_unknown_field_can_be_added_and_removed(vault: Path) -> None:
     apply_plan(WRITER.plan_set(m, {"x-owner": "dana"}, now=NOW))
     after = (vault / CADDY).read_bytes()
     assert changed_lines(before[CADDY], after) == [
-        "-updated: 2025-11-15T19:40:00+00:00\n",
+        "-updated: 2026-04-18T11:00:00+00:00\n",
         "+updated: 2026-11-22T09:30:05+00:00\n",
         "+x-owner: dana\n",
     ]
@@ -354,7 +354,7 @@ def test_edit_body_replaces_only_the_body_and_bumps_updated(vault: Path) -> None
     head_after, body_after = after.split(b"\r\n---\r\n", 1)
     assert body_after == b"New body\r\nsecond line\r\n"  # the file's CRLF kept
     assert changed_lines(head_before, head_after) == [
-        "-updated: 2026-02-02T22:10:00+00:00",  # the last header line (split off its CRLF)
+        "-updated: 2026-06-03T16:20:00+00:00",  # the last header line (split off its CRLF)
         "+updated: 2026-11-22T09:30:05+00:00",
     ]
     assert memories(vault)[ZFS].body == "New body\nsecond line\n"
@@ -382,7 +382,7 @@ def test_promote_retypes_to_insight_and_never_moves(vault: Path) -> None:
     assert changed_lines(before[CADDY], (vault / CADDY).read_bytes()) == [
         "-type: decision\n",
         "+type: insight\n",
-        "-updated: 2025-11-15T19:40:00+00:00\n",
+        "-updated: 2026-04-18T11:00:00+00:00\n",
         "+updated: 2026-11-22T09:30:05+00:00\n",
     ]
     assert memories(vault)[CADDY].kind == "insight"
@@ -417,7 +417,7 @@ def test_promote_both_and_already_insight(vault: Path) -> None:
 def test_external_rewrite_after_scan_is_refused(vault: Path) -> None:
     m = memories(vault)[CADDY]
     path = vault / CADDY
-    path.write_bytes(path.read_bytes().replace(b"importance: 0.7", b"importance: 0.8"))
+    path.write_bytes(path.read_bytes().replace(b"importance: 0.8", b"importance: 0.7"))
     with pytest.raises(ConflictError, match="changed on disk since it was read"):
         WRITER.plan_set(m, {"tags": ["x"]}, now=NOW)
     for make in (WRITER.plan_pin, WRITER.plan_archive):
@@ -430,7 +430,7 @@ def test_same_size_same_mtime_rewrite_is_caught(vault: Path) -> None:
     path = vault / CADDY
     st = path.stat()
     old = path.read_bytes()
-    new = old.replace(b"importance: 0.7", b"importance: 0.6")
+    new = old.replace(b"importance: 0.8", b"importance: 0.6")
     assert len(new) == len(old)
     path.write_bytes(new)
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
@@ -444,14 +444,14 @@ def test_change_between_plan_and_apply_is_refused(vault: Path) -> None:
     path = vault / CADDY
     plan = WRITER.plan_set(m, {"importance": 0.9}, now=NOW)
     st = path.stat()
-    agent = path.read_bytes().replace(b"caddy, nginx", b"caddy, nginy")
+    agent = path.read_bytes().replace(b"sqlite, litestream", b"sqlite, litestreax")
     path.write_bytes(agent)
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     with pytest.raises(ConflictError):
         apply_plan(plan)
     assert path.read_bytes() == agent  # the agent's update is not lost
     move = WRITER.plan_pin(memories(vault)[CADDY])
-    path.write_bytes(agent.replace(b"nginy", b"nginz"))
+    path.write_bytes(agent.replace(b"litestreax", b"litestreaz"))
     with pytest.raises(ConflictError):
         apply_plan(move)
     assert path.exists()
@@ -461,10 +461,10 @@ def test_harmless_external_edit_is_kept_not_lost(vault: Path) -> None:
     """An agent's edit that the user's view cannot tell apart (a comment) is merged, not lost."""
     m = memories(vault)[CADDY]
     path = vault / CADDY
-    path.write_bytes(path.read_bytes().replace(b"importance: 0.7\n", b"importance: 0.7  # ok\n"))
+    path.write_bytes(path.read_bytes().replace(b"importance: 0.8\n", b"importance: 0.8  # ok\n"))
     plan = WRITER.plan_set(m, {"tags": ["caddy"]}, now=NOW)
     apply_plan(plan)
-    assert b"importance: 0.7  # ok\n" in path.read_bytes()
+    assert b"importance: 0.8  # ok\n" in path.read_bytes()
 
 
 def test_deleted_file_is_a_conflict(vault: Path) -> None:

@@ -20,11 +20,11 @@ AS_OF = date(2026, 11, 22)
 
 
 @pytest.mark.parametrize("days", [-400, 0, 30, 200, 5000])
-def test_unexplained_decay_is_the_full_one_without_why(fixtures_dir: Path, days: int) -> None:
+def test_unexplained_decay_is_the_full_one_without_why(own_fixtures_dir: Path, days: int) -> None:
     as_of = AS_OF + timedelta(days=days)
     formats = set()
     checked = 0
-    for vault in open_catalog(fixtures_dir).vaults:
+    for vault in open_catalog(own_fixtures_dir).vaults:
         for m in vault.memories:
             full = vault.adapter.decay(m, as_of)
             quiet = vault.adapter.decay(m, as_of, explain=False)
@@ -35,8 +35,8 @@ def test_unexplained_decay_is_the_full_one_without_why(fixtures_dir: Path, days:
     assert len(formats) == 5 and checked > 50
 
 
-def test_rows_carry_the_numbers_and_give_the_explanation_on_demand(fixtures_dir: Path) -> None:
-    catalog = open_catalog(fixtures_dir)
+def test_rows_carry_the_numbers_and_give_the_explanation_on_demand(own_fixtures_dir: Path) -> None:
+    catalog = open_catalog(own_fixtures_dir)
     for vault in catalog.vaults:
         for m in vault.memories[:5]:
             row = memory_row(vault.name, m, AS_OF)

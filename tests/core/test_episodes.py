@@ -20,8 +20,8 @@ EXTRA = """
 """
 
 
-def test_entries_newest_first_with_links(fixtures_dir: Path) -> None:
-    catalog = open_catalog(fixtures_dir / "cognitive-memory")
+def test_entries_newest_first_with_links(own_fixtures_dir: Path) -> None:
+    catalog = open_catalog(own_fixtures_dir / "cognitive-memory")
     entries = episode_entries(catalog.vaults)
     assert entries, "the fixture has episodes"
     days = [e.date for e in entries]
@@ -39,13 +39,13 @@ def test_entries_newest_first_with_links(fixtures_dir: Path) -> None:
     assert grouped == entries
 
 
-def test_dangling_and_missing_links(fixtures_dir: Path, tmp_path: Path) -> None:
+def test_dangling_and_missing_links(own_fixtures_dir: Path, tmp_path: Path) -> None:
     root = tmp_path / "cm"
-    shutil.copytree(fixtures_dir / "cognitive-memory", root)
-    day = root / "episodes" / "2026-11-21.md"
+    shutil.copytree(own_fixtures_dir / "cognitive-memory", root)
+    day = root / "episodes" / "2026-11-19.md"
     day.write_text(day.read_text(encoding="utf-8") + EXTRA, encoding="utf-8")
     entries = episode_entries(open_catalog(root).vaults)
-    latest = [e for e in entries if e.date == "2026-11-21"]
+    latest = [e for e in entries if e.date == "2026-11-19"]
     assert latest[0].title == "Late entry with a broken link"
     assert latest[0].link_state == DANGLING and latest[0].memory_id is None
     assert latest[0].tags == ("a", "b")
@@ -54,7 +54,7 @@ def test_dangling_and_missing_links(fixtures_dir: Path, tmp_path: Path) -> None:
     assert latest[-1].link_state == UNLINKED
 
 
-def test_vaults_without_episodes_give_nothing(fixtures_dir: Path) -> None:
-    catalog = open_catalog(fixtures_dir / "project-ocean")
+def test_vaults_without_episodes_give_nothing(own_fixtures_dir: Path) -> None:
+    catalog = open_catalog(own_fixtures_dir / "project-ocean")
     assert episode_entries(catalog.vaults) == []
     assert list(by_day([])) == []

@@ -30,10 +30,12 @@ from memlens.core.formats.cognitive_memory import (
 )
 from memlens.core.model import Health, Memory, Reason, RefIssue, ScanResult
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 VAULT = FIXTURES / "cognitive-memory"
-EXPECTED: dict[str, Any] = json.loads((FIXTURES / "expected.json").read_text("utf-8"))
-CM = EXPECTED["formats"]["cognitive-memory"]
+CM: dict[str, Any] = json.loads(
+    (FIXTURES / "expected" / "cognitive-memory.json").read_text("utf-8")
+)
+DEMO = Path(__file__).resolve().parents[2] / "core" / "demo_vaults"
 AS_OF = date(2026, 11, 22)
 
 ADAPTER = CognitiveMemoryAdapter()
@@ -110,7 +112,7 @@ def test_detect(tmp_path: Path) -> None:
     assert ADAPTER.detect(VAULT)
     assert not ADAPTER.detect(tmp_path)
     assert not ADAPTER.detect(FIXTURES / "project-ocean")
-    assert not ADAPTER.detect(FIXTURES / "dream-cycle")
+    assert not ADAPTER.detect(DEMO / "dream-cycle")
     (tmp_path / "graph" / "notes").mkdir(parents=True)
     assert not ADAPTER.detect(tmp_path)  # graph/ without a type dir
     (tmp_path / "graph" / "insights").mkdir()
@@ -131,6 +133,8 @@ def test_valid_count_and_breakdown(scanned: ScanResult) -> None:
     areas = Counter(m.native["area"] for m in scanned.memories)
     assert areas["graph"] == breakdown["graph"]
     assert areas["vault"] == breakdown["vault_pinned"]
+    assert areas["archive"] == breakdown["archive"]
+    assert sum(m.archived for m in scanned.memories) == breakdown["archive"]
     assert sum(m.pinned for m in scanned.memories) == breakdown["vault_pinned"]
     kinds = Counter(m.kind for m in scanned.memories)
     for key, count in breakdown.items():
@@ -152,7 +156,7 @@ def test_every_invalid_item(scanned: ScanResult) -> None:
 
 def test_problem_points_at_the_faulty_line(scanned: ScanResult) -> None:
     problems = {p.path: p for p in scanned.problems}
-    yesterday = problems["graph/workflows/rotating-the-tailscale-auth-keys-93ff72.md"]
+    yesterday = problems["graph/workflows/rotating-the-discord-bot-token-8e3f6d.md"]
     text = (VAULT / yesterday.path).read_text("utf-8").split("\n")
     assert yesterday.at_line is not None
     assert text[yesterday.at_line - 1].startswith("created:")
@@ -165,8 +169,8 @@ def test_references(scanned: ScanResult) -> None:
     memories = by_path(scanned)
     for ref in scanned.ref_problems:
         assert ref.id == memories[ref.path].id  # flagged, but the owner stays valid
-    traefik = memories["graph/fixes/traefik-dropped-x-forwarded-proto-for-websockets-7321cb.md"]
-    (rel,) = traefik.relations
+    escaped = memories["graph/fixes/escaped-player-names-in-the-lobby-chat-c4d8a9.md"]
+    (rel,) = escaped.relations
     assert rel.target == "../../../../etc/passwd" and rel.resolved is None
 
 
@@ -178,12 +182,12 @@ def test_relations_resolve(scanned: ScanResult) -> None:
         assert r.resolved in ids and r.field == "relations"
         assert r.type in RELATION_TYPES
         assert r.direction in ("outgoing", "incoming")
-    proc = ids["6f170630-166f-40cc-ae24-c0cbf1b3afad"]
+    proc = ids["08e5b3f7-d4a1-4c6e-b2f9-57c0a3e8d164"]
     (rel,) = proc.relations
     assert rel.type == "FOLLOWS" and rel.direction == "outgoing"
-    assert rel.strength == 0.5 and rel.context == "Uses the same release tagging"
-    assert rel.resolved == "02fd0fdf-e685-42ea-b086-2ba482185588"
-    assert proc.fields["steps"][0] == "Run the tests with uv run pytest"
+    assert rel.strength == 0.5 and rel.context == "Tags the same rules release"
+    assert rel.resolved == "7c0e4f6b-93a2-4d1c-8f57-a0b6d2e9c413"
+    assert proc.fields["steps"][0] == "Run the rules tests with pnpm test"
 
 
 def test_state_orphans(scanned: ScanResult) -> None:
@@ -206,10 +210,10 @@ def test_decay_matches_expected(scanned: ScanResult, case: dict[str, Any]) -> No
 
 
 def test_decay_why_shows_arithmetic(scanned: ScanResult) -> None:
-    memory = by_id(scanned)["6f170630-166f-40cc-ae24-c0cbf1b3afad"]
+    memory = by_id(scanned)["08e5b3f7-d4a1-4c6e-b2f9-57c0a3e8d164"]
     info = ADAPTER.decay(memory, AS_OF)
-    assert info.score == 3.9031 and info.days_elapsed == 2
-    assert "log2(12 + 1) = 3.7004" in info.why and "type_weight(procedure) 1.4" in info.why
+    assert info.score == 3.4547 and info.days_elapsed == 3
+    assert "log2(7 + 1) = 3.0 ×" in info.why and "type_weight(procedure) 1.4" in info.why
     assert info.health is Health.ACTIVE and info.strength == 1.0 and info.weight == 1.0
 
 
@@ -219,6 +223,9 @@ def test_decay_health_mapping(scanned: ScanResult) -> None:
         if memory.pinned:
             assert (info.status, info.health, info.score) == ("active", Health.STABLE, 999.0)
             assert info.expires_on is None and info.weight == 1.0
+            continue
+        if memory.archived:  # moved to archive/
+            assert (info.status, info.health, info.weight) == ("archived", Health.ARCHIVED, 0.0)
             continue
         assert info.score is not None and info.status == status_for_score(info.score)
         expected = {
@@ -247,22 +254,22 @@ def test_expires_on_is_first_day_below_threshold(scanned: ScanResult) -> None:
         assert on.status == "archived" and on.health is Health.EXPIRED
         assert before.status == "dormant"
         checked += 1
-    assert checked > 20
+    assert checked > 20  # 24 of the 29 graph/ memories are not yet archived by score
 
 
 def test_no_state_entry_decays_from_created(scanned: ScanResult) -> None:
-    memory = by_id(scanned)["5c8232df-868e-4582-8bed-64b4e095fdc2"]
+    memory = by_id(scanned)["4f29d8b6-e1c3-4a07-b95f-d6a8c2e07b31"]
     assert memory.native["has_state"] is False and memory.native["access_count"] == 0
     assert memory.native["last_accessed"] is None
     info = ADAPTER.decay(memory, AS_OF)
-    assert info.days_elapsed == 165
+    assert info.days_elapsed == 150
     assert info.status == "archived" and info.health is Health.EXPIRED
 
 
 def test_stored_decay_score_is_not_used(scanned: ScanResult) -> None:
-    memory = by_id(scanned)["1a8435fb-f348-4d4d-a00f-f262337fdd2b"]
-    assert memory.native["stored_decay_score"] == 0.0962
-    assert ADAPTER.decay(memory, AS_OF).score == 0.078
+    memory = by_id(scanned)["2f85c9a1-6d0e-4b38-a7f4-c9e2b15d80a7"]
+    assert memory.native["stored_decay_score"] == 0.2
+    assert ADAPTER.decay(memory, AS_OF).score == 0.0144
 
 
 def test_decay_arithmetic_helpers() -> None:
@@ -282,7 +289,7 @@ def test_decay_arithmetic_helpers() -> None:
 
 
 def test_decay_is_a_function_of_as_of(scanned: ScanResult) -> None:
-    memory = by_id(scanned)["e235c480-c054-4df8-b824-7cf64bc3b75a"]
+    memory = by_id(scanned)["d4a7e21c-83b5-4f09-a6d1-49c0e5b7f312"]
     later = ADAPTER.decay(memory, AS_OF + timedelta(days=30))
     now = ADAPTER.decay(memory, AS_OF)
     assert (later.score or 0) < (now.score or 0)
@@ -309,83 +316,82 @@ def test_extra_fields_preserved_in_order(scanned: ScanResult) -> None:
             "updated",
         ]
         assert keys[-3:] == case["fields"]
-    memory = by_id(scanned)["59fe6275-fbc1-4df3-a128-46dfceb41328"]
+    memory = by_id(scanned)["7a1c30e4-5b2d-4c8f-9e61-2f4a8b0c6d13"]
     assert memory.extra == {
-        "project": "homelab",
+        "project": "strat-gameplay-webapp",
         "x-reviewed": True,
-        "source_session": "2026-10-02-proxmox",
+        "source_session": "2026-09-14-deploy",
     }
 
 
 def test_edge_case_files_are_valid(scanned: ScanResult) -> None:
     mems = by_path(scanned)
-    crlf = mems["graph/configurations/zfs-arc-max-set-to-8-gib-on-the-proxmox-host-40cff8.md"]
+    crlf = mems["graph/configurations/fly-machine-sizing-for-the-match-server-f7b0c4.md"]
     assert "\r" not in crlf.body and "\r" not in crlf.title
-    bom = mems["graph/decisions/use-uv-instead-of-pip-tools-for-python-projects-5b5108.md"]
-    assert bom.id == "5b51085d-" + bom.id.split("-", 1)[1] and bom.kind == "decision"
-    unquoted = mems["graph/code-patterns/sqlalchemy-session-per-request-in-fastapi-29cb27.md"]
-    assert unquoted.title == "SQLAlchemy session per request in FastAPI"
+    bom = mems["graph/decisions/adopt-pnpm-workspaces-for-the-monorepo-1e6c9f.md"]
+    assert bom.id == "1e6c9f4a-" + bom.id.split("-", 1)[1] and bom.kind == "decision"
+    unquoted = mems["graph/code-patterns/zod-schema-per-websocket-message-3e7b2c.md"]
+    assert unquoted.title == "Zod schema per websocket message"
     assert unquoted.confidence == 0.8 and unquoted.native["confidence_explicit"] is False
-    assert mems["graph/insights/most-homelab-outages-start-with-a-full-disk-b0557c.md"].native[
+    assert mems["graph/insights/most-desyncs-start-with-clock-skew-63a9d0.md"].native[
         "confidence_explicit"
     ]
     for flat in (
-        "graph/insights/most-homelab-outages-start-with-a-full-disk-b0557c.md",
-        "graph/workflows/adding-a-new-service-behind-caddy-5dfcad.md",
+        "graph/insights/most-desyncs-start-with-clock-skew-63a9d0.md",
+        "graph/workflows/shipping-a-new-card-set-c61d0b.md",
     ):
         rels = mems[flat].relations
         assert rels and all(r.resolved and r.direction == "outgoing" for r in rels)
-    assert (
-        len(mems["graph/insights/most-homelab-outages-start-with-a-full-disk-b0557c.md"].relations)
-        == 2
-    )
-    esc = mems["graph/errors/docker-build-fails-with-no-space-left-on-device-3520f0.md"]
-    assert "\x1b" in esc.body or "[" in esc.body
-    big = mems["graph/errors/captured-ci-log-for-the-flaky-integration-job-9da1fa.md"]
+    assert len(mems["graph/insights/most-desyncs-start-with-clock-skew-63a9d0.md"].relations) == 2
+    esc = mems["graph/errors/vite-build-fails-with-heap-out-of-memory-b19d4c.md"]
+    assert "\x1b[31m" in esc.body and "\x1b]8;;" in esc.body and "[/]" in esc.title
+    big = mems["graph/errors/captured-playwright-trace-for-the-flaky-lobby-test-e04a7b.md"]
     assert len(big.body) > 100_000
     long_title = mems[
-        "graph/general/notes-from-the-long-planning-session-about-the-homelab-roadmap-83dde9.md"
+        "graph/general/notes-from-the-long-retrospective-about-the-first-tournament-season-5c0b7a.md"
     ]
     assert len(long_title.title) == 500
 
 
 def test_non_ascii_file_name(scanned: ScanResult) -> None:
-    memory = by_path(scanned)["graph/decisions/选择-restic-而不是-borg-做异地备份-e64549.md"]
-    assert memory.title == "选择 Restic 而不是 Borg 做异地备份"
-    assert memory.id == "e6454985-5d65-45ca-8054-2b73f8685844"
+    cjk = "graph/decisions/选择-redis-streams-而不是-kafka-处理对局事件-a0f3d6.md"
+    memory = by_path(scanned)[cjk]
+    assert memory.title == "选择 Redis Streams 而不是 Kafka 处理对局事件"
+    assert memory.id == "a0f3d6b2-7c19-4e58-9d24-6b1e8c05f7a9"
 
 
 def test_memory_fields(scanned: ScanResult) -> None:
-    memory = by_id(scanned)["b0557c83-d282-46b5-8599-4d3026f16215"]
+    memory = by_id(scanned)["63a9d0e8-f2b4-4c15-a7e3-0b8d6c9f21e5"]
     assert memory.format == "cognitive-memory" and memory.vault_root == VAULT
-    assert memory.kind == "insight" and memory.tags == ("homelab", "disk", "monitoring")
+    assert memory.kind == "insight" and memory.tags == ("multiplayer", "time", "debugging")
     assert memory.importance == 0.7 and memory.confidence == 0.8
     assert isinstance(memory.created, datetime) and memory.created.year == 2026
     assert memory.native["type_dir"] == "insights" and memory.native["area"] == "graph"
     raw = (VAULT / memory.path).read_text("utf-8")
     assert raw.endswith("---\n" + memory.body)
-    assert memory.body.startswith("Four of the last six incidents")
+    assert memory.body.startswith("Three of the last four desync reports")
     assert memory.native["access_count"] >= 0 and memory.native["has_state"] is True
-    pinned = by_id(scanned)["a9efc08a-9727-4684-989d-063b34bbcee9"]
+    pinned = by_id(scanned)["e9d0c3b7-4a6f-4e12-b8c5-3f1a7d02e694"]
     assert pinned.pinned and not pinned.archived
     assert pinned.native["area"] == "vault" and pinned.native["type_dir"] == "decisions"
 
 
 def test_episodes(scanned: ScanResult) -> None:
     episodes = scanned.records["episodes"]
-    assert len(episodes) == 8
+    assert len(episodes) == 6
     ids = by_id(scanned)
     first = episodes[0]
-    assert first["date"] == "2026-11-03" and first["time"] == "10:30"
-    assert first["title"] == "Resolved Proxmox backup job stalls on NFS"
-    assert first["type"] == "solution" and first["tags"] == ["proxmox", "nfs", "backup", "homelab"]
+    assert first["date"] == "2026-09-14" and first["time"] == "19:20"
+    assert first["title"] == "Stopped websocket reconnect storms after deploys"
+    assert first["type"] == "solution"
+    assert first["tags"] == ["websocket", "deploy", "strat-gameplay-webapp"]
     assert (
         first["memory_path"]
-        == "graph/solutions/resolved-proxmox-backup-job-stalls-on-nfs-59fe62.md"
+        == "graph/solutions/stopped-websocket-reconnect-storms-after-deploys-7a1c30.md"
     )
-    assert first["memory_id"] == "59fe6275-fbc1-4df3-a128-46dfceb41328"
-    assert first["summary"].startswith("Fixed stalled vzdump jobs")
-    assert first["file"] == "episodes/2026-11-03.md" and first["line"] == 3
+    assert first["memory_id"] == "7a1c30e4-5b2d-4c8f-9e61-2f4a8b0c6d13"
+    assert first["summary"].startswith("Jittered reconnects")
+    assert first["file"] == "episodes/2026-09-14.md" and first["line"] == 3
     for entry in episodes:
         assert entry["memory_id"] in ids
         assert ids[entry["memory_id"]].path == entry["memory_path"]
@@ -446,11 +452,11 @@ def test_state_entries_of_odd_shape_are_reported_and_defaulted(vault_copy: Path)
         json.dumps(
             {
                 "entries": {
-                    "b0557c83-d282-46b5-8599-4d3026f16215": {
+                    "63a9d0e8-f2b4-4c15-a7e3-0b8d6c9f21e5": {
                         "access_count": "many",
                         "last_accessed": "soon",
                     },
-                    "e235c480-c054-4df8-b824-7cf64bc3b75a": [1, 2],
+                    "d4a7e21c-83b5-4f09-a6d1-49c0e5b7f312": [1, 2],
                 }
             }
         ),
@@ -462,7 +468,7 @@ def test_state_entries_of_odd_shape_are_reported_and_defaulted(vault_copy: Path)
     reasons = sorted(p.reason.value for p in result.problems if p.path == "_state.json")
     assert reasons == ["malformed_json", "wrong_type", "wrong_type"]
     assert len(result.memories) == CM["valid_count"]
-    memory = by_id(result)["b0557c83-d282-46b5-8599-4d3026f16215"]
+    memory = by_id(result)["63a9d0e8-f2b4-4c15-a7e3-0b8d6c9f21e5"]
     assert memory.native["access_count"] == 0 and memory.native["last_accessed"] is None
 
 
@@ -470,27 +476,24 @@ def test_state_entries_of_odd_shape_are_reported_and_defaulted(vault_copy: Path)
 
 
 def test_archive_folder(vault_copy: Path) -> None:
-    src = (
-        vault_copy
-        / "graph/decisions/chose-caddy-over-nginx-for-the-homelab-reverse-proxy-e235c4.md"
-    )
-    dest = vault_copy / "archive/decisions" / src.name
+    src = vault_copy / "graph/configurations/litestream-replication-to-object-storage-9b4f17.md"
+    dest = vault_copy / "archive/configurations" / src.name
     dest.parent.mkdir(parents=True)
     src.rename(dest)
     result = ADAPTER.scan(vault_copy)
     assert len(result.memories) == CM["valid_count"]
-    memory = by_id(result)["e235c480-c054-4df8-b824-7cf64bc3b75a"]
+    memory = by_id(result)["9b4f17ec-2d60-4a8b-b3f5-e8c7a0d19624"]
     assert memory.archived and not memory.pinned
-    assert memory.path == "archive/decisions/" + src.name
-    assert memory.native["area"] == "archive" and memory.native["type_dir"] == "decisions"
+    assert memory.path == "archive/configurations/" + src.name
+    assert memory.native["area"] == "archive" and memory.native["type_dir"] == "configurations"
     info = ADAPTER.decay(memory, AS_OF)
     assert (info.status, info.health, info.weight) == ("archived", Health.ARCHIVED, 0.0)
     assert info.expires_on is None
     # Relations into an archived memory still resolve.
-    caddy = by_path(result)[
-        "graph/configurations/caddyfile-snippet-for-internal-tls-with-step-ca-ecd10c.md"
+    decision = by_path(result)[
+        "graph/decisions/chose-sqlite-with-litestream-over-hosted-postgres-d4a7e2.md"
     ]
-    assert any(r.resolved == memory.id for r in caddy.relations)
+    assert any(r.resolved == memory.id for r in decision.relations)
     assert not [r for r in result.ref_problems if r.ref == memory.id]
 
 

@@ -24,11 +24,12 @@ from memlens.core.formats.project_ocean import (
 )
 from memlens.core.model import DecayInfo, Health, Memory, Reason, RefIssue, ScanResult
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 VAULT = FIXTURES / "project-ocean"
-EXPECTED: dict[str, Any] = json.loads((FIXTURES / "expected.json").read_text(encoding="utf-8"))[
-    "formats"
-]["project-ocean"]
+EXPECTED: dict[str, Any] = json.loads(
+    (FIXTURES / "expected" / "project-ocean.json").read_text(encoding="utf-8")
+)
+DEMO = Path(__file__).resolve().parents[2] / "core" / "demo_vaults"
 AS_OF = date(2026, 11, 22)
 ADAPTER = ProjectOceanAdapter()
 
@@ -59,12 +60,13 @@ def test_detect(tmp_path: Path) -> None:
     (tmp_path / "agents" / "a" / "memory" / "archive").mkdir()
     assert ADAPTER.detect(tmp_path)
     assert not ADAPTER.detect(VAULT / "agents")
+    assert not ADAPTER.detect(FIXTURES / "cognitive-memory")
     for other in ("dream-cycle", "observation-v1", "experience-records", "cognitive-memory"):
-        assert not ADAPTER.detect(FIXTURES / other)
+        assert not ADAPTER.detect(DEMO / other)
 
 
 def test_valid_count_and_breakdown(result: ScanResult) -> None:
-    assert len(result.memories) == EXPECTED["valid_count"] == 43
+    assert len(result.memories) == EXPECTED["valid_count"] == 35
     areas = Counter(str(m.native["area"]) for m in result.memories)
     agents = Counter(
         f"agent:{m.native['agent']}" for m in result.memories if not m.native["shared"]
@@ -104,8 +106,8 @@ def test_invalid_items_never_loaded(result: ScanResult) -> None:
 
 def test_problem_lines_point_at_the_fault(result: ScanResult) -> None:
     at = {p.path: p.at_line for p in result.problems}
-    assert at["agents/hawk/memory/vault/obs-2026-11-16-002.md"] == 3  # confidence: 1.7
-    assert at["agents/shield/memory/vault/obs-2026-11-18-002.md"] is not None
+    assert at["agents/courier/memory/vault/obs-2026-11-17-002.md"] == 3  # confidence: 1.7
+    assert at["agents/sentinel/memory/vault/obs-2026-11-16-001.md"] is not None
 
 
 def test_references(result: ScanResult) -> None:
@@ -117,20 +119,22 @@ def test_references(result: ScanResult) -> None:
 
 
 def test_backlink_relations(by_id: dict[str, Memory]) -> None:
-    rels = {r.target: r for r in by_id["hawk/obs-2026-11-20-001"].relations}
-    assert rels["obs-2026-11-19-001"].resolved == "hawk/obs-2026-11-19-001"
-    assert rels["obs-2026-11-19-001"].type == "backlink"
-    assert rels["obs-2026-11-19-001"].field == "backlinks"
-    assert rels["../../../shield/memory/vault/obs-2026-11-12-001"].resolved is None
+    rels = {r.target: r for r in by_id["courier/obs-2026-11-21-001"].relations}
+    assert rels["obs-2026-11-18-001"].resolved == "courier/obs-2026-11-18-001"
+    assert rels["obs-2026-11-18-001"].type == "backlink"
+    assert rels["obs-2026-11-18-001"].field == "backlinks"
+    assert rels["../../../sentinel/memory/vault/obs-2026-11-09-001"].resolved is None
     # own agent first, even though shared/ has a copy too
-    (shield,) = by_id["shield/obs-2026-10-20-001"].relations
-    assert shield.resolved == "shield/obs-2026-11-12-001"
-    (shared,) = by_id["shared/obs-2026-10-20-001"].relations
-    assert shared.resolved == "shared/obs-2026-11-12-001"
+    (own,) = by_id["sentinel/obs-2026-10-14-001"].relations
+    assert own.resolved == "sentinel/obs-2026-11-09-001"
+    (shared,) = by_id["shared/obs-2026-10-14-001"].relations
+    assert shared.resolved == "shared/obs-2026-11-09-001"
     # a vault memory can link to one already moved to archive/
-    (arch,) = by_id["hawk/obs-2026-10-05-003"].relations
-    assert arch.resolved == "hawk/obs-2026-09-15-002"
-    (dangling,) = by_id["scout/obs-2026-11-19-003"].relations
+    (arch,) = by_id["courier/obs-2026-10-08-002"].relations
+    assert not by_id["courier/obs-2026-10-08-002"].archived
+    assert arch.resolved == "courier/obs-2026-09-03-001"
+    assert by_id["courier/obs-2026-09-03-001"].archived
+    (dangling,) = by_id["scribe/obs-2026-11-16-002"].relations
     assert dangling.resolved is None
 
 
@@ -166,49 +170,49 @@ def test_status_counts(result: ScanResult) -> None:
 
 
 def test_decay_numbers(by_id: dict[str, Memory]) -> None:
-    active = ADAPTER.decay(by_id["hawk/obs-2026-11-19-001"], AS_OF)
-    assert active.strength == active.weight == pytest.approx(1 - 3 / 14)
-    assert active.expires_on == date(2026, 12, 4)  # created + 14 + 1
+    active = ADAPTER.decay(by_id["courier/obs-2026-11-18-001"], AS_OF)
+    assert active.strength == active.weight == pytest.approx(1 - 4 / 14)
+    assert active.expires_on == date(2026, 12, 3)  # created + 14 + 1
     assert active.archive_reasons == ()
 
-    expired = ADAPTER.decay(by_id["watchtower/obs-2026-11-01-001"], AS_OF)
-    assert expired.archive_reasons == ("expired (age 21 > 14 days)",)
+    expired = ADAPTER.decay(by_id["ledger/obs-2026-10-30-001"], AS_OF)
+    assert expired.archive_reasons == ("expired (age 23 > 14 days)",)
     assert expired.weight == 0.0
-    assert expired.expires_on == date(2026, 11, 16)
+    assert expired.expires_on == date(2026, 11, 14)
 
-    expo = ADAPTER.decay(by_id["watchtower/obs-2026-11-12-002"], AS_OF)
+    expo = ADAPTER.decay(by_id["ledger/obs-2026-11-10-002"], AS_OF)
     assert expo.linear_weight is None
-    assert expo.strength == pytest.approx(math.exp(-3 * 10 / 30))
+    assert expo.strength == pytest.approx(math.exp(-3 * 12 / 30))
     assert expo.weight == expo.strength
 
-    archived = ADAPTER.decay(by_id["hawk/obs-2026-10-02-001"], AS_OF)
+    archived = ADAPTER.decay(by_id["courier/obs-2026-09-20-001"], AS_OF)
     assert archived.weight == 0.0
     assert archived.archive_reasons == ()  # already there
 
-    permanent = ADAPTER.decay(by_id["shield/obs-2026-01-15-001"], AS_OF)
+    permanent = ADAPTER.decay(by_id["sentinel/obs-2026-02-03-001"], AS_OF)
     assert permanent.weight == permanent.strength == 1.0
     assert permanent.expires_on is None
     assert permanent.linear_weight is None
 
 
 def test_decay_uses_created_not_filename(by_id: dict[str, Memory]) -> None:
-    info = ADAPTER.decay(by_id["hawk/obs-2026-11-12-003"], AS_OF)
-    assert info.age_days == 19
-    assert "filename date 2026-11-12 differs from created 2026-11-03" in info.why
+    info = ADAPTER.decay(by_id["courier/obs-2026-11-13-003"], AS_OF)
+    assert info.age_days == 21
+    assert "filename date 2026-11-13 differs from created 2026-11-01" in info.why
 
 
 def test_memory_fields(by_id: dict[str, Memory]) -> None:
-    m = by_id["hawk/obs-2026-10-27-002"]
+    m = by_id["ledger/obs-2026-10-24-002"]
     assert m.format == "project-ocean"
     assert m.kind == "observation"
-    assert m.path == "agents/hawk/memory/vault/obs-2026-10-27-002.md"
-    assert m.tags == ("buyer", "acceptance", "debt-relief")
+    assert m.path == "agents/ledger/memory/vault/obs-2026-10-24-002.md"
+    assert m.tags == ("pricing", "margin", "used-books")
     assert m.confidence == 0.85
-    assert m.created == date(2026, 10, 27)
-    assert m.source == "hawk"
-    assert m.title.startswith("Buyer Apex Debt Partners raised")
+    assert m.created == date(2026, 10, 24)
+    assert m.source == "ledger"
+    assert m.title.startswith("Used-book margin fell below")
     assert m.body == (VAULT / m.path).read_text(encoding="utf-8").split("---\n", 2)[2]
-    assert m.native["agent"] == "hawk"
+    assert m.native["agent"] == "ledger"
     assert m.native["area"] == "vault"
     assert m.native["decay_kind"] == "linear"
     assert m.native["lifespan_days"] == 30
@@ -225,12 +229,12 @@ def test_memory_fields(by_id: dict[str, Memory]) -> None:
     ]
     assert m.extra == {}
 
-    shared = by_id["shared/obs-2026-10-27-002"]
+    shared = by_id["shared/obs-2026-10-24-002"]
     assert shared.native["agent"] == "shared"
     assert shared.native["area"] == "shared"
     assert shared.native["shared"] is True
 
-    archived = by_id["hawk/obs-2026-10-02-001"]
+    archived = by_id["courier/obs-2026-09-20-001"]
     assert archived.archived
     assert archived.native["area"] == "archive"
 
@@ -240,7 +244,7 @@ def test_extra_fields_preserved(by_id: dict[str, Memory]) -> None:
         m = by_id[case["id"]]
         assert m.path == case["path"]
         assert list(m.extra) == case["fields"]
-        assert m.extra == {"priority": "high", "campaign_id": "DR-14", "reviewed_by": "fury"}
+        assert m.extra == {"priority": "high", "carrier_id": "NL-22", "reviewed_by": "marta"}
         # `fields` is the whole mapping in file order
         assert list(m.fields)[-3:] == case["fields"]
         assert list(m.fields)[:6] == [
@@ -254,29 +258,29 @@ def test_extra_fields_preserved(by_id: dict[str, Memory]) -> None:
 
 
 def test_bom_crlf_quoted_created_and_integer_confidence(by_id: dict[str, Memory]) -> None:
-    bom = by_id["shield/obs-2026-11-05-001"]
+    bom = by_id["sentinel/obs-2026-11-06-001"]
     assert (VAULT / bom.path).read_bytes().startswith(b"\xef\xbb\xbf")
-    assert bom.tags == ("lead-source", "consent", "block")
+    assert bom.tags == ("chargeback", "card-testing", "block")
 
-    crlf = by_id["watchtower/obs-2026-11-15-001"]
+    crlf = by_id["scribe/obs-2026-11-14-001"]
     assert b"\r\n" in (VAULT / crlf.path).read_bytes()
-    assert crlf.created == date(2026, 11, 15)  # quoted in the file
+    assert crlf.created == date(2026, 11, 14)  # quoted in the file
     assert "\r" not in crlf.body
 
-    integer = by_id["shield/obs-2026-01-15-001"]
+    integer = by_id["sentinel/obs-2026-02-03-001"]
     assert integer.confidence == 1
     assert integer.native["decay"] is None
-    assert by_id["shared/obs-2026-01-15-001"].confidence == 1
+    assert by_id["shared/obs-2026-02-03-001"].confidence == 1
 
 
 def test_titles(by_id: dict[str, Memory]) -> None:
-    assert by_id["hawk/obs-2026-11-18-001"].title.startswith("中文")
-    assert by_id["watchtower/obs-2026-11-21-002"].title.startswith("🚨 Lead intake queue")
-    assert by_id["shield/obs-2026-11-19-002"].title.startswith("نموذج")
-    long = by_id["scout/obs-2026-11-13-002"]
+    assert by_id["courier/obs-2026-11-19-002"].title.startswith("日本向け")
+    assert by_id["scribe/obs-2026-11-20-002"].title.startswith("📦 Catalog import stalled")
+    assert by_id["sentinel/obs-2026-11-17-002"].title.startswith("הזמנות")
+    long = by_id["scribe/obs-2026-11-12-002"]
     assert len(long.title) == 500
     assert "\n" not in long.title
-    esc = by_id["watchtower/obs-2026-11-17-002"]
+    esc = by_id["ledger/obs-2026-11-15-003"]
     assert "\x1b[31m" in esc.body
     assert "[link=file:///etc/passwd]" in esc.body
 

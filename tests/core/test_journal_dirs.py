@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +55,8 @@ def _rewrite_journal(root: Path, entries: list[dict[str, Any]]) -> None:
 
 
 @pytest.mark.parametrize("fmt", MOVE_FORMATS)
-def test_archive_then_undo_restores_the_tree(fixtures_copy: Path, fmt: str) -> None:
-    root = fixtures_copy / fmt
+def test_archive_then_undo_restores_the_tree(own_fixtures_copy: Path, fmt: str) -> None:
+    root = own_fixtures_copy / fmt
     before = _tree(root)
     memory, folder = _archivable(root)
     entry = Action("archive", memory, {}).apply()
@@ -69,8 +70,8 @@ def test_archive_then_undo_restores_the_tree(fixtures_copy: Path, fmt: str) -> N
     assert not folder.exists()
 
 
-def test_folder_with_a_foreign_file_is_kept(fixtures_copy: Path) -> None:
-    root = fixtures_copy / "cognitive-memory"
+def test_folder_with_a_foreign_file_is_kept(own_fixtures_copy: Path) -> None:
+    root = own_fixtures_copy / "cognitive-memory"
     before = _tree(root)
     memory, folder = _archivable(root)
     Action("archive", memory, {}).apply()
@@ -84,12 +85,13 @@ def test_folder_with_a_foreign_file_is_kept(fixtures_copy: Path) -> None:
     extra = {k: v for k, v in after.items() if k not in before}
     rel = folder.relative_to(root)
     holders = {p.as_posix() for p in rel.parents if p.as_posix() != "."} | {rel.as_posix()}
+    holders -= set(before)  # the fixture's own archive/ was there already
     assert extra == {foreign.relative_to(root).as_posix(): b"keep me\n"} | dict.fromkeys(holders)
     assert {k: after[k] for k in before} == before
 
 
-def test_folder_that_existed_before_is_kept_even_when_empty(fixtures_copy: Path) -> None:
-    root = fixtures_copy / "cognitive-memory"
+def test_folder_that_existed_before_is_kept_even_when_empty(own_fixtures_copy: Path) -> None:
+    root = own_fixtures_copy / "cognitive-memory"
     memory, folder = _archivable(root)
     folder.mkdir(parents=True)
     before = _tree(root)
@@ -100,11 +102,11 @@ def test_folder_that_existed_before_is_kept_even_when_empty(fixtures_copy: Path)
     assert _tree(root) == before
 
 
-def test_only_the_levels_memlens_made_are_recorded(fixtures_copy: Path) -> None:
+def test_only_the_levels_memlens_made_are_recorded(own_fixtures_copy: Path) -> None:
     """archive/ exists (made by someone else) and archive/<type>/ does not."""
-    root = fixtures_copy / "cognitive-memory"
+    root = own_fixtures_copy / "cognitive-memory"
     memory, folder = _archivable(root)
-    folder.parent.mkdir()
+    assert folder.parent.is_dir()  # the fixture has an archive/ of its own
     before = _tree(root)
     entry = Action("archive", memory, {}).apply()
     assert entry["dirs"] == [folder.relative_to(root).as_posix()]
@@ -112,8 +114,20 @@ def test_only_the_levels_memlens_made_are_recorded(fixtures_copy: Path) -> None:
     assert _tree(root) == before and folder.parent.is_dir()
 
 
-def test_old_journal_entry_without_dirs_still_undoes(fixtures_copy: Path) -> None:
-    root = fixtures_copy / "observation-v1"
+def test_every_level_memlens_made_is_recorded(own_fixtures_copy: Path) -> None:
+    """Neither archive/ nor archive/<type>/ exists: both are recorded and both go on undo."""
+    root = own_fixtures_copy / "cognitive-memory"
+    shutil.rmtree(root / "archive")
+    memory, folder = _archivable(root)
+    before = _tree(root)
+    entry = Action("archive", memory, {}).apply()
+    assert sorted(entry["dirs"]) == ["archive", folder.relative_to(root).as_posix()]
+    undo_last(root)
+    assert _tree(root) == before and not (root / "archive").exists()
+
+
+def test_old_journal_entry_without_dirs_still_undoes(own_fixtures_copy: Path) -> None:
+    root = own_fixtures_copy / "observation-v1"
     before = _tree(root)
     memory, folder = _archivable(root)
     Action("archive", memory, {}).apply()
@@ -129,8 +143,8 @@ def test_old_journal_entry_without_dirs_still_undoes(fixtures_copy: Path) -> Non
     assert {k: v for k, v in _tree(root).items() if k in before} == before
 
 
-def test_unsafe_dirs_in_the_journal_are_ignored(fixtures_copy: Path) -> None:
-    root = fixtures_copy / "cognitive-memory"
+def test_unsafe_dirs_in_the_journal_are_ignored(own_fixtures_copy: Path) -> None:
+    root = own_fixtures_copy / "cognitive-memory"
     memory, _folder = _archivable(root)
     Action("archive", memory, {}).apply()
     (root / "graph" / "empty-by-chance").mkdir()

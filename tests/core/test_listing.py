@@ -256,8 +256,8 @@ def test_strength_histogram() -> None:
     assert strength_histogram(rows, buckets=4) == [2, 0, 1, 1]
 
 
-def test_rows_from_the_fixture_vaults(fixtures_dir: Path) -> None:
-    catalog = open_catalog(fixtures_dir)
+def test_rows_from_the_fixture_vaults(own_fixtures_dir: Path) -> None:
+    catalog = open_catalog(own_fixtures_dir)
     rows = rows_for_vaults(catalog.vaults, AS_OF)
     memories = sum(len(v.memories) for v in catalog.vaults)
     problems = sum(len(v.problems) for v in catalog.vaults)
@@ -279,11 +279,11 @@ def test_rows_from_the_fixture_vaults(fixtures_dir: Path) -> None:
     assert all(e.reason and e.path for e in entries)
 
 
-def test_forecast_rows_agrees_with_core_decay_forecast(fixtures_dir: Path) -> None:
+def test_forecast_rows_agrees_with_core_decay_forecast(own_fixtures_dir: Path) -> None:
     from memlens.core.decay import forecast
     from memlens.core.listing import forecast_rows
 
-    catalog = open_catalog(fixtures_dir)
+    catalog = open_catalog(own_fixtures_dir)
     rows = rows_for_vaults(catalog.vaults, AS_OF)
     ours = forecast_rows(rows, AS_OF)
     theirs = forecast(catalog.memories(), AS_OF)

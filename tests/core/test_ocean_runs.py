@@ -21,13 +21,13 @@ AS_OF = date(2026, 11, 22)
 
 
 @pytest.fixture
-def root(fixtures_copy: Path) -> Path:
-    return fixtures_copy / "project-ocean"
+def root(own_fixtures_copy: Path) -> Path:
+    return own_fixtures_copy / "project-ocean"
 
 
 @pytest.fixture
-def ocean(expected: dict[str, Any]) -> dict[str, Any]:
-    data: dict[str, Any] = expected["formats"]["project-ocean"]
+def ocean(own_expected: dict[str, Any]) -> dict[str, Any]:
+    data: dict[str, Any] = own_expected["formats"]["project-ocean"]
     return data
 
 
@@ -75,17 +75,17 @@ def test_promotion_candidates_at_the_default_threshold(root: Path) -> None:
     cands, skipped = promotion_candidates(open_catalog(root))
     chosen = {m.id for m in cands}
     why = {m.id: w for m, w in skipped}
-    assert "hawk/obs-2026-11-19-001" in chosen  # confidence 0.82
-    assert "hawk/obs-2026-11-14-001" in why  # 0.74
-    assert why["hawk/obs-2026-11-14-001"] == "confidence 0.74 below threshold 0.8"
+    assert "courier/obs-2026-11-18-001" in chosen  # confidence 0.82
+    assert "courier/obs-2026-11-09-001" in why  # 0.75
+    assert why["courier/obs-2026-11-09-001"] == "confidence 0.75 below threshold 0.8"
     # Already in shared/observations/ (the fixture's shared copies): skipped with a message.
-    assert why["hawk/obs-2026-10-27-002"].startswith("already promoted")
-    assert why["shield/obs-2026-11-12-001"].startswith("already promoted")
+    assert why["ledger/obs-2026-10-24-002"].startswith("already promoted")
+    assert why["sentinel/obs-2026-11-09-001"].startswith("already promoted")
     # Invalid vault files are reported, never promoted.
-    assert why["hawk/obs-2026-11-16-002"].startswith("invalid (out_of_range")
-    assert why["scout/obs-2026-11-17-001"].startswith("invalid (missing_required_field")
+    assert why["courier/obs-2026-11-17-002"].startswith("invalid (out_of_range")
+    assert why["scribe/obs-2026-11-15-001"].startswith("invalid (missing_required_field")
     # Archived files are not part of a run.
-    assert "hawk/obs-2026-10-02-001" not in why and "hawk/obs-2026-10-02-001" not in chosen
+    assert "courier/obs-2026-09-20-001" not in why and "courier/obs-2026-09-20-001" not in chosen
 
 
 def test_promotion_candidates_require_verified(root: Path) -> None:
@@ -98,32 +98,34 @@ def test_promotion_candidates_require_verified(root: Path) -> None:
         for w in reasons
     )
     # The verified ones in the fixture are all promoted already; verify one and it qualifies.
-    m = catalog.get("hawk/obs-2026-11-19-001")
+    m = catalog.get("courier/obs-2026-11-18-001")
     Action("set", m, {"changes": {"verified": True}}).apply()
     cands, _ = promotion_candidates(open_catalog(root), require_verified=True)
-    assert "hawk/obs-2026-11-19-001" in {c.id for c in cands}
+    assert "courier/obs-2026-11-18-001" in {c.id for c in cands}
 
 
 def test_promotion_candidates_for_one_file(root: Path) -> None:
     catalog = open_catalog(root)
     cands, skipped = promotion_candidates(
-        catalog, threshold=0.7, file_name="obs-2026-11-19-001.md", agent="hawk"
+        catalog, threshold=0.7, file_name="obs-2026-11-18-001.md", agent="courier"
     )
-    assert [m.id for m in cands] == ["hawk/obs-2026-11-19-001"] and skipped == []
+    assert [m.id for m in cands] == ["courier/obs-2026-11-18-001"] and skipped == []
     # Without the .md suffix, and with the agent filter doing its job.
-    cands, skipped = promotion_candidates(catalog, file_name="obs-2026-11-19-001", agent="shield")
+    cands, skipped = promotion_candidates(catalog, file_name="obs-2026-11-18-001", agent="sentinel")
     assert cands == [] and [w for _, w in skipped] == [
-        "no obs-2026-11-19-001.md in agents/shield/memory/vault/"
+        "no obs-2026-11-18-001.md in agents/sentinel/memory/vault/"
     ]
     # An archived file is named but skipped.
-    cands, skipped = promotion_candidates(catalog, file_name="obs-2026-10-02-001.md", agent="hawk")
+    cands, skipped = promotion_candidates(
+        catalog, file_name="obs-2026-09-20-001.md", agent="courier"
+    )
     assert cands == [] and skipped[0][1].startswith("archived")
     # An invalid file is named but skipped.
-    _, skipped = promotion_candidates(catalog, file_name="obs-2026-11-16-002.md", agent="hawk")
-    assert skipped[0][0].id == "hawk/obs-2026-11-16-002"
+    _, skipped = promotion_candidates(catalog, file_name="obs-2026-11-17-002.md", agent="courier")
+    assert skipped[0][0].id == "courier/obs-2026-11-17-002"
     assert skipped[0][1].startswith("invalid (out_of_range")
     # Path syntax is never looked up.
-    for bad_file, bad_agent in (("../../../etc/passwd", "hawk"), ("obs.md", "../hawk")):
+    for bad_file, bad_agent in (("../../../etc/passwd", "courier"), ("obs.md", "../courier")):
         cands, skipped = promotion_candidates(catalog, file_name=bad_file, agent=bad_agent)
         assert cands == [] and "path syntax" in skipped[0][1]
     _, skipped = promotion_candidates(catalog, file_name="obs-2026-10-27-002.md", agent="shared")
@@ -131,9 +133,9 @@ def test_promotion_candidates_for_one_file(root: Path) -> None:
 
 
 def test_promotion_candidates_for_one_agent(root: Path) -> None:
-    cands, skipped = promotion_candidates(open_catalog(root), threshold=0.0, agent="scout")
-    assert cands and all(m.id.startswith("scout/") for m in cands)
-    assert all(m.id.startswith("scout/") for m, _ in skipped)
+    cands, skipped = promotion_candidates(open_catalog(root), threshold=0.0, agent="scribe")
+    assert cands and all(m.id.startswith("scribe/") for m in cands)
+    assert all(m.id.startswith("scribe/") for m, _ in skipped)
 
 
 # --------------------------------------------------------------------------- decay selection
@@ -165,12 +167,12 @@ def test_decay_candidates_skip_pinned(root: Path) -> None:
 
 
 def test_decay_candidates_include_expired_shared_copies(root: Path) -> None:
-    # shared/obs-2026-10-27-002 is linear-30d from 2026-10-27: expired on 2026-11-27.
-    later = date(2026, 11, 27)
+    # shared/obs-2026-10-24-002 is linear-30d from 2026-10-24: expired on 2026-11-24.
+    later = date(2026, 11, 24)
     ids = {m.id for m, _ in decay_candidates(open_catalog(root), later)}
-    assert "shared/obs-2026-10-27-002" in ids
-    assert {m.id for m, _ in decay_candidates(open_catalog(root), date(2026, 11, 26))}.isdisjoint(
-        {"shared/obs-2026-10-27-002"}
+    assert "shared/obs-2026-10-24-002" in ids
+    assert {m.id for m, _ in decay_candidates(open_catalog(root), date(2026, 11, 23))}.isdisjoint(
+        {"shared/obs-2026-10-24-002"}
     )
 
 
@@ -186,7 +188,7 @@ def test_cli_promote_dry_run_writes_nothing(root: Path) -> None:
     cands, skipped = promotion_candidates(open_catalog(root), threshold=0.7)
     for m in cands:
         assert f"promote {m.id}: promote: copy {m.path} to shared/observations/" in res.stderr
-    assert "skip hawk/obs-2026-10-27-002: already promoted" in res.stderr
+    assert "skip ledger/obs-2026-10-24-002: already promoted" in res.stderr
     assert f"{len(cands)} to promote (dry run), {len(skipped)} skipped, 0 refused" in res.stderr
 
 
@@ -199,10 +201,10 @@ def test_cli_promote_run_then_second_run_skips(root: Path) -> None:
     assert cands_after == []
     for m in before:
         assert (root / "shared/observations" / Path(m.path).name).is_file()
-    copy = root / "shared/observations/obs-2026-11-19-001.md"
-    src = (root / "agents/hawk/memory/vault/obs-2026-11-19-001.md").read_bytes()
+    copy = root / "shared/observations/obs-2026-11-18-001.md"
+    src = (root / "agents/courier/memory/vault/obs-2026-11-18-001.md").read_bytes()
     assert copy.read_bytes() == src.replace(
-        b"---\nDebt", b"promoted_from: hawk\npromoted_at: 2026-11-22\n---\nDebt"
+        b"---\nNorthline", b"promoted_from: courier\npromoted_at: 2026-11-22\n---\nNorthline"
     )
     # The whole run is one journal entry (one undo), naming every promoted memory.
     promoted = [e for e in read_journal(root) if e["action"] == "promote"]
@@ -210,12 +212,12 @@ def test_cli_promote_run_then_second_run_skips(root: Path) -> None:
     assert {m.id for m in before} <= set(promoted[0]["memory_ids"])
     assert {m.id for m, w in skipped if w.startswith("already promoted")} >= {m.id for m in before}
 
-    again = run("promote", str(root), "hawk/obs-2026-11-19-001", "--as-of", "2026-11-23")
+    again = run("promote", str(root), "courier/obs-2026-11-18-001", "--as-of", "2026-11-23")
     assert again.exit_code == 1
     assert "already promoted" in again.stderr
-    rerun = run("promote", str(root), "--file", "obs-2026-11-19-001.md", "--agent", "hawk")
+    rerun = run("promote", str(root), "--file", "obs-2026-11-18-001.md", "--agent", "courier")
     assert rerun.exit_code == 0
-    assert "skip hawk/obs-2026-11-19-001: already promoted" in rerun.stderr
+    assert "skip courier/obs-2026-11-18-001: already promoted" in rerun.stderr
     assert "0 to promote" in rerun.stderr
 
 

@@ -23,8 +23,14 @@ def assert_same(got: ScanResult, want: ScanResult) -> None:
     assert got.records == want.records
 
 
-def root_of(fixtures: Path, fmt: str) -> Path:
-    (vault,) = [v for v in discover(fixtures) if v.format == fmt]
+OWN = Path(__file__).resolve().parents[1] / "fixtures"
+DEMO = Path(__file__).resolve().parents[2] / "core" / "demo_vaults"
+
+
+def root_of(fmt: str) -> Path:
+    """The own test vault of `fmt` (the bundled demo vault while a format has none yet)."""
+    base = OWN if (OWN / fmt).is_dir() else DEMO
+    (vault,) = [v for v in discover(base / fmt) if v.format == fmt]
     return vault.root
 
 
@@ -36,8 +42,8 @@ def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_workers_give_the_serial_result(fixtures_dir: Path, fmt: str, small_pieces: None) -> None:
-    root = root_of(fixtures_dir, fmt)
+def test_workers_give_the_serial_result(fmt: str, small_pieces: None) -> None:
+    root = root_of(fmt)
     adapter = adapter_for(fmt)
     steps = list(scan_files(adapter, root, parallel=True, batch=2))
     last = steps[-1]
@@ -49,9 +55,9 @@ def test_workers_give_the_serial_result(fixtures_dir: Path, fmt: str, small_piec
     assert [s.files_done for s in steps] == sorted(s.files_done for s in steps)
 
 
-def test_workers_are_reused_and_stopped(fixtures_dir: Path, small_pieces: None) -> None:
+def test_workers_are_reused_and_stopped(small_pieces: None) -> None:
     adapter = adapter_for("project-ocean")
-    root = root_of(fixtures_dir, "project-ocean")
+    root = root_of("project-ocean")
     list(scan_files(adapter, root, parallel=True))
     idle = list(scan_cache._pool.idle)
     assert idle and all(w.proc.poll() is None for w in idle)
@@ -62,7 +68,7 @@ def test_workers_are_reused_and_stopped(fixtures_dir: Path, small_pieces: None) 
 
 
 def test_no_worker_falls_back_to_one_process(
-    fixtures_dir: Path, small_pieces: None, monkeypatch: pytest.MonkeyPatch
+    small_pieces: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def no_worker(self: object) -> None:
         raise OSError("no interpreter")
@@ -70,14 +76,14 @@ def test_no_worker_falls_back_to_one_process(
     monkeypatch.setattr(scan_cache._Worker, "__init__", no_worker)
     scan_cache._pool.close()
     adapter = adapter_for("cognitive-memory")
-    root = root_of(fixtures_dir, "cognitive-memory")
+    root = root_of("cognitive-memory")
     last = list(scan_files(adapter, root, parallel=True))[-1]
     assert last.result is not None and last.stats.parallel == 0
     assert_same(last.result, adapter.scan(root))
 
 
 def test_a_worker_dying_midway_is_finished_here(
-    fixtures_dir: Path, small_pieces: None, monkeypatch: pytest.MonkeyPatch
+    small_pieces: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     scan_cache._pool.close()
     real = scan_cache._Worker.receive
@@ -92,7 +98,7 @@ def test_a_worker_dying_midway_is_finished_here(
 
     monkeypatch.setattr(scan_cache._Worker, "receive", flaky)
     adapter = adapter_for("observation-v1")
-    root = root_of(fixtures_dir, "observation-v1")
+    root = root_of("observation-v1")
     last = list(scan_files(adapter, root, parallel=True))[-1]
     assert last.result is not None
     assert_same(last.result, adapter.scan(root))

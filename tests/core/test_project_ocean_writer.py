@@ -27,18 +27,18 @@ from memlens.core.vault import open_catalog
 
 AS_OF = date(2026, 11, 22)
 
-HAWK = "hawk/obs-2026-11-19-001"
-HAWK_PATH = "agents/hawk/memory/vault/obs-2026-11-19-001.md"
-EXTRAS = "hawk/obs-2026-11-14-001"  # priority, campaign_id, reviewed_by
-CRLF = "watchtower/obs-2026-11-15-001"  # CRLF, created quoted
-BOM = "shield/obs-2026-11-05-001"  # UTF-8 BOM
-ARCHIVED = "hawk/obs-2026-10-02-001"
-SHARED = "shared/obs-2026-10-27-002"
+COURIER = "courier/obs-2026-11-18-001"
+COURIER_PATH = "agents/courier/memory/vault/obs-2026-11-18-001.md"
+EXTRAS = "courier/obs-2026-11-11-001"  # priority, carrier_id, reviewed_by
+CRLF = "scribe/obs-2026-11-14-001"  # CRLF, created quoted
+BOM = "sentinel/obs-2026-11-06-001"  # UTF-8 BOM
+ARCHIVED = "courier/obs-2026-09-20-001"
+SHARED = "shared/obs-2026-10-24-002"
 
 
 @pytest.fixture
-def root(fixtures_copy: Path) -> Path:
-    return fixtures_copy / "project-ocean"
+def root(own_fixtures_copy: Path) -> Path:
+    return own_fixtures_copy / "project-ocean"
 
 
 def memory(root: Path, memory_id: str) -> Memory:
@@ -78,23 +78,23 @@ def test_writer_is_registered() -> None:
 
 def test_pin_adds_one_last_header_line_and_makes_permanent(root: Path) -> None:
     before = all_bytes(root)
-    src = before[HAWK_PATH]
-    assert decay_of(memory(root, HAWK), AS_OF).status == "active"
+    src = before[COURIER_PATH]
+    assert decay_of(memory(root, COURIER), AS_OF).status == "active"
 
-    entry = apply(root, HAWK, "pin")
+    entry = apply(root, COURIER, "pin")
 
     after = all_bytes(root)
     lines = src.splitlines(keepends=True)
     close = len(header_lines(src)) - 1
-    assert after[HAWK_PATH] == b"".join([*lines[:close], b"pinned: true\n", *lines[close:]])
-    assert {k: v for k, v in after.items() if k != HAWK_PATH} == {
-        k: v for k, v in before.items() if k != HAWK_PATH
+    assert after[COURIER_PATH] == b"".join([*lines[:close], b"pinned: true\n", *lines[close:]])
+    assert {k: v for k, v in after.items() if k != COURIER_PATH} == {
+        k: v for k, v in before.items() if k != COURIER_PATH
     }
-    m = memory(root, HAWK)
+    m = memory(root, COURIER)
     assert m.pinned
     assert m.fields["decay"] == "linear-14d"  # left as written
     assert decay_of(m, AS_OF).status == "permanent"
-    assert entry["action"] == "pin" and entry["memory_ids"] == [HAWK]
+    assert entry["action"] == "pin" and entry["memory_ids"] == [COURIER]
 
     undo_last(root)
     assert all_bytes(root) == before
@@ -102,13 +102,13 @@ def test_pin_adds_one_last_header_line_and_makes_permanent(root: Path) -> None:
 
 def test_pin_then_unpin_gives_back_the_original_bytes(root: Path) -> None:
     before = all_bytes(root)
-    apply(root, HAWK, "pin")
-    apply(root, HAWK, "unpin")
+    apply(root, COURIER, "pin")
+    apply(root, COURIER, "unpin")
     assert all_bytes(root) == before
-    assert not memory(root, HAWK).pinned
+    assert not memory(root, COURIER).pinned
     # Each action is its own journal entry: undoing the unpin pins again.
     undo_last(root)
-    assert memory(root, HAWK).pinned
+    assert memory(root, COURIER).pinned
     undo_last(root)
     assert all_bytes(root) == before
 
@@ -137,10 +137,10 @@ def test_pin_keeps_crlf_and_bom(root: Path) -> None:
 
 def test_pin_refused_when_already_pinned_and_unpin_when_not(root: Path) -> None:
     with pytest.raises(RefusedError, match="not pinned"):
-        Action("unpin", memory(root, HAWK)).plan()
-    apply(root, HAWK, "pin")
+        Action("unpin", memory(root, COURIER)).plan()
+    apply(root, COURIER, "pin")
     with pytest.raises(RefusedError, match="already pinned"):
-        Action("pin", memory(root, HAWK)).plan()
+        Action("pin", memory(root, COURIER)).plan()
 
 
 # --------------------------------------------------------------------------- set
@@ -156,7 +156,7 @@ def test_set_rewrites_only_the_changed_line_and_keeps_extras(root: Path) -> None
     old_lines, new_lines = before.splitlines(keepends=True), after.splitlines(keepends=True)
     assert len(old_lines) == len(new_lines)
     diff = [(a, b) for a, b in zip(old_lines, new_lines, strict=True) if a != b]
-    assert diff == [(b"confidence: 0.74\n", b"confidence: 0.9\n")]
+    assert diff == [(b"confidence: 0.8\n", b"confidence: 0.9\n")]
 
     fresh = memory(root, EXTRAS)
     assert fresh.confidence == 0.9
@@ -166,8 +166,8 @@ def test_set_rewrites_only_the_changed_line_and_keeps_extras(root: Path) -> None
         == m.extra
         == {
             "priority": "high",
-            "campaign_id": "DR-14",
-            "reviewed_by": "fury",
+            "carrier_id": "NL-22",
+            "reviewed_by": "marta",
         }
     )
     assert fresh.body == m.body
@@ -177,40 +177,40 @@ def test_set_several_fields_and_undo(root: Path) -> None:
     before = all_bytes(root)
     apply(
         root,
-        HAWK,
+        COURIER,
         "set",
         changes={
             "tags": ["campaign", "cpl"],
-            "created": date(2026, 11, 18),
+            "created": date(2026, 11, 17),
             "decay": "exponential-30d",
             "backlinks": ["obs-2026-11-10-001", "obs-2026-11-12-003"],
             "verified": True,
             "priority": "low",
         },
     )
-    text = (root / HAWK_PATH).read_text()
+    text = (root / COURIER_PATH).read_text()
     assert text.splitlines()[:10] == [
         "---",
         "tags: [campaign, cpl]",
         "confidence: 0.82",
-        "created: 2026-11-18",
+        "created: 2026-11-17",
         "decay: exponential-30d",
-        "source: hawk",
+        "source: courier",
         "backlinks: [obs-2026-11-10-001, obs-2026-11-12-003]",
         "verified: true",
         "priority: low",
         "---",
     ]
-    m = memory(root, HAWK)
+    m = memory(root, COURIER)
     assert m.native["verified"] is True and m.native["decay_kind"] == "exponential"
     undo_last(root)
     assert all_bytes(root) == before
 
 
 def test_set_decay_null_makes_permanent(root: Path) -> None:
-    apply(root, HAWK, "set", changes={"decay": None})
-    assert "decay:" not in (root / HAWK_PATH).read_text()
-    assert decay_of(memory(root, HAWK), AS_OF).status == "permanent"
+    apply(root, COURIER, "set", changes={"decay": None})
+    assert "decay:" not in (root / COURIER_PATH).read_text()
+    assert decay_of(memory(root, COURIER), AS_OF).status == "permanent"
 
 
 def test_set_keeps_quotes_and_crlf(root: Path) -> None:
@@ -218,7 +218,7 @@ def test_set_keeps_quotes_and_crlf(root: Path) -> None:
     before = (root / m.path).read_bytes()
     apply(root, CRLF, "set", changes={"created": date(2026, 11, 16)})
     after = (root / m.path).read_bytes()
-    assert after == before.replace(b'created: "2026-11-15"\r\n', b'created: "2026-11-16"\r\n')
+    assert after == before.replace(b'created: "2026-11-14"\r\n', b'created: "2026-11-16"\r\n')
     assert after != before
 
 
@@ -237,7 +237,7 @@ def test_set_keeps_quotes_and_crlf(root: Path) -> None:
         ({"tags": None}, "tags", "required"),
         ({"decay": "weekly"}, "decay", "linear-Nd"),
         ({"decay": "linear-0d"}, "decay", "linear-Nd"),
-        ({"backlinks": ["../../../shield/memory/vault/obs-2026-11-12-001"]}, "backlinks", "bare"),
+        ({"backlinks": ["../../../sentinel/memory/vault/obs-2026-11-12-001"]}, "backlinks", "bare"),
         ({"backlinks": ["/etc/passwd"]}, "backlinks", "bare"),
         ({"backlinks": ["obs-2026-11-10-001\x00"]}, "backlinks", "bare"),
         ({"verified": "yes"}, "verified", "true or false"),
@@ -249,7 +249,7 @@ def test_set_refusals_name_the_field(
 ) -> None:
     before = all_bytes(root)
     with pytest.raises(RefusedError) as err:
-        Action("set", memory(root, HAWK), {"changes": changes}).plan()
+        Action("set", memory(root, COURIER), {"changes": changes}).plan()
     assert str(err.value).startswith(f"{field}:")
     assert why in str(err.value)
     assert all_bytes(root) == before
@@ -257,19 +257,19 @@ def test_set_refusals_name_the_field(
 
 def test_set_same_value_is_refused_as_no_change(root: Path) -> None:
     with pytest.raises(RefusedError, match="nothing to change"):
-        Action("set", memory(root, HAWK), {"changes": {"confidence": 0.82}}).plan()
+        Action("set", memory(root, COURIER), {"changes": {"confidence": 0.82}}).plan()
 
 
 # --------------------------------------------------------------------------- edit body
 
 
 def test_edit_body_keeps_header_bytes(root: Path) -> None:
-    before = (root / HAWK_PATH).read_bytes()
-    apply(root, HAWK, "edit_body", body="CPL fell to $36.\n\nSecond paragraph.\n")
-    after = (root / HAWK_PATH).read_bytes()
+    before = (root / COURIER_PATH).read_bytes()
+    apply(root, COURIER, "edit_body", body="CPL fell to $36.\n\nSecond paragraph.\n")
+    after = (root / COURIER_PATH).read_bytes()
     assert header_lines(after) == header_lines(before)
     assert after == b"".join(header_lines(before)) + b"CPL fell to $36.\n\nSecond paragraph.\n"
-    assert memory(root, HAWK).body == "CPL fell to $36.\n\nSecond paragraph.\n"
+    assert memory(root, COURIER).body == "CPL fell to $36.\n\nSecond paragraph.\n"
 
 
 def test_edit_body_on_crlf_file_writes_crlf(root: Path) -> None:
@@ -294,25 +294,25 @@ def test_edit_body_undo(root: Path) -> None:
 
 def test_promote_copies_with_two_added_lines(root: Path) -> None:
     before = all_bytes(root)
-    src = before[HAWK_PATH]
-    entry = apply(root, HAWK, "promote", as_of="2026-11-22")
+    src = before[COURIER_PATH]
+    entry = apply(root, COURIER, "promote", as_of="2026-11-22")
 
     after = all_bytes(root)
-    dst = "shared/observations/obs-2026-11-19-001.md"
+    dst = "shared/observations/obs-2026-11-18-001.md"
     assert set(after) == set(before) | {dst}
-    assert after[HAWK_PATH] == src  # the source is unchanged
+    assert after[COURIER_PATH] == src  # the source is unchanged
     lines = src.splitlines(keepends=True)
     close = len(header_lines(src)) - 1
     assert after[dst] == b"".join(
-        [*lines[:close], b"promoted_from: hawk\n", b"promoted_at: 2026-11-22\n", *lines[close:]]
+        [*lines[:close], b"promoted_from: courier\n", b"promoted_at: 2026-11-22\n", *lines[close:]]
     )
-    copy = memory(root, "shared/obs-2026-11-19-001")
-    assert copy.native["shared"] and copy.native["promoted_from"] == "hawk"
+    copy = memory(root, "shared/obs-2026-11-18-001")
+    assert copy.native["shared"] and copy.native["promoted_from"] == "courier"
     assert copy.native["promoted_at"] == "2026-11-22"
-    assert entry["memory_ids"] == [HAWK, "shared/obs-2026-11-19-001"]
+    assert entry["memory_ids"] == [COURIER, "shared/obs-2026-11-18-001"]
 
     with pytest.raises(RefusedError, match="already promoted"):
-        Action("promote", memory(root, HAWK), {"as_of": "2026-11-23"}).plan()
+        Action("promote", memory(root, COURIER), {"as_of": "2026-11-23"}).plan()
 
     undo_last(root)
     assert all_bytes(root) == before
@@ -320,16 +320,16 @@ def test_promote_copies_with_two_added_lines(root: Path) -> None:
 
 def test_promote_refuses_existing_and_archived_shared_copy(root: Path) -> None:
     with pytest.raises(
-        RefusedError, match=r"already promoted: shared/observations/obs-2026-10-27-002\.md exists"
+        RefusedError, match=r"already promoted: shared/observations/obs-2026-10-24-002\.md exists"
     ):
-        Action("promote", memory(root, "hawk/obs-2026-10-27-002"), {"as_of": "2026-11-22"}).plan()
+        Action("promote", memory(root, "ledger/obs-2026-10-24-002"), {"as_of": "2026-11-22"}).plan()
     # A copy that decay moved to shared/observations/archive/ counts too (a new
     # copy would duplicate the shared/<stem> id).
-    archived_copy = root / "shared/observations/archive/obs-2026-11-19-001.md"
+    archived_copy = root / "shared/observations/archive/obs-2026-11-18-001.md"
     archived_copy.parent.mkdir(parents=True)
-    archived_copy.write_bytes((root / HAWK_PATH).read_bytes())
+    archived_copy.write_bytes((root / COURIER_PATH).read_bytes())
     with pytest.raises(RefusedError, match="already promoted"):
-        Action("promote", memory(root, HAWK), {"as_of": "2026-11-22"}).plan()
+        Action("promote", memory(root, COURIER), {"as_of": "2026-11-22"}).plan()
 
 
 def test_promote_refuses_shared_and_archived_memories(root: Path) -> None:
@@ -341,8 +341,8 @@ def test_promote_refuses_shared_and_archived_memories(root: Path) -> None:
 
 def test_promote_as_of_must_be_a_date(root: Path) -> None:
     with pytest.raises(RefusedError, match="as_of"):
-        Action("promote", memory(root, HAWK), {"as_of": "next week"}).plan()
-    plan = Action("promote", memory(root, HAWK), {"as_of": date(2026, 12, 1)}).plan()
+        Action("promote", memory(root, COURIER), {"as_of": "next week"}).plan()
+    plan = Action("promote", memory(root, COURIER), {"as_of": date(2026, 12, 1)}).plan()
     assert plan.changes[0].data is not None
     assert b"promoted_at: 2026-12-01\n" in plan.changes[0].data
 
@@ -352,21 +352,21 @@ def test_promote_as_of_must_be_a_date(root: Path) -> None:
 
 def test_archive_moves_to_agent_archive_and_restore_moves_back(root: Path) -> None:
     before = all_bytes(root)
-    data = before[HAWK_PATH]
-    apply(root, HAWK, "archive")
-    dst = "agents/hawk/memory/archive/obs-2026-11-19-001.md"
+    data = before[COURIER_PATH]
+    apply(root, COURIER, "archive")
+    dst = "agents/courier/memory/archive/obs-2026-11-18-001.md"
     after = all_bytes(root)
-    assert HAWK_PATH not in after and after[dst] == data
-    m = memory(root, HAWK)
+    assert COURIER_PATH not in after and after[dst] == data
+    m = memory(root, COURIER)
     assert m.archived and m.path == dst
     assert decay_of(m, AS_OF).status == "archived"
 
-    apply(root, HAWK, "restore")
+    apply(root, COURIER, "restore")
     assert all_bytes(root) == before
-    assert not memory(root, HAWK).archived
+    assert not memory(root, COURIER).archived
 
     undo_last(root)  # undo the restore
-    assert memory(root, HAWK).archived
+    assert memory(root, COURIER).archived
     undo_last(root)  # undo the archive
     assert all_bytes(root) == before
 
@@ -374,23 +374,23 @@ def test_archive_moves_to_agent_archive_and_restore_moves_back(root: Path) -> No
 def test_restore_of_fixture_archive_goes_to_vault(root: Path) -> None:
     apply(root, ARCHIVED, "restore")
     m = memory(root, ARCHIVED)
-    assert m.path == "agents/hawk/memory/vault/obs-2026-10-02-001.md" and not m.archived
+    assert m.path == "agents/courier/memory/vault/obs-2026-09-20-001.md" and not m.archived
 
 
 def test_shared_archive_and_restore(root: Path) -> None:
     before = all_bytes(root)
     apply(root, SHARED, "archive", reason="expired (age 26 > 30 days)")
     m = memory(root, SHARED)
-    assert m.path == "shared/observations/archive/obs-2026-10-27-002.md" and m.archived
+    assert m.path == "shared/observations/archive/obs-2026-10-24-002.md" and m.archived
     assert read_journal(root)[-1]["summary"].endswith("(expired (age 26 > 30 days))")
     apply(root, SHARED, "restore")
     assert all_bytes(root) == before
 
 
 def test_archive_never_overwrites(root: Path) -> None:
-    m = memory(root, HAWK)
+    m = memory(root, COURIER)
     # Something appears in archive/ after the scan (the reference would overwrite it).
-    squatter = root / "agents/hawk/memory/archive/obs-2026-11-19-001.md"
+    squatter = root / "agents/courier/memory/archive/obs-2026-11-18-001.md"
     squatter.write_bytes(b"someone else's bytes\n")
     before = all_bytes(root)
     with pytest.raises(RefusedError, match="already exists"):
@@ -406,7 +406,7 @@ def test_archive_never_overwrites(root: Path) -> None:
 
 def test_restore_never_overwrites(root: Path) -> None:
     m = memory(root, ARCHIVED)
-    (root / "agents/hawk/memory/vault/obs-2026-10-02-001.md").write_bytes(b"new\n")
+    (root / "agents/courier/memory/vault/obs-2026-09-20-001.md").write_bytes(b"new\n")
     before = all_bytes(root)
     with pytest.raises(RefusedError, match="already exists"):
         Action("restore", m).plan()
@@ -419,12 +419,12 @@ def test_restore_never_overwrites(root: Path) -> None:
 @pytest.mark.parametrize(
     ("memory_id", "name", "params"),
     [
-        (HAWK, "pin", {}),
+        (COURIER, "pin", {}),
         (CRLF, "pin", {}),
         (BOM, "set", {"changes": {"tags": ["x"], "confidence": 1}}),
-        (EXTRAS, "set", {"changes": {"reviewed_by": "hawk", "new_field": [1, 2]}}),
+        (EXTRAS, "set", {"changes": {"reviewed_by": "courier", "new_field": [1, 2]}}),
         (CRLF, "edit_body", {"body": "x\n"}),
-        (HAWK, "promote", {"as_of": "2026-11-22"}),
+        (COURIER, "promote", {"as_of": "2026-11-22"}),
         (BOM, "promote", {"as_of": "2026-11-22"}),
         (CRLF, "archive", {}),
         (SHARED, "archive", {}),
@@ -481,8 +481,8 @@ def _rewrite_same_size_same_mtime(path: Path) -> None:
 def test_external_rewrite_after_scan_is_a_conflict(
     root: Path, name: str, params: dict[str, Any]
 ) -> None:
-    m = memory(root, HAWK)
-    _rewrite_same_size_same_mtime(root / HAWK_PATH)
+    m = memory(root, COURIER)
+    _rewrite_same_size_same_mtime(root / COURIER_PATH)
     before = all_bytes(root)
     with pytest.raises(ConflictError, match="changed on disk"):
         Action(name, m, params).plan()
@@ -497,8 +497,8 @@ def test_external_rewrite_after_scan_is_a_conflict(
 def test_external_rewrite_between_plan_and_apply_is_a_conflict(
     root: Path, name: str, params: dict[str, Any]
 ) -> None:
-    plan = Action(name, memory(root, HAWK), params).plan()
-    _rewrite_same_size_same_mtime(root / HAWK_PATH)
+    plan = Action(name, memory(root, COURIER), params).plan()
+    _rewrite_same_size_same_mtime(root / COURIER_PATH)
     before = all_bytes(root)
     with pytest.raises(ConflictError):
         apply_plan(plan)
@@ -506,25 +506,25 @@ def test_external_rewrite_between_plan_and_apply_is_a_conflict(
 
 
 def test_file_deleted_or_broken_after_scan(root: Path) -> None:
-    m = memory(root, HAWK)
+    m = memory(root, COURIER)
     moved = root / "moved.md"
-    (root / HAWK_PATH).rename(moved)
+    (root / COURIER_PATH).rename(moved)
     with pytest.raises(ConflictError, match="moved or deleted"):
         Action("pin", m).plan()
     moved.write_bytes(b"---\ntags: [\n---\nbroken\n")
-    moved.rename(root / HAWK_PATH)
+    moved.rename(root / COURIER_PATH)
     with pytest.raises(ConflictError, match="now invalid"):
         Action("pin", m).plan()
 
 
 def test_a_change_that_keeps_fields_and_body_is_not_lost(root: Path) -> None:
     """A comment added by someone else is no conflict, and the edit keeps it."""
-    m = memory(root, HAWK)
-    path = root / HAWK_PATH
-    path.write_bytes(path.read_bytes().replace(b"source: hawk\n", b"source: hawk  # agent\n"))
+    m = memory(root, COURIER)
+    path = root / COURIER_PATH
+    path.write_bytes(path.read_bytes().replace(b"source: courier\n", b"source: courier  # agent\n"))
     apply_plan(Action("pin", m).plan())
-    assert b"source: hawk  # agent\n" in path.read_bytes()
-    assert memory(root, HAWK).pinned
+    assert b"source: courier  # agent\n" in path.read_bytes()
+    assert memory(root, COURIER).pinned
 
 
 # --------------------------------------------------------------------------- paths
@@ -532,12 +532,12 @@ def test_a_change_that_keeps_fields_and_body_is_not_lost(root: Path) -> None:
 
 def test_symlinked_memory_file_is_refused(root: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside.md"
-    outside.write_bytes((root / HAWK_PATH).read_bytes())
-    rel = "agents/hawk/memory/vault/obs-2026-11-30-001.md"
+    outside.write_bytes((root / COURIER_PATH).read_bytes())
+    rel = "agents/courier/memory/vault/obs-2026-11-30-001.md"
     (root / rel).symlink_to(outside)
     # The scan never reads it (it shows as a Problem), so no action can name it...
     with pytest.raises(NotFoundError):
-        memory(root, "hawk/obs-2026-11-30-001")
+        memory(root, "courier/obs-2026-11-30-001")
     # ...and the writer refuses it even when handed its memory directly.
     m = ProjectOceanAdapter().scan_rel(root, rel).memories[0]
     before = outside.read_bytes()
@@ -548,9 +548,9 @@ def test_symlinked_memory_file_is_refused(root: Path, tmp_path: Path) -> None:
 
 
 def test_symlink_inside_the_vault_is_not_written_through(root: Path) -> None:
-    link = root / "agents/hawk/memory/vault/obs-2026-11-30-001.md"
-    link.symlink_to(root / HAWK_PATH)
-    m = memory(root, "hawk/obs-2026-11-30-001")
+    link = root / "agents/courier/memory/vault/obs-2026-11-30-001.md"
+    link.symlink_to(root / COURIER_PATH)
+    m = memory(root, "courier/obs-2026-11-30-001")
     before = all_bytes(root)
     for name, params in (("pin", {}), ("archive", {}), ("edit_body", {"body": "x"})):
         with pytest.raises(UnsafePathError, match="symbolic link"):
@@ -565,7 +565,7 @@ def test_promote_into_a_symlinked_shared_folder_is_refused(root: Path, tmp_path:
     shared.rename(tmp_path / "real-shared")
     shared.symlink_to(outside, target_is_directory=True)
     with pytest.raises(UnsafePathError):
-        Action("promote", memory(root, HAWK), {"as_of": "2026-11-22"}).plan()
+        Action("promote", memory(root, COURIER), {"as_of": "2026-11-22"}).plan()
     assert list(outside.iterdir()) == []
 
 
@@ -573,15 +573,15 @@ def test_promote_into_a_symlinked_shared_folder_is_refused(root: Path, tmp_path:
     "bad_path",
     [
         "../x.md",
-        "agents/hawk/memory/vault/../../../../../x.md",
+        "agents/courier/memory/vault/../../../../../x.md",
         "/etc/passwd",
-        "agents/hawk/memory/vault/..\\x.md",
-        "agents/hawk/memory/vault/obs\x00.md",
-        "agents/hawk/memory/other/obs-2026-11-19-001.md",
+        "agents/courier/memory/vault/..\\x.md",
+        "agents/courier/memory/vault/obs\x00.md",
+        "agents/courier/memory/other/obs-2026-11-18-001.md",
     ],
 )
 def test_tampered_memory_paths_are_refused(root: Path, tmp_path: Path, bad_path: str) -> None:
-    m = dataclasses.replace(memory(root, HAWK), path=bad_path)
+    m = dataclasses.replace(memory(root, COURIER), path=bad_path)
     before = all_bytes(root)
     outside_before = sorted(p.name for p in tmp_path.iterdir())
     for name, params in (
@@ -597,11 +597,11 @@ def test_tampered_memory_paths_are_refused(root: Path, tmp_path: Path, bad_path:
 
 
 def test_other_formats_are_not_handled(root: Path) -> None:
-    m = dataclasses.replace(memory(root, HAWK), format="dream-cycle")
+    m = dataclasses.replace(memory(root, COURIER), format="dream-cycle")
     with pytest.raises(RefusedError, match="not project-ocean"):
         ProjectOceanWriter().plan_pin(m)
 
 
 def test_promote_refuses_options_of_other_formats(root: Path) -> None:
     with pytest.raises(RefusedError, match=r"^importance:"):
-        Action("promote", memory(root, HAWK), {"as_of": "2026-11-22", "importance": 0.9}).plan()
+        Action("promote", memory(root, COURIER), {"as_of": "2026-11-22", "importance": 0.9}).plan()

@@ -203,13 +203,13 @@ def test_analyze_equals_the_regex_rule_on_any_ascii(text: str) -> None:
 
 
 @pytest.mark.parametrize("days", [-400, 0, 30, 200, 5000])
-def test_decay_brief_equals_decay(fixtures_dir: Path, days: int) -> None:
+def test_decay_brief_equals_decay(own_fixtures_dir: Path, days: int) -> None:
     from datetime import timedelta
 
     from memlens.core.vault import open_catalog
 
     as_of = AS_OF + timedelta(days=days)
-    catalog = open_catalog(fixtures_dir)
+    catalog = open_catalog(own_fixtures_dir)
     checked = 0
     formats = set()
     for vault in catalog.vaults:
@@ -223,10 +223,10 @@ def test_decay_brief_equals_decay(fixtures_dir: Path, days: int) -> None:
     assert len(formats) == 5  # every format has the brief
 
 
-def test_bulk_rows_equal_rows_added_one_by_one(fixtures_dir: Path) -> None:
+def test_bulk_rows_equal_rows_added_one_by_one(own_fixtures_dir: Path) -> None:
     from memlens.core.vault import open_catalog
 
-    catalog = open_catalog(fixtures_dir)
+    catalog = open_catalog(own_fixtures_dir)
     bulk = SearchIndex.from_catalog(catalog, AS_OF)
     one_by_one = SearchIndex(AS_OF)
     for m in catalog.memories():
@@ -237,12 +237,12 @@ def test_bulk_rows_equal_rows_added_one_by_one(fixtures_dir: Path) -> None:
         assert getattr(bulk, name).values == getattr(one_by_one, name).values, name
 
 
-def test_a_loaded_index_builds_its_key_table_on_first_use(fixtures_copy: Path) -> None:
+def test_a_loaded_index_builds_its_key_table_on_first_use(own_fixtures_copy: Path) -> None:
     from memlens.core.index_cache import load_index, save_index
     from memlens.core.vault import open_catalog
 
-    built, _ = load_index(open_catalog(fixtures_copy, cache=True), AS_OF)
-    catalog = open_catalog(fixtures_copy, cache=True)
+    built, _ = load_index(open_catalog(own_fixtures_copy, cache=True), AS_OF)
+    catalog = open_catalog(own_fixtures_copy, cache=True)
     loaded, stats = load_index(catalog, AS_OF)
     assert stats.status == "loaded"
     assert "_row_of" not in vars(loaded)  # pending until something needs it

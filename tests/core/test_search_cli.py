@@ -11,7 +11,7 @@ from click.testing import CliRunner, Result
 
 from memlens.tui.cli_search import search
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def run(*args: str) -> Result:
@@ -25,8 +25,8 @@ def as_json(*args: str) -> Any:
 
 
 def test_json_hits_are_list_records_plus_score_and_explain() -> None:
-    hits = as_json("tcpa disclosure", "--json")
-    assert hits[0]["id"] == "shield/obs-2026-11-19-002"
+    hits = as_json("northline", "--json")
+    assert len(hits) == 2 and hits[0]["id"] == "courier/obs-2026-11-18-001"
     for rank, h in enumerate(hits, 1):
         for key in ("vault", "format", "id", "path", "kind", "title", "tags", "status", "health"):
             assert key in h
@@ -38,12 +38,12 @@ def test_json_hits_are_list_records_plus_score_and_explain() -> None:
 
 
 def test_limit_and_negation_argument() -> None:
-    hits = as_json("consent", "-agent:shared", "--json", "--limit", "2")
-    assert [h["id"] for h in hits] == ["shield/obs-2026-01-15-001", "shield/obs-2026-11-12-001"]
+    hits = as_json("fraud", "-agent:shared", "--json", "--limit", "2")
+    assert [h["id"] for h in hits] == ["sentinel/obs-2026-02-03-001", "sentinel/obs-2026-11-09-001"]
 
 
 def test_ocean_format_and_script_flags() -> None:
-    out = as_json("consent", "--agent", "shield", "--format", "ocean")
+    out = as_json("fraud", "--agent", "sentinel", "--format", "ocean")
     assert out["total"] == len(out["results"]) <= 5  # the script's default limit
     first = out["results"][0]
     assert set(first) >= {
@@ -56,23 +56,23 @@ def test_ocean_format_and_script_flags() -> None:
         "created",
         "snippet",
     }
-    assert first["file"] == "obs-2026-01-15-001.md"
+    assert first["file"] == "obs-2026-02-03-001.md"
     assert first["path"].startswith("project-ocean/")
     # --agent includes shared/ unless --no-shared
     assert any(r["path"].startswith("project-ocean/shared/") for r in out["results"])
-    out = as_json("consent", "--agent", "shield", "--no-shared", "--format", "ocean")
+    out = as_json("fraud", "--agent", "sentinel", "--no-shared", "--format", "ocean")
     assert not any(r["path"].startswith("project-ocean/shared/") for r in out["results"])
-    assert all("/shield/" in r["path"] for r in out["results"])
+    assert all("/sentinel/" in r["path"] for r in out["results"])
 
 
 def test_tags_and_min_confidence_flags() -> None:
-    hits = as_json("consent", "--tags", "block,tcpa", "--json")
-    assert hits and all({"block", "tcpa"} & set(h["tags"]) for h in hits)
-    hits = as_json("consent", "--min-confidence", "0.95", "--json")
+    hits = as_json("fraud", "--tags", "block,refunds", "--json")
+    assert hits and all({"block", "refunds"} & set(h["tags"]) for h in hits)
+    hits = as_json("policy", "--min-confidence", "0.95", "--json")
     assert {h["id"] for h in hits} == {
-        "shield/obs-2026-01-15-001",
-        "shared/obs-2026-01-15-001",
-        "shield/obs-2026-11-05-001",
+        "sentinel/obs-2026-02-03-001",
+        "shared/obs-2026-02-03-001",
+        "sentinel/obs-2026-04-01-001",
     }
 
 
@@ -85,9 +85,9 @@ def test_no_hits_is_exit_0_and_bad_query_exit_2() -> None:
 
 
 def test_text_output_with_explain() -> None:
-    result = run("restik", "--explain")
+    result = run("playtst", "--explain")
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
     assert lines[0].split("\t")[:3] == ["#", "score", "format"]
-    assert "8b627624-d612-4bfc-bc86-ee90fe189732" in lines[1]
-    assert "restik~restic" in lines[2]
+    assert "1b8e5f2c-a7d3-4e69-8f04-d2b7c61a9e30" in lines[1]
+    assert "playtst~playtest" in lines[2]

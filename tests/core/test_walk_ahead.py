@@ -30,8 +30,8 @@ def vaults(root: Path) -> list[Vault]:
     return sorted(discover(root), key=lambda v: str(v.root))
 
 
-def test_walk_vault_is_the_scans_own_walk(fixtures_dir: Path) -> None:
-    for v in vaults(fixtures_dir):
+def test_walk_vault_is_the_scans_own_walk(own_fixtures_dir: Path) -> None:
+    for v in vaults(own_fixtures_dir):
         listing, keys = wa.walk_vault(str(v.root), v.format)
         assert listing == walk_listing(adapter_for(v.format), v.root)
         for rel, key in zip(listing.names, keys, strict=True):
@@ -39,13 +39,13 @@ def test_walk_vault_is_the_scans_own_walk(fixtures_dir: Path) -> None:
             assert key == (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
-def test_a_warm_start_with_the_helper_equals_one_without(fixtures_copy: Path) -> None:
-    for v in vaults(fixtures_copy):
+def test_a_warm_start_with_the_helper_equals_one_without(own_fixtures_copy: Path) -> None:
+    for v in vaults(own_fixtures_copy):
         scan_vault(v, cache=True)  # writes the caches
         # Then one memory file of each vault changes.
         path = v.root / next(r for r, fs in v.scans.items() if fs.memories)
         path.write_bytes(path.read_bytes() + b"\n")
-    found = vaults(fixtures_copy)
+    found = vaults(own_fixtures_copy)
     ahead = start_walk_ahead(found, cache=True, force=True)
     assert ahead is not None
     taken: list[bool] = []
@@ -67,8 +67,8 @@ def test_a_warm_start_with_the_helper_equals_one_without(fixtures_copy: Path) ->
     assert len(taken) == len(found) and all(taken), "the helper's walks were not used"
 
 
-def test_vaults_taken_out_of_order(fixtures_dir: Path) -> None:
-    found = vaults(fixtures_dir)
+def test_vaults_taken_out_of_order(own_fixtures_dir: Path) -> None:
+    found = vaults(own_fixtures_dir)
     with wa.WalkAhead([(str(v.root), v.format) for v in found]) as ahead:
         for v in reversed(found):
             got = ahead.take(v.root)
@@ -77,25 +77,25 @@ def test_vaults_taken_out_of_order(fixtures_dir: Path) -> None:
         assert ahead.take(found[0].root) is None  # each walk is given once
 
 
-def test_a_failing_helper_is_not_used(fixtures_copy: Path) -> None:
-    (v, *_rest) = vaults(fixtures_copy)
+def test_a_failing_helper_is_not_used(own_fixtures_copy: Path) -> None:
+    (v, *_rest) = vaults(own_fixtures_copy)
     scan_vault(v, cache=True)
     with wa.WalkAhead([(str(v.root), "no-such-format")]) as ahead:
         assert ahead.take(v.root) is None
-        again = scan_vault(vaults(fixtures_copy)[0], cache=True, ahead=ahead)
+        again = scan_vault(vaults(own_fixtures_copy)[0], cache=True, ahead=ahead)
     assert again.cache_stats is not None and again.cache_stats.parsed == 0
     assert_same(again.result, again.adapter.scan(again.root))
 
 
-def test_a_killed_helper_is_not_used(fixtures_copy: Path) -> None:
-    found = vaults(fixtures_copy)
+def test_a_killed_helper_is_not_used(own_fixtures_copy: Path) -> None:
+    found = vaults(own_fixtures_copy)
     ahead = wa.WalkAhead([(str(v.root), v.format) for v in found])
     ahead.close()
     assert ahead.take(found[0].root) is None
 
 
-def test_when_the_helper_starts(fixtures_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    found = vaults(fixtures_copy)
+def test_when_the_helper_starts(own_fixtures_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    found = vaults(own_fixtures_copy)
     assert start_walk_ahead(found, cache=False) is None
     # The fixture vaults' caches are far below MIN_CACHE_BYTES: not worth a process.
     for v in found:

@@ -28,6 +28,7 @@ from memlens.core.watch import VaultWatcher, is_noise, is_noise_name
 from memlens.core.writes import TEMP_PREFIX, atomic_write, move_no_clobber, snapshot
 
 TIMEOUT = 15.0
+DEMO = Path(__file__).resolve().parents[2] / "core" / "demo_vaults"
 
 
 class Recorder:
@@ -138,20 +139,20 @@ def memory(catalog: Catalog, mid: str) -> Any:
 
 OCEAN_DOC = (
     "---\ntags: [watch]\nconfidence: 0.7\ncreated: 2026-11-20\ndecay: linear-30d\n"
-    "source: hawk\nbacklinks: []\n---\n{body}\n"
+    "source: courier\nbacklinks: []\n---\n{body}\n"
 )
 
 
 @pytest.fixture
-def vaults(fixtures_copy: Path) -> Path:
-    return fixtures_copy
+def vaults(own_fixtures_copy: Path) -> Path:
+    return own_fixtures_copy
 
 
 @pytest.fixture
 def ocean_file(vaults: Path) -> tuple[Path, str]:
-    f = vaults / "project-ocean/agents/hawk/memory/vault/obs-2026-11-10-001.md"
+    f = vaults / "project-ocean/agents/courier/memory/vault/obs-2026-11-09-001.md"
     assert f.is_file()
-    return f, "hawk/obs-2026-11-10-001"
+    return f, "courier/obs-2026-11-09-001"
 
 
 # -- noise and the own-writes registry ---------------------------------------------
@@ -173,7 +174,7 @@ def ocean_file(vaults: Path) -> tuple[Path, str]:
 )
 def test_editor_and_temp_files_are_noise(name: str) -> None:
     assert is_noise_name(name)
-    assert is_noise(f"agents/hawk/memory/vault/{name}")
+    assert is_noise(f"agents/courier/memory/vault/{name}")
 
 
 @pytest.mark.parametrize(
@@ -227,7 +228,7 @@ def test_external_edit_is_changed(vaults: Path, ocean_file: tuple[Path, str]) ->
         replace_atomically(f, OCEAN_DOC.format(body="Edited from outside.").encode())
         c = rec.wait_for(ChangeKind.CHANGED, mid)
         assert not c.own
-        assert c.path == "agents/hawk/memory/vault/obs-2026-11-10-001.md"
+        assert c.path == "agents/courier/memory/vault/obs-2026-11-09-001.md"
         assert c.memory is not None and "Edited from outside." in c.memory.body
         assert "Edited from outside." in memory(catalog, mid).body
         assert [x.kind for x in rec.of(mid)] == [ChangeKind.CHANGED]
@@ -247,7 +248,9 @@ def test_noise_files_cause_nothing(vaults: Path, ocean_file: tuple[Path, str]) -
         # A real change afterwards: once it is reported, the noise was seen too.
         replace_atomically(f, OCEAN_DOC.format(body="sentinel").encode())
         rec.wait_for(ChangeKind.CHANGED, mid)
-        assert rec.summary() == [("changed", mid, "agents/hawk/memory/vault/obs-2026-11-10-001.md")]
+        assert rec.summary() == [
+            ("changed", mid, "agents/courier/memory/vault/obs-2026-11-09-001.md")
+        ]
 
 
 def test_vim_style_save_is_a_change(vaults: Path, ocean_file: tuple[Path, str]) -> None:
@@ -280,16 +283,19 @@ def test_a_real_delete_is_removed(vaults: Path, ocean_file: tuple[Path, str]) ->
     with watching(vaults, grace=0.2) as (catalog, w, rec):
         f.unlink()
         c = rec.wait_for(ChangeKind.REMOVED, mid)
-        assert c.path == "agents/hawk/memory/vault/obs-2026-11-10-001.md"
+        assert c.path == "agents/courier/memory/vault/obs-2026-11-09-001.md"
         assert memory(catalog, mid) is None
         assert matches_full_rescan(catalog, w, vaults)
 
 
 def test_move_keeps_the_id(vaults: Path) -> None:
     graph = vaults / "cognitive-memory" / "graph"
-    f = next((graph / "solutions").glob("*.md"))
     with watching(vaults) as (catalog, w, rec):
         before = {m.path: m.id for v in catalog.vaults for m in v.memories}
+        valid = sorted(
+            p for p in (graph / "solutions").glob("*.md") if f"graph/solutions/{p.name}" in before
+        )
+        f = valid[0]  # a valid memory (the folder also holds an invalid duplicate)
         mid = before[f"graph/solutions/{f.name}"]
         os.rename(f, graph / "fixes" / f.name)
         c = rec.wait_for(ChangeKind.MOVED, mid)
@@ -302,15 +308,18 @@ def test_move_keeps_the_id(vaults: Path) -> None:
 def test_folder_rename(vaults: Path) -> None:
     agents = vaults / "project-ocean" / "agents"
     with watching(vaults, grace=0.2) as (catalog, w, rec):
-        os.rename(agents / "hawk", agents / "falcon")
-        rec.wait_for(ChangeKind.ADDED, "falcon/obs-2026-11-10-001")
-        rec.wait_for(ChangeKind.REMOVED, "hawk/obs-2026-11-10-001")
+        os.rename(agents / "courier", agents / "falcon")
+        rec.wait_for(ChangeKind.ADDED, "falcon/obs-2026-11-09-001")
+        rec.wait_for(ChangeKind.REMOVED, "courier/obs-2026-11-09-001")
         assert wait_until(lambda: matches_full_rescan(catalog, w, vaults))
 
 
 def test_jsonl_append_and_dream_cycle_edit(vaults: Path) -> None:
-    exp = vaults / "experience-records" / "experiences.jsonl"
-    obs = vaults / "dream-cycle" / "observations.md"
+    # The bundled demo vaults stand in for these two formats' concrete content.
+    for fmt in ("experience-records", "dream-cycle"):
+        shutil.copytree(DEMO / fmt, vaults / "demo" / fmt)
+    exp = vaults / "demo" / "experience-records" / "experiences.jsonl"
+    obs = vaults / "demo" / "dream-cycle" / "observations.md"
     with watching(vaults) as (catalog, w, rec):
         line = (
             '{"id": "exp_2026-11-21T10:00:00Z_w1", "type": "occurrence", '
@@ -326,18 +335,13 @@ def test_jsonl_append_and_dream_cycle_edit(vaults: Path) -> None:
         c = rec.wait_for(ChangeKind.ADDED, "exp_2026-11-21T10:00:00Z_w1")
         assert c.path == "experiences.jsonl" and c.line is not None
 
-        text = obs.read_text(encoding="utf-8-sig")
-        assert "Aisle seat, front third of the cabin." in text
-        replace_atomically(
-            obs,
-            (
-                "\ufeff" + text.replace("Aisle seat, front third", "Window seat, front third")
-            ).encode(),
-        )
+        data = obs.read_bytes()
+        assert b"renews on 2027-03-01." in data
+        replace_atomically(obs, data.replace(b"renews on 2027-03-01.", b"renews on 2027-04-01."))
         rec.wait(lambda cs: any(x.format == "dream-cycle" for x in cs))
         dream = [c for c in rec.changes if c.format == "dream-cycle"]
         assert [(c.kind, c.path) for c in dream] == [(ChangeKind.CHANGED, "observations.md")]
-        assert dream[0].memory is not None and "Window seat" in dream[0].memory.body
+        assert dream[0].memory is not None and "2027-04-01" in dream[0].memory.body
         assert wait_until(lambda: matches_full_rescan(catalog, w, vaults))
 
 
@@ -400,7 +404,9 @@ def test_file_that_stays_broken_is_a_problem_not_removed(
     f, mid = ocean_file
     with watching(vaults, grace=0.2) as (catalog, w, rec):
         replace_atomically(f, b"---\ntags: [unclosed\n---\nbroken\n")
-        c = rec.wait_for(ChangeKind.PROBLEM, path="agents/hawk/memory/vault/obs-2026-11-10-001.md")
+        c = rec.wait_for(
+            ChangeKind.PROBLEM, path="agents/courier/memory/vault/obs-2026-11-09-001.md"
+        )
         assert c.reason == "malformed_frontmatter"
         assert not any(x.kind is ChangeKind.REMOVED for x in rec.changes), rec.summary()
         assert memory(catalog, mid) is None
@@ -438,7 +444,7 @@ def test_own_actions_are_flagged(vaults: Path, ocean_file: tuple[Path, str]) -> 
         assert wait_until(lambda: memory(catalog, mid).pinned)
         Action("archive", memory(catalog, mid)).apply()
         moved = rec.wait_for(ChangeKind.MOVED, mid)
-        assert moved.own and moved.path.startswith("agents/hawk/memory/archive/")
+        assert moved.own and moved.path.startswith("agents/courier/memory/archive/")
         assert all(x.own for x in rec.changes), rec.summary()
         assert wait_until(lambda: matches_full_rescan(catalog, w, vaults))
 
@@ -449,15 +455,15 @@ def test_own_actions_are_flagged(vaults: Path, ocean_file: tuple[Path, str]) -> 
 def test_new_vault_below_watched_folder(vaults: Path) -> None:
     with watching(vaults) as (catalog, w, rec):
         assert not any(v.rel == "later/ov" for v in catalog.vaults)
-        shutil.copytree(vaults / "observation-v1", vaults / "later" / "ov")
-        rec.wait_for(ChangeKind.ADDED, "obs-001", vault_root=(vaults / "later" / "ov").resolve())
+        shutil.copytree(DEMO / "observation-v1", vaults / "later" / "ov")
+        rec.wait_for(ChangeKind.ADDED, "obs-101", vault_root=(vaults / "later" / "ov").resolve())
         assert wait_until(lambda: matches_full_rescan(catalog, w, vaults))
         new = [v for v in catalog.vaults if v.rel == "later/ov"]
         assert len(new) == 1 and new[0].format == "observation-v1"
         # And it is watched from now on.
-        f = vaults / "later" / "ov" / "observations" / "obs-001.md"
+        f = vaults / "later" / "ov" / "observations" / "obs-101.md"
         f.unlink()
-        rec.wait_for(ChangeKind.REMOVED, "obs-001", vault_root=new[0].root)
+        rec.wait_for(ChangeKind.REMOVED, "obs-101", vault_root=new[0].root)
 
 
 def test_new_vault_created_step_by_step(tmp_path: Path) -> None:
@@ -478,8 +484,8 @@ def test_new_vault_created_step_by_step(tmp_path: Path) -> None:
 def test_vault_removed(vaults: Path) -> None:
     with watching(vaults, grace=0.2) as (catalog, w, rec):
         n = len(catalog.vaults)
-        shutil.rmtree(vaults / "observation-v1")
-        rec.wait_for(ChangeKind.REMOVED, "obs-001")
+        shutil.rmtree(vaults / "project-ocean")
+        rec.wait_for(ChangeKind.REMOVED, "courier/obs-2026-11-18-001")
         assert wait_until(lambda: len(catalog.vaults) == n - 1)
         assert matches_full_rescan(catalog, w, vaults)
 
@@ -525,10 +531,10 @@ def test_stop_is_prompt(vaults: Path) -> None:
 
 def test_folder_holding_a_vault_moved_away(vaults: Path, tmp_path: Path) -> None:
     (vaults / "deep").mkdir()
-    shutil.move(vaults / "observation-v1", vaults / "deep" / "ov")
+    shutil.move(vaults / "project-ocean", vaults / "deep" / "po")
     with watching(vaults, grace=0.2) as (catalog, w, rec):
-        assert any(v.rel == "deep/ov" for v in catalog.vaults)
+        assert any(v.rel == "deep/po" for v in catalog.vaults)
         os.rename(vaults / "deep", tmp_path / "elsewhere")  # one event: the folder
-        rec.wait_for(ChangeKind.REMOVED, "obs-001")
-        assert wait_until(lambda: not any(v.rel == "deep/ov" for v in catalog.vaults))
+        rec.wait_for(ChangeKind.REMOVED, "courier/obs-2026-11-18-001")
+        assert wait_until(lambda: not any(v.rel == "deep/po" for v in catalog.vaults))
         assert matches_full_rescan(catalog, w, vaults)

@@ -16,7 +16,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+from memlens.core.vault import discover
+
 TIMEOUT = 20.0
+DEMO = Path(__file__).resolve().parents[2] / "core" / "demo_vaults"
 # The command is imported directly: this test does not depend on how the
 # `memlens` group registers it.
 RUN = "import sys; from memlens.tui.cli_watch import watch; watch(prog_name='memlens watch')"
@@ -84,45 +87,49 @@ def memlens_watch(*args: str) -> Iterator[WatchProcess]:
             proc.wait(5)
 
 
-def test_watch_json_lines_and_ctrl_c(fixtures_copy: Path) -> None:
-    f = fixtures_copy / "project-ocean/agents/hawk/memory/vault/obs-2026-11-10-001.md"
+def test_watch_json_lines_and_ctrl_c(own_fixtures_copy: Path) -> None:
+    fixtures_copy = own_fixtures_copy
+    f = fixtures_copy / "project-ocean/agents/courier/memory/vault/obs-2026-11-09-001.md"
     with memlens_watch(str(fixtures_copy), "--json", "--as-of", "2026-11-22") as w:
-        w.wait_stderr("watching 5 vault(s)")
+        w.wait_stderr(f"watching {len(discover(fixtures_copy))} vault(s)")
 
-        text = f.read_text().replace("Insurance vertical", "Insurance vertical (edited)")
+        text = f.read_text().replace("Hardcover returns", "Hardcover returns (edited)")
         tmp = f.with_name(".obs.tmp")
         tmp.write_text(text)
         os.replace(tmp, f)
         rec = w.next_record(change="changed")
         assert rec["vault"] == "project-ocean"
         assert rec["format"] == "project-ocean"
-        assert rec["id"] == "hawk/obs-2026-11-10-001"
-        assert rec["path"] == "agents/hawk/memory/vault/obs-2026-11-10-001.md"
+        assert rec["id"] == "courier/obs-2026-11-09-001"
+        assert rec["path"] == "agents/courier/memory/vault/obs-2026-11-09-001.md"
         assert rec["health"] in {"active", "fading", "expired", "stable"}
 
         graph = fixtures_copy / "cognitive-memory/graph"
-        g = next((graph / "solutions").glob("*.md"))
+        # a valid memory (graph/solutions/ also holds an invalid duplicate)
+        g = graph / "solutions" / "cut-cold-start-time-of-the-rules-engine-e21b6f.md"
         os.rename(g, graph / "fixes" / g.name)
         rec = w.next_record(change="moved")
         assert rec["old_path"] == f"graph/solutions/{g.name}"
         assert rec["path"] == f"graph/fixes/{g.name}"
         assert rec["vault"] == "cognitive-memory"
 
-        shutil.copytree(fixtures_copy / "observation-v1", fixtures_copy / "more" / "ov")
-        rec = w.next_record(change="added", id="obs-001", vault="more/ov")
+        shutil.copytree(DEMO / "observation-v1", fixtures_copy / "more" / "ov")
+        rec = w.next_record(change="added", id="obs-101", vault="more/ov")
         assert rec["format"] == "observation-v1"
 
-        (fixtures_copy / "observation-v1/observations/obs-001.md").write_text("")
-        rec = w.next_record(change="problem", vault="observation-v1")
+        (
+            fixtures_copy / "project-ocean/agents/courier/memory/vault/obs-2026-11-18-001.md"
+        ).write_text("")
+        rec = w.next_record(change="problem", vault="project-ocean")
         assert rec["reason"] == "empty_file" and rec["cleared"] is False
 
         w.proc.send_signal(signal.SIGINT)
         assert w.proc.wait(TIMEOUT) == 0
 
 
-def test_watch_plain_lines_and_sigterm(fixtures_copy: Path) -> None:
-    f = fixtures_copy / "project-ocean/agents/hawk/memory/vault/obs-2026-11-10-001.md"
-    with memlens_watch(str(fixtures_copy / "project-ocean")) as w:
+def test_watch_plain_lines_and_sigterm(own_fixtures_copy: Path) -> None:
+    f = own_fixtures_copy / "project-ocean/agents/courier/memory/vault/obs-2026-11-09-001.md"
+    with memlens_watch(str(own_fixtures_copy / "project-ocean")) as w:
         w.wait_stderr("watching 1 vault(s)")
         f.unlink()
         end = time.monotonic() + TIMEOUT
@@ -133,6 +140,6 @@ def test_watch_plain_lines_and_sigterm(fixtures_copy: Path) -> None:
             except queue.Empty:
                 continue
         assert line.startswith("removed"), line
-        assert "hawk/obs-2026-11-10-001" in line
+        assert "courier/obs-2026-11-09-001" in line
         w.proc.send_signal(signal.SIGTERM)
         assert w.proc.wait(TIMEOUT) == 0

@@ -28,7 +28,7 @@ TIMEOUT = 30.0
 
 OCEAN_DOC = (
     "---\ntags: [stress]\nconfidence: {conf}\ncreated: 2026-11-{day:02d}\ndecay: linear-30d\n"
-    "source: hawk\nbacklinks: []\n---\n{body}\n"
+    "source: courier\nbacklinks: []\n---\n{body}\n"
 )
 OBS_DOC = (
     "---\nspec: observation/v1\nid: {id}\ntimestamp: 2026-11-{day:02d}T10:00:00Z\n"
@@ -140,10 +140,10 @@ def run_writer(target: Path, mode: str, count: int) -> None:
     assert proc.stdout.strip() == "done"
 
 
-def test_100_atomic_replaces_by_another_process(fixtures_copy: Path) -> None:
-    target = fixtures_copy / "project-ocean/agents/hawk/memory/vault/obs-2026-11-10-001.md"
-    mid = "hawk/obs-2026-11-10-001"
-    with watching(fixtures_copy) as (catalog, _w, rec):
+def test_100_atomic_replaces_by_another_process(own_fixtures_copy: Path) -> None:
+    target = own_fixtures_copy / "project-ocean/agents/courier/memory/vault/obs-2026-11-09-001.md"
+    mid = "courier/obs-2026-11-09-001"
+    with watching(own_fixtures_copy) as (catalog, _w, rec):
         run_writer(target, "replace", 100)
         assert wait_until(lambda: (body_of(catalog, mid) or "").strip() == "revision 99"), body_of(
             catalog, mid
@@ -160,10 +160,10 @@ def test_100_atomic_replaces_by_another_process(fixtures_copy: Path) -> None:
         assert all(c.path == mine[0].path for c in rec.changes), rec.changes
 
 
-def test_100_deletes_and_recreates_by_another_process(fixtures_copy: Path) -> None:
-    target = fixtures_copy / "project-ocean/agents/hawk/memory/vault/obs-2026-11-10-001.md"
-    mid = "hawk/obs-2026-11-10-001"
-    with watching(fixtures_copy, grace=2.0) as (catalog, _w, rec):
+def test_100_deletes_and_recreates_by_another_process(own_fixtures_copy: Path) -> None:
+    target = own_fixtures_copy / "project-ocean/agents/courier/memory/vault/obs-2026-11-09-001.md"
+    mid = "courier/obs-2026-11-09-001"
+    with watching(own_fixtures_copy, grace=2.0) as (catalog, _w, rec):
         run_writer(target, "recreate", 100)
         assert wait_until(lambda: (body_of(catalog, mid) or "").strip() == "revision 99"), body_of(
             catalog, mid
@@ -180,9 +180,9 @@ class RandomOps:
         self.rng = random.Random(seed)
         self.n = 0
         self.folders = [
-            root / "project-ocean/agents/hawk/memory/vault",
-            root / "project-ocean/agents/hawk/memory/archive",
-            root / "project-ocean/agents/scout/memory/vault",
+            root / "project-ocean/agents/courier/memory/vault",
+            root / "project-ocean/agents/courier/memory/archive",
+            root / "project-ocean/agents/scribe/memory/vault",
             root / "project-ocean/shared/observations",
             root / "observation-v1/observations",
             *(root / "cognitive-memory/graph" / d for d in COG_DIRS.values()),
@@ -285,9 +285,11 @@ class RandomOps:
         return op
 
 
-def test_1000_random_external_operations_end_equal_to_a_full_rescan(fixtures_copy: Path) -> None:
-    ops = RandomOps(fixtures_copy, seed=20261122)
-    with watching(fixtures_copy) as (catalog, w, rec):
+def test_1000_random_external_operations_end_equal_to_a_full_rescan(
+    own_fixtures_copy: Path,
+) -> None:
+    ops = RandomOps(own_fixtures_copy, seed=20261122)
+    with watching(own_fixtures_copy) as (catalog, w, rec):
         done: dict[str, int] = {}
         for i in range(1000):
             op = ops.step()
@@ -297,7 +299,7 @@ def test_1000_random_external_operations_end_equal_to_a_full_rescan(fixtures_cop
         assert done["create"] > 200 and done["rename"] > 100 and done["delete"] > 100
 
         def settled() -> bool:
-            fresh = state_of(open_catalog(fixtures_copy))
+            fresh = state_of(open_catalog(own_fixtures_copy))
             with w.lock:
                 return state_of(catalog) == fresh
 

@@ -18,11 +18,11 @@ AppFactory = Callable[..., MemlensApp]
 
 
 @pytest.fixture
-def make_app(fixtures_dir: Path) -> AppFactory:
-    """`make_app()` opens every fixture vault as of 2026-11-22; pass paths to open others."""
+def make_app(own_fixtures_dir: Path) -> AppFactory:
+    """`make_app()` opens every own test vault as of 2026-11-22; pass paths to open others."""
 
     def factory(paths: Sequence[Path | str] | None = None, as_of: date = AS_OF) -> MemlensApp:
-        return MemlensApp(list(paths) if paths is not None else [fixtures_dir], as_of=as_of)
+        return MemlensApp(list(paths) if paths is not None else [own_fixtures_dir], as_of=as_of)
 
     return factory
 

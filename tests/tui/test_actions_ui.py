@@ -8,6 +8,7 @@ work (and an external edit stays unseen until the action trips over it).
 from __future__ import annotations
 
 import json
+import shutil
 import stat
 from contextlib import nullcontext
 from pathlib import Path
@@ -32,11 +33,12 @@ from memlens.tui.widgets.memory_table import MemoryTable
 
 from .conftest import AS_OF, SIZE, settle
 
-COGNITIVE_ID = "57ff6828-f894-46a3-8cff-ca1891198257"
-COGNITIVE_FILE = "cured-autovacuum-starvation-on-the-events-table-57ff68.md"
-OCEAN_A = "hawk/obs-2026-09-01-001"
-OCEAN_B = "hawk/obs-2026-10-27-002"
-OCEAN_ARCHIVED = "hawk/obs-2026-10-02-001"
+COGNITIVE_ID = "b83f0d27-9c14-4e6a-a5d2-71e9c3f04b88"
+COGNITIVE_FILE = "unblocked-the-stuck-card-pack-queue-in-redis-b83f0d.md"
+DEMO = Path(__file__).resolve().parents[2] / "core" / "demo_vaults"
+OCEAN_A = "ledger/obs-2026-09-04-001"
+OCEAN_B = "ledger/obs-2026-10-24-002"
+OCEAN_ARCHIVED = "ledger/obs-2026-08-02-001"
 
 
 def quiet_app(root: Path) -> MemlensApp:
@@ -82,8 +84,8 @@ def journal_actions(root: Path) -> list[str]:
 # --------------------------------------------------------------------------- pin, archive, restore
 
 
-async def test_p_pins_and_unpins_a_cognitive_memory(fixtures_copy: Path) -> None:
-    app = quiet_app(fixtures_copy)
+async def test_p_pins_and_unpins_a_cognitive_memory(own_fixtures_copy: Path) -> None:
+    app = quiet_app(own_fixtures_copy)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         root = root_of(app, "cognitive-memory")
@@ -103,13 +105,13 @@ async def test_p_pins_and_unpins_a_cognitive_memory(fixtures_copy: Path) -> None
         assert journal_actions(root) == ["pin", "unpin"]
 
 
-async def test_a_archives_and_r_restores(fixtures_copy: Path) -> None:
-    app = quiet_app(fixtures_copy)
+async def test_a_archives_and_r_restores(own_fixtures_copy: Path) -> None:
+    app = quiet_app(own_fixtures_copy)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         root = root_of(app, "project-ocean")
-        live = root / "agents/hawk/memory/vault/obs-2026-09-01-001.md"
-        archived = root / "agents/hawk/memory/archive/obs-2026-09-01-001.md"
+        live = root / "agents/ledger/memory/vault/obs-2026-09-04-001.md"
+        archived = root / "agents/ledger/memory/archive/obs-2026-09-04-001.md"
         data = live.read_bytes()
         await select(pilot, "project-ocean", OCEAN_A)
 
@@ -119,24 +121,24 @@ async def test_a_archives_and_r_restores(fixtures_copy: Path) -> None:
         assert live.read_bytes() == data and not archived.exists()
 
         # One that was archived before memlens opened the vault.
-        old = root / "agents/hawk/memory/archive/obs-2026-10-02-001.md"
+        old = root / "agents/ledger/memory/archive/obs-2026-08-02-001.md"
         old_data = old.read_bytes()
         await select(pilot, "project-ocean", OCEAN_ARCHIVED)
         await press(pilot, "r")
-        assert (root / "agents/hawk/memory/vault/obs-2026-10-02-001.md").read_bytes() == old_data
+        assert (root / "agents/ledger/memory/vault/obs-2026-08-02-001.md").read_bytes() == old_data
         assert not old.exists()
         # Restoring what is live is refused, with the file named, and nothing changes.
         await press(pilot, "r")
-        assert any("restore refused" in t and "obs-2026-10-02-001" in t for t in told(app))
+        assert any("restore refused" in t and "obs-2026-08-02-001" in t for t in told(app))
         assert journal_actions(root) == ["archive", "restore", "restore"]
 
 
-async def test_u_undoes_the_last_action_of_the_vault(fixtures_copy: Path) -> None:
-    app = quiet_app(fixtures_copy)
+async def test_u_undoes_the_last_action_of_the_vault(own_fixtures_copy: Path) -> None:
+    app = quiet_app(own_fixtures_copy)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         root = root_of(app, "project-ocean")
-        live = root / "agents/hawk/memory/vault/obs-2026-09-01-001.md"
+        live = root / "agents/ledger/memory/vault/obs-2026-09-04-001.md"
         data = live.read_bytes()
         await select(pilot, "project-ocean", OCEAN_A)
         await press(pilot, "p")
@@ -156,8 +158,8 @@ async def test_u_undoes_the_last_action_of_the_vault(fixtures_copy: Path) -> Non
 # --------------------------------------------------------------------------- promote
 
 
-async def test_P_promotes_with_the_format_options(fixtures_copy: Path) -> None:
-    app = quiet_app(fixtures_copy)
+async def test_P_promotes_with_the_format_options(own_fixtures_copy: Path) -> None:
+    app = quiet_app(own_fixtures_copy)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         root = root_of(app, "cognitive-memory")
@@ -184,13 +186,15 @@ async def test_P_promotes_with_the_format_options(fixtures_copy: Path) -> None:
         assert journal_actions(root) == ["promote"]
 
 
-async def test_marked_observations_promote_to_one_comprehension(fixtures_copy: Path) -> None:
-    app = quiet_app(fixtures_copy)
+async def test_marked_observations_promote_to_one_comprehension(tmp_path: Path) -> None:
+    # The bundled demo vault stands in for observation-v1's concrete observations.
+    shutil.copytree(DEMO / "observation-v1", tmp_path / "observation-v1")
+    app = quiet_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         root = root_of(app, "observation-v1")
         before = {p.name for p in (root / "comprehension").glob("*.md")}
-        for obs in ("obs-001", "obs-002"):
+        for obs in ("obs-101", "obs-102"):
             await select(pilot, "observation-v1", obs)
             await press(pilot, "space")
         assert len(main_of(app).marks) == 2
@@ -203,22 +207,22 @@ async def test_marked_observations_promote_to_one_comprehension(fixtures_copy: P
         confirm = app.screen
         assert isinstance(confirm, ConfirmScreen)
         assert [i.refused for i in confirm.items] == [False]
-        assert "obs-001, obs-002" in confirm.items[0].label
+        assert "obs-101, obs-102" in confirm.items[0].label
         assert {p.name for p in (root / "comprehension").glob("*.md")} == before
 
         await press(pilot, "y")
         new = {p.name for p in (root / "comprehension").glob("*.md")} - before
         assert len(new) == 1
         text = (root / "comprehension" / new.pop()).read_text(encoding="utf-8")
-        assert "Login endpoint moved" in text and "obs-001" in text and "obs-002" in text
+        assert "Login endpoint moved" in text and "obs-101" in text and "obs-102" in text
         assert not main_of(app).marks
 
 
 # --------------------------------------------------------------------------- metadata
 
 
-async def test_m_edits_metadata_refused_value_then_valid(fixtures_copy: Path) -> None:
-    app = quiet_app(fixtures_copy)
+async def test_m_edits_metadata_refused_value_then_valid(own_fixtures_copy: Path) -> None:
+    app = quiet_app(own_fixtures_copy)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         root = root_of(app, "cognitive-memory")
@@ -257,12 +261,12 @@ async def test_m_edits_metadata_refused_value_then_valid(fixtures_copy: Path) ->
         assert journal_actions(root) == ["set"]
 
 
-async def test_metadata_cancel_writes_nothing(fixtures_copy: Path) -> None:
-    app = quiet_app(fixtures_copy)
+async def test_metadata_cancel_writes_nothing(own_fixtures_copy: Path) -> None:
+    app = quiet_app(own_fixtures_copy)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         root = root_of(app, "project-ocean")
-        path = root / "agents/hawk/memory/vault/obs-2026-09-01-001.md"
+        path = root / "agents/ledger/memory/vault/obs-2026-09-04-001.md"
         data = path.read_bytes()
         await select(pilot, "project-ocean", OCEAN_A)
         await press(pilot, "m")
@@ -277,12 +281,12 @@ async def test_metadata_cancel_writes_nothing(fixtures_copy: Path) -> None:
 # --------------------------------------------------------------------------- body editing
 
 
-async def test_E_edits_the_body_inline(fixtures_copy: Path) -> None:
-    app = quiet_app(fixtures_copy)
+async def test_E_edits_the_body_inline(own_fixtures_copy: Path) -> None:
+    app = quiet_app(own_fixtures_copy)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         root = root_of(app, "project-ocean")
-        path = root / "agents/hawk/memory/vault/obs-2026-09-01-001.md"
+        path = root / "agents/ledger/memory/vault/obs-2026-09-04-001.md"
         data = path.read_bytes()
         await select(pilot, "project-ocean", OCEAN_A)
 
@@ -310,8 +314,8 @@ async def test_E_edits_the_body_inline(fixtures_copy: Path) -> None:
         assert row.memory.body.lstrip().startswith("Checked: ")
 
 
-async def test_enter_on_the_detail_pane_edits_the_body(fixtures_copy: Path) -> None:
-    app = quiet_app(fixtures_copy)
+async def test_enter_on_the_detail_pane_edits_the_body(own_fixtures_copy: Path) -> None:
+    app = quiet_app(own_fixtures_copy)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await select(pilot, "project-ocean", OCEAN_A)
@@ -338,15 +342,15 @@ def fake_editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 async def test_e_runs_the_editor_and_rereads_the_file(
-    fixtures_copy: Path, fake_editor: Path, monkeypatch: pytest.MonkeyPatch
+    own_fixtures_copy: Path, fake_editor: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    app = quiet_app(fixtures_copy)
+    app = quiet_app(own_fixtures_copy)
     # The headless test driver cannot hand the terminal over; nothing to hand.
     monkeypatch.setattr(app, "suspend", nullcontext)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         root = root_of(app, "project-ocean")
-        path = root / "agents/hawk/memory/vault/obs-2026-09-01-001.md"
+        path = root / "agents/ledger/memory/vault/obs-2026-09-04-001.md"
         await select(pilot, "project-ocean", OCEAN_A)
         await press(pilot, "e")
         assert path.read_text(encoding="utf-8").endswith("\nAppended by the editor.\n")
@@ -357,14 +361,14 @@ async def test_e_runs_the_editor_and_rereads_the_file(
 
 
 async def test_e_in_the_browser_says_it_is_not_available(
-    fixtures_copy: Path, fake_editor: Path, monkeypatch: pytest.MonkeyPatch
+    own_fixtures_copy: Path, fake_editor: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    app = quiet_app(fixtures_copy)
+    app = quiet_app(own_fixtures_copy)
     monkeypatch.setattr(MemlensApp, "is_web", property(lambda _self: True))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         root = root_of(app, "project-ocean")
-        path = root / "agents/hawk/memory/vault/obs-2026-09-01-001.md"
+        path = root / "agents/ledger/memory/vault/obs-2026-09-04-001.md"
         data = path.read_bytes()
         await select(pilot, "project-ocean", OCEAN_A)
         await press(pilot, "e")
@@ -375,13 +379,13 @@ async def test_e_in_the_browser_says_it_is_not_available(
 # --------------------------------------------------------------------------- marks and bulk
 
 
-async def test_marks_and_bulk_archive_with_confirmation(fixtures_copy: Path) -> None:
-    app = quiet_app(fixtures_copy)
+async def test_marks_and_bulk_archive_with_confirmation(own_fixtures_copy: Path) -> None:
+    app = quiet_app(own_fixtures_copy)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         root = root_of(app, "project-ocean")
-        vault = root / "agents/hawk/memory/vault"
-        files = [vault / "obs-2026-09-01-001.md", vault / "obs-2026-10-27-002.md"]
+        vault = root / "agents/ledger/memory/vault"
+        files = [vault / "obs-2026-09-04-001.md", vault / "obs-2026-10-24-002.md"]
         data = [f.read_bytes() for f in files]
         for memory_id in (OCEAN_A, OCEAN_B):
             await select(pilot, "project-ocean", memory_id)
@@ -403,7 +407,7 @@ async def test_marks_and_bulk_archive_with_confirmation(fixtures_copy: Path) -> 
         await press(pilot, "a")
         assert isinstance(app.screen, ConfirmScreen)
         await press(pilot, "y")
-        archive = root / "agents/hawk/memory/archive"
+        archive = root / "agents/ledger/memory/archive"
         assert [(archive / f.name).read_bytes() for f in files] == data
         assert not any(f.exists() for f in files)
         assert not main.marks
@@ -411,14 +415,14 @@ async def test_marks_and_bulk_archive_with_confirmation(fixtures_copy: Path) -> 
         assert journal_actions(root) == ["archive"]
 
 
-async def test_mark_all_matching_and_clear(fixtures_copy: Path) -> None:
-    app = quiet_app(fixtures_copy)
+async def test_mark_all_matching_and_clear(own_fixtures_copy: Path) -> None:
+    app = quiet_app(own_fixtures_copy)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         main = main_of(app)
-        await press(pilot, "slash", *"id:hawk/", "enter")
+        await press(pilot, "slash", *"id:ledger/", "enter")
         shown = [r.key for r in main.model if r.memory is not None]
-        assert shown and all("hawk/" in key[1] for key in shown)
+        assert shown and all("ledger/" in key[1] for key in shown)
         await press(pilot, "asterisk")
         assert main.marks == set(shown)
         # A bulk pin lists each marked memory; pinned or not, nothing is written yet.
@@ -438,8 +442,8 @@ def _touch_body(path: Path, line: str) -> None:
         f.write(f"\n{line}\n")
 
 
-async def test_conflict_modal_diff_then_reload(fixtures_copy: Path) -> None:
-    app = quiet_app(fixtures_copy)
+async def test_conflict_modal_diff_then_reload(own_fixtures_copy: Path) -> None:
+    app = quiet_app(own_fixtures_copy)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         root = root_of(app, "cognitive-memory")
@@ -467,30 +471,30 @@ async def test_conflict_modal_diff_then_reload(fixtures_copy: Path) -> None:
         assert (root / "vault" / COGNITIVE_FILE).read_bytes() == changed
 
 
-async def test_conflict_overwrite_replans_on_the_disk_content(fixtures_copy: Path) -> None:
-    app = quiet_app(fixtures_copy)
+async def test_conflict_overwrite_replans_on_the_disk_content(own_fixtures_copy: Path) -> None:
+    app = quiet_app(own_fixtures_copy)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         root = root_of(app, "project-ocean")
-        path = root / "agents/hawk/memory/vault/obs-2026-09-01-001.md"
+        path = root / "agents/ledger/memory/vault/obs-2026-09-04-001.md"
         await select(pilot, "project-ocean", OCEAN_A)
         _touch_body(path, "Another agent's note.")
 
         await press(pilot, "a")
         assert isinstance(app.screen, ConflictScreen)
         await press(pilot, "o")
-        archived = root / "agents/hawk/memory/archive/obs-2026-09-01-001.md"
+        archived = root / "agents/ledger/memory/archive/obs-2026-09-04-001.md"
         assert not path.exists()
         assert "Another agent's note." in archived.read_text(encoding="utf-8")
         assert journal_actions(root) == ["archive"]
 
 
-async def test_conflict_cancel_leaves_everything(fixtures_copy: Path) -> None:
-    app = quiet_app(fixtures_copy)
+async def test_conflict_cancel_leaves_everything(own_fixtures_copy: Path) -> None:
+    app = quiet_app(own_fixtures_copy)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         root = root_of(app, "project-ocean")
-        path = root / "agents/hawk/memory/vault/obs-2026-09-01-001.md"
+        path = root / "agents/ledger/memory/vault/obs-2026-09-04-001.md"
         await select(pilot, "project-ocean", OCEAN_A)
         _touch_body(path, "Another agent's note.")
         changed = path.read_bytes()
@@ -501,12 +505,12 @@ async def test_conflict_cancel_leaves_everything(fixtures_copy: Path) -> None:
         assert path.read_bytes() == changed and not journal_actions(root)
 
 
-async def test_edited_body_overwrite_needs_a_second_confirmation(fixtures_copy: Path) -> None:
-    app = quiet_app(fixtures_copy)
+async def test_edited_body_overwrite_needs_a_second_confirmation(own_fixtures_copy: Path) -> None:
+    app = quiet_app(own_fixtures_copy)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         root = root_of(app, "project-ocean")
-        path = root / "agents/hawk/memory/vault/obs-2026-09-01-001.md"
+        path = root / "agents/ledger/memory/vault/obs-2026-09-04-001.md"
         await select(pilot, "project-ocean", OCEAN_A)
         await press(pilot, "E")
         await press(pilot, *"Mine: ")
@@ -540,8 +544,8 @@ async def test_edited_body_overwrite_needs_a_second_confirmation(fixtures_copy: 
 # --------------------------------------------------------------------------- runs and access
 
 
-async def test_palette_run_previews_then_applies(fixtures_copy: Path) -> None:
-    app = quiet_app(fixtures_copy)
+async def test_palette_run_previews_then_applies(own_fixtures_copy: Path) -> None:
+    app = quiet_app(own_fixtures_copy)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         root = root_of(app, "cognitive-memory")
@@ -567,8 +571,8 @@ async def test_palette_run_previews_then_applies(fixtures_copy: Path) -> None:
         assert core.read_text(encoding="utf-8") == "# stale\n"
 
 
-async def test_ocean_promote_run_asks_the_threshold_first(fixtures_copy: Path) -> None:
-    app = quiet_app(fixtures_copy)
+async def test_ocean_promote_run_asks_the_threshold_first(own_fixtures_copy: Path) -> None:
+    app = quiet_app(own_fixtures_copy)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         root = root_of(app, "project-ocean")
@@ -595,13 +599,13 @@ async def test_ocean_promote_run_asks_the_threshold_first(fixtures_copy: Path) -
             assert "promoted_from:" in text and "promoted_at: 2026-11-22" in text
 
 
-async def test_archive_everything_expired_run(fixtures_copy: Path) -> None:
+async def test_archive_everything_expired_run(own_fixtures_copy: Path) -> None:
     from memlens.core import open_catalog
     from memlens.core.decay import archive_candidates
 
-    expected = archive_candidates(open_catalog(fixtures_copy), AS_OF)
+    expected = archive_candidates(open_catalog(own_fixtures_copy), AS_OF)
     assert expected
-    app = quiet_app(fixtures_copy)
+    app = quiet_app(own_fixtures_copy)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         run_commands(app)["Run: archive everything the formats say is expired"]()
@@ -621,16 +625,16 @@ async def test_archive_everything_expired_run(fixtures_copy: Path) -> None:
         archived = {i for _s, entry in outcome.applied for i in entry["memory_ids"]}
         assert len(archived) > len(refused)
         await press(pilot, "escape")
-    left = archive_candidates(open_catalog(fixtures_copy), AS_OF)
+    left = archive_candidates(open_catalog(own_fixtures_copy), AS_OF)
     assert {memory_label(m) for m, _r in left} == refused
 
 
-async def test_viewing_counts_an_access_only_when_tracking_is_on(fixtures_copy: Path) -> None:
+async def test_viewing_counts_an_access_only_when_tracking_is_on(own_fixtures_copy: Path) -> None:
     from memlens.core.config import Config
 
-    state = fixtures_copy / "cognitive-memory" / "_state.json"
+    state = own_fixtures_copy / "cognitive-memory" / "_state.json"
     before = state.read_bytes()
-    app = quiet_app(fixtures_copy)
+    app = quiet_app(own_fixtures_copy)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await select(pilot, "cognitive-memory", COGNITIVE_ID)
@@ -639,7 +643,7 @@ async def test_viewing_counts_an_access_only_when_tracking_is_on(fixtures_copy: 
     assert state.read_bytes() == before, "browsing changes nothing by default"
 
     app = MemlensApp(
-        [fixtures_copy], as_of=AS_OF, live_reload=False, config=Config(track_access=True)
+        [own_fixtures_copy], as_of=AS_OF, live_reload=False, config=Config(track_access=True)
     )
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -649,13 +653,13 @@ async def test_viewing_counts_an_access_only_when_tracking_is_on(fixtures_copy: 
     entries = json.loads(state.read_text(encoding="utf-8"))["entries"]
     old_count = json.loads(before)["entries"].get(COGNITIVE_ID, {}).get("access_count", 0)
     assert entries[COGNITIVE_ID]["access_count"] == old_count + 1
-    assert journal_actions(fixtures_copy / "cognitive-memory") == ["access"]
+    assert journal_actions(own_fixtures_copy / "cognitive-memory") == ["access"]
 
 
 # --------------------------------------------------------------------------- snapshots
 
 
-def test_snapshot_bulk_confirmation(snap_compare, fixtures_copy: Path) -> None:  # type: ignore[no-untyped-def]
+def test_snapshot_bulk_confirmation(snap_compare, own_fixtures_copy: Path) -> None:  # type: ignore[no-untyped-def]
     async def run_before(pilot: Pilot[None]) -> None:
         await settle(pilot)
         for memory_id in (OCEAN_A, OCEAN_B, OCEAN_ARCHIVED):
@@ -664,10 +668,10 @@ def test_snapshot_bulk_confirmation(snap_compare, fixtures_copy: Path) -> None: 
         await pilot.press("a")
         await settle(pilot)
 
-    assert snap_compare(quiet_app(fixtures_copy), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(quiet_app(own_fixtures_copy), terminal_size=SIZE, run_before=run_before)
 
 
-def test_snapshot_metadata_editor(snap_compare, fixtures_copy: Path) -> None:  # type: ignore[no-untyped-def]
+def test_snapshot_metadata_editor(snap_compare, own_fixtures_copy: Path) -> None:  # type: ignore[no-untyped-def]
     async def run_before(pilot: Pilot[None]) -> None:
         await settle(pilot)
         await select(pilot, "cognitive-memory", COGNITIVE_ID)
@@ -682,4 +686,4 @@ def test_snapshot_metadata_editor(snap_compare, fixtures_copy: Path) -> None:  #
         await pilot.pause(0.3)
         await settle(pilot)
 
-    assert snap_compare(quiet_app(fixtures_copy), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(quiet_app(own_fixtures_copy), terminal_size=SIZE, run_before=run_before)

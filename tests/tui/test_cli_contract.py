@@ -37,8 +37,10 @@ def run(*args: str) -> Any:
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
-def test_list_json_has_contract_fields(fixtures_dir: Path, expected: dict[str, Any]) -> None:
-    res = run("list", str(fixtures_dir), "--as-of", "2026-11-22", "--json")
+def test_list_json_has_contract_fields(
+    own_fixtures_dir: Path, own_expected: dict[str, Any]
+) -> None:
+    res = run("list", str(own_fixtures_dir), "--as-of", "2026-11-22", "--json")
     assert res.exit_code == 0, res.output
     records = json.loads(res.output)
     for rec in records:
@@ -47,14 +49,14 @@ def test_list_json_has_contract_fields(fixtures_dir: Path, expected: dict[str, A
     by_format: dict[str, int] = {}
     for rec in records:
         by_format[rec["format"]] = by_format.get(rec["format"], 0) + 1
-    for fmt, data in expected["formats"].items():
+    for fmt, data in own_expected["formats"].items():
         assert by_format.get(fmt) == data["valid_count"], fmt
     vaults = {rec["vault"] for rec in records}
-    assert vaults == set(expected["formats"])  # vault roots relative to PATH
+    assert vaults == set(own_expected["formats"])  # vault roots relative to PATH
 
 
-def test_list_json_positions(fixtures_dir: Path) -> None:
-    res = run("list", str(fixtures_dir / "dream-cycle"), "--as-of", "2026-11-22", "--json")
+def test_list_json_positions(own_fixtures_dir: Path) -> None:
+    res = run("list", str(own_fixtures_dir / "dream-cycle"), "--as-of", "2026-11-22", "--json")
     records = json.loads(res.output)
     assert {r["vault"] for r in records} == {"."}
     sections = [r for r in records if r["path"] == "observations.md"]
@@ -64,9 +66,9 @@ def test_list_json_positions(fixtures_dir: Path) -> None:
 
 
 def test_validate_json_lists_every_problem_and_exits_1(
-    fixtures_dir: Path, expected: dict[str, Any]
+    own_fixtures_dir: Path, own_expected: dict[str, Any]
 ) -> None:
-    res = run("validate", str(fixtures_dir), "--json")
+    res = run("validate", str(own_fixtures_dir), "--json")
     assert res.exit_code == 1
     records = json.loads(res.output)
     invalid = [
@@ -75,8 +77,8 @@ def test_validate_json_lists_every_problem_and_exits_1(
         if r["reason"] not in {"dangling_reference", "unsafe_reference", "references_tombstoned"}
     ]
     refs = [r for r in records if r not in invalid]
-    assert len(invalid) == sum(len(d["invalid"]) for d in expected["formats"].values())
-    assert len(refs) == sum(len(d["references"]) for d in expected["formats"].values())
+    assert len(invalid) == sum(len(d["invalid"]) for d in own_expected["formats"].values())
+    assert len(refs) == sum(len(d["references"]) for d in own_expected["formats"].values())
     for r in invalid:
         assert {"vault", "format", "path", "id", "reason", "detail"} <= r.keys()
     for r in refs:
@@ -94,34 +96,39 @@ def test_validate_clean_vault_exits_0(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
 
 
-def test_show_known_and_unknown_ids(fixtures_dir: Path) -> None:
+def test_show_known_and_unknown_ids(own_fixtures_dir: Path) -> None:
     res = run(
-        "show", str(fixtures_dir), "hawk/obs-2026-11-19-001", "--as-of", "2026-11-22", "--json"
+        "show",
+        str(own_fixtures_dir),
+        "courier/obs-2026-11-18-001",
+        "--as-of",
+        "2026-11-22",
+        "--json",
     )
     assert res.exit_code == 0, res.output
     rec = json.loads(res.output)
-    assert rec["status"] == "active" and rec["linear_weight"] == 0.7857
+    assert rec["status"] == "active" and rec["linear_weight"] == 0.7143
     assert "body" in rec and "fields" in rec
-    res = run("show", str(fixtures_dir), "no-such-id")
+    res = run("show", str(own_fixtures_dir), "no-such-id")
     assert res.exit_code == 1
 
 
-def test_show_text_never_prints_raw_escapes(fixtures_dir: Path) -> None:
-    res = run("list", str(fixtures_dir), "--as-of", "2026-11-22")
+def test_show_text_never_prints_raw_escapes(own_fixtures_dir: Path) -> None:
+    res = run("list", str(own_fixtures_dir), "--as-of", "2026-11-22")
     assert res.exit_code == 0
     assert "\x1b" not in res.output
-    for rec in json.loads(run("list", str(fixtures_dir), "--json").output):
-        shown = run("show", str(fixtures_dir / rec["vault"]), rec["id"])
+    for rec in json.loads(run("list", str(own_fixtures_dir), "--json").output):
+        shown = run("show", str(own_fixtures_dir / rec["vault"]), rec["id"])
         assert "\x1b" not in shown.output and "\x9b" not in shown.output
 
 
-def test_decay_report_lists_expired_not_pinned(fixtures_dir: Path) -> None:
-    res = run("decay", str(fixtures_dir), "--as-of", "2026-11-22", "--json")
+def test_decay_report_lists_expired_not_pinned(own_fixtures_dir: Path) -> None:
+    res = run("decay", str(own_fixtures_dir), "--as-of", "2026-11-22", "--json")
     assert res.exit_code == 0, res.output
     ids = {r["id"] for r in json.loads(res.output)}
-    assert "watchtower/obs-2026-11-01-001" in ids  # expired linear-14d
-    assert "hawk/obs-2026-11-19-001" not in ids  # active
-    assert "shield/obs-2026-01-15-001" not in ids  # permanent
+    assert "ledger/obs-2026-10-30-001" in ids  # expired linear-14d
+    assert "courier/obs-2026-11-18-001" not in ids  # active
+    assert "sentinel/obs-2026-02-03-001" not in ids  # permanent
 
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:

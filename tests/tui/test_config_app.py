@@ -27,27 +27,27 @@ def notices(app: MemlensApp) -> list[str]:
     return [n.message for n in app._notifications]
 
 
-def make(fixtures_dir: Path, config: Config | None = None, **kw: object) -> MemlensApp:
+def make(own_fixtures_dir: Path, config: Config | None = None, **kw: object) -> MemlensApp:
     kw.setdefault("as_of", AS_OF)
     kw.setdefault("live_reload", False)
-    return MemlensApp([fixtures_dir], config=config, **kw)
+    return MemlensApp([own_fixtures_dir], config=config, **kw)
 
 
 # ------------------------------------------------------------------ theme
 
 
-async def test_theme_from_config(fixtures_dir: Path) -> None:
-    app = make(fixtures_dir, Config(theme="nord"))
+async def test_theme_from_config(own_fixtures_dir: Path) -> None:
+    app = make(own_fixtures_dir, Config(theme="nord"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert app.theme == "nord"
         assert not [e for e in app.errors if e[0] == "config"]
 
 
-async def test_unknown_theme_warns_and_keeps_the_default(fixtures_dir: Path) -> None:
+async def test_unknown_theme_warns_and_keeps_the_default(own_fixtures_dir: Path) -> None:
     config, warnings = parse_config({"theme": "no-such-theme"})
     assert warnings == []  # only the app knows which themes exist
-    app = make(fixtures_dir, config)
+    app = make(own_fixtures_dir, config)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert app.theme != "no-such-theme"
@@ -58,8 +58,8 @@ async def test_unknown_theme_warns_and_keeps_the_default(fixtures_dir: Path) -> 
 # ------------------------------------------------------------------ keymap
 
 
-async def test_remapped_key_runs_its_binding(fixtures_dir: Path) -> None:
-    app = make(fixtures_dir, Config(keymap=MappingProxyType({"app.triage": "t"})))
+async def test_remapped_key_runs_its_binding(own_fixtures_dir: Path) -> None:
+    app = make(own_fixtures_dir, Config(keymap=MappingProxyType({"app.triage": "t"})))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert isinstance(app.screen, MainScreen)
@@ -71,9 +71,9 @@ async def test_remapped_key_runs_its_binding(fixtures_dir: Path) -> None:
         assert isinstance(app.screen, TriageScreen)
 
 
-async def test_remapped_screen_key(fixtures_dir: Path) -> None:
+async def test_remapped_screen_key(own_fixtures_dir: Path) -> None:
     keymap = MappingProxyType({"main.sort": "o"})
-    app = make(fixtures_dir, Config(keymap=keymap))
+    app = make(own_fixtures_dir, Config(keymap=keymap))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert isinstance(app.screen, MainScreen)
@@ -83,9 +83,9 @@ async def test_remapped_screen_key(fixtures_dir: Path) -> None:
         assert app.screen.model.sort_column == "title"
 
 
-async def test_unknown_binding_ids_warn_and_the_rest_applies(fixtures_dir: Path) -> None:
+async def test_unknown_binding_ids_warn_and_the_rest_applies(own_fixtures_dir: Path) -> None:
     keymap = MappingProxyType({"app.nope": "x", "app.episodes": "e,ctrl+e"})
-    app = make(fixtures_dir, Config(keymap=keymap))
+    app = make(own_fixtures_dir, Config(keymap=keymap))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert any("keymap.app.nope: no binding with this id" in n for n in notices(app))
@@ -104,14 +104,14 @@ def test_binding_ids_cover_every_screen() -> None:
 
 
 async def test_as_of_tracking_editor_and_cache_settings(
-    fixtures_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    own_fixtures_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MEMLENS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("EDITOR", "nano -w")
     config = Config(as_of=date(2026, 12, 1), track_access=True, cache=False)
-    app = MemlensApp([fixtures_dir], config=config, live_reload=False)
+    app = MemlensApp([own_fixtures_dir], config=config, live_reload=False)
     assert app.as_of == date(2026, 12, 1)
-    assert MemlensApp([fixtures_dir], as_of=AS_OF, config=config).as_of == AS_OF
+    assert MemlensApp([own_fixtures_dir], as_of=AS_OF, config=config).as_of == AS_OF
     assert app.config.track_access is True
     assert app.config.editor_command() == ["nano", "-w"]
     async with app.run_test(size=SIZE) as pilot:
@@ -119,7 +119,7 @@ async def test_as_of_tracking_editor_and_cache_settings(
         assert app.loaded
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
 
-    defaults = MemlensApp([fixtures_dir], as_of=AS_OF, live_reload=False)
+    defaults = MemlensApp([own_fixtures_dir], as_of=AS_OF, live_reload=False)
     assert defaults.config.track_access is False
     async with defaults.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -129,8 +129,8 @@ async def test_as_of_tracking_editor_and_cache_settings(
 # ------------------------------------------------------------------ clipboard
 
 
-async def test_y_and_Y_copy_the_id_and_the_path(fixtures_dir: Path) -> None:
-    app = make(fixtures_dir)
+async def test_y_and_Y_copy_the_id_and_the_path(own_fixtures_dir: Path) -> None:
+    app = make(own_fixtures_dir)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         row = app.screen.query_one(MemoryTable).current_row()
@@ -144,11 +144,11 @@ async def test_y_and_Y_copy_the_id_and_the_path(fixtures_dir: Path) -> None:
         assert f"Copied path: {row.memory.abs_path}" in notices(app)
 
 
-async def test_copy_shows_markup_literally(fixtures_dir: Path) -> None:
-    app = make(fixtures_dir)
+async def test_copy_shows_markup_literally(own_fixtures_dir: Path) -> None:
+    app = make(own_fixtures_dir)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("slash", *"docker build fails", "enter")
+        await pilot.press("slash", *"vite build fails", "enter")
         await settle(pilot)
         row = app.screen.query_one(MemoryTable).current_row()
         assert row is not None
@@ -157,8 +157,8 @@ async def test_copy_shows_markup_literally(fixtures_dir: Path) -> None:
         assert note.markup is False
 
 
-async def test_copy_on_the_episodes_screen(fixtures_dir: Path) -> None:
-    app = make(fixtures_dir)
+async def test_copy_on_the_episodes_screen(own_fixtures_dir: Path) -> None:
+    app = make(own_fixtures_dir)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("6")
@@ -184,15 +184,15 @@ def coloured(svg: str) -> set[str]:
 
 
 async def test_no_color_renders_without_colour(
-    fixtures_dir: Path, monkeypatch: pytest.MonkeyPatch
+    own_fixtures_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    plain = make(fixtures_dir)
+    plain = make(own_fixtures_dir)
     async with plain.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert coloured(plain.export_screenshot())  # the check can see colour
 
     monkeypatch.setenv("NO_COLOR", "1")
-    app = make(fixtures_dir)
+    app = make(own_fixtures_dir)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert app.no_color
@@ -205,9 +205,9 @@ async def test_no_color_renders_without_colour(
 # ------------------------------------------------------------------ first-run hint
 
 
-async def test_first_run_hint_is_shown_once(fixtures_dir: Path, tmp_path: Path) -> None:
+async def test_first_run_hint_is_shown_once(own_fixtures_dir: Path, tmp_path: Path) -> None:
     folder = tmp_path / "state"
-    app = make(fixtures_dir, state_folder=folder)
+    app = make(own_fixtures_dir, state_folder=folder)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         bars = app.screen.query(HintBar)
@@ -218,18 +218,18 @@ async def test_first_run_hint_is_shown_once(fixtures_dir: Path, tmp_path: Path) 
         await settle(pilot)
         assert not app.screen.query(HintBar)
 
-    again = make(fixtures_dir, state_folder=folder)
+    again = make(own_fixtures_dir, state_folder=folder)
     async with again.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert not again.screen.query(HintBar)
 
 
 async def test_hint_goes_with_help_and_follows_the_env(
-    fixtures_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    own_fixtures_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(STATE_DIR_ENV, str(tmp_path / "env-state"))
     assert state_dir() == tmp_path / "env-state"
-    app = make(fixtures_dir)
+    app = make(own_fixtures_dir)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         main = app.main_screen()
@@ -243,8 +243,8 @@ async def test_hint_goes_with_help_and_follows_the_env(
 # ------------------------------------------------------------------ palette
 
 
-async def test_every_key_of_every_screen_is_in_the_palette(fixtures_dir: Path) -> None:
-    app = make(fixtures_dir)
+async def test_every_key_of_every_screen_is_in_the_palette(own_fixtures_dir: Path) -> None:
+    app = make(own_fixtures_dir)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         for mode, key in (("memories", "1"), ("triage", "2"), ("problems", "3"), ("episodes", "6")):
@@ -280,8 +280,8 @@ async def test_every_key_of_every_screen_is_in_the_palette(fixtures_dir: Path) -
                 assert name in names, f"{mode}: {b.id} ({name}) is not in the palette"
 
 
-async def test_a_screen_key_runs_from_the_palette(fixtures_dir: Path) -> None:
-    app = make(fixtures_dir)
+async def test_a_screen_key_runs_from_the_palette(own_fixtures_dir: Path) -> None:
+    app = make(own_fixtures_dir)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         main = app.screen
@@ -299,7 +299,7 @@ async def test_a_screen_key_runs_from_the_palette(fixtures_dir: Path) -> None:
 
 
 def test_the_cli_hands_the_config_and_its_warnings_to_the_app(
-    fixtures_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    own_fixtures_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from click.testing import CliRunner
 
@@ -317,7 +317,7 @@ def test_the_cli_hands_the_config_and_its_warnings_to_the_app(
         seen.update(paths=paths, as_of=as_of, config=config, warnings=warnings)
 
     monkeypatch.setattr(app_module, "run_app", fake_run_app)
-    result = CliRunner().invoke(cli, ["--config", str(config_file), str(fixtures_dir)])
+    result = CliRunner().invoke(cli, ["--config", str(config_file), str(own_fixtures_dir)])
     assert result.exit_code == 0, result.output
     config = seen["config"]
     assert isinstance(config, Config)
@@ -327,9 +327,9 @@ def test_the_cli_hands_the_config_and_its_warnings_to_the_app(
     assert isinstance(warnings, list) and len(warnings) == 1 and "theme" in warnings[0]
 
 
-async def test_config_file_warnings_are_shown_in_the_app(fixtures_dir: Path) -> None:
+async def test_config_file_warnings_are_shown_in_the_app(own_fixtures_dir: Path) -> None:
     app = MemlensApp(
-        [fixtures_dir],
+        [own_fixtures_dir],
         as_of=AS_OF,
         live_reload=False,
         config_warnings=["config.toml: theme: expected a string, got 3"],

@@ -49,7 +49,7 @@ async def test_timeline_by_day_newest_first(make_app: AppFactory) -> None:
         await settle(pilot)
         lines = timeline(app).lines
         headings = [ln.day for ln in lines if ln.entry is None]
-        assert headings == sorted(headings, reverse=True) and len(headings) == 4
+        assert headings == sorted(headings, reverse=True) and len(headings) == 3
         assert lines[0].entry is None  # a day heading first
         # Each heading counts the entries under it.
         for i, ln in enumerate(lines):
@@ -59,7 +59,7 @@ async def test_timeline_by_day_newest_first(make_app: AppFactory) -> None:
                 assert ln.count == n
         # The cursor starts on the newest entry, never on a heading.
         current = timeline(app).current()
-        assert current is not None and current.date == headings[0] and current.time == "22:45"
+        assert current is not None and current.date == headings[0] and current.time == "12:00"
         await pilot.press("j")
         assert timeline(app).current() is not None
         await pilot.press("j")  # across the next heading
@@ -70,7 +70,7 @@ async def test_timeline_by_day_newest_first(make_app: AppFactory) -> None:
         await pilot.press("G")
         assert timeline(app).current() is not None
         bar = str(app.screen.query_one("#episodes-bar").render())
-        assert "8 entries" in bar and "4 days" in bar
+        assert "6 entries" in bar and "3 days" in bar
 
 
 async def test_enter_opens_the_linked_memory(make_app: AppFactory) -> None:
@@ -92,10 +92,10 @@ async def test_enter_opens_the_linked_memory(make_app: AppFactory) -> None:
         assert str(row.vault_root) == str(entry.vault_root)
 
 
-async def test_an_unresolved_link_says_so(fixtures_copy: Path) -> None:
-    day = fixtures_copy / "cognitive-memory" / "episodes" / "2026-11-21.md"
+async def test_an_unresolved_link_says_so(own_fixtures_copy: Path) -> None:
+    day = own_fixtures_copy / "cognitive-memory" / "episodes" / "2026-11-19.md"
     day.write_text(day.read_text(encoding="utf-8") + BROKEN, encoding="utf-8")
-    app = MemlensApp([fixtures_copy], as_of=AS_OF, live_reload=False)
+    app = MemlensApp([own_fixtures_copy], as_of=AS_OF, live_reload=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("6")
@@ -139,15 +139,15 @@ async def test_palette_opens_the_timeline(make_app: AppFactory) -> None:
         assert isinstance(app.screen, EpisodesScreen)
 
 
-async def test_an_appended_entry_shows_up_live(fixtures_copy: Path) -> None:
-    app = MemlensApp([fixtures_copy], as_of=AS_OF)
+async def test_an_appended_entry_shows_up_live(own_fixtures_copy: Path) -> None:
+    app = MemlensApp([own_fixtures_copy], as_of=AS_OF)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await wait_for(pilot, lambda: app.live_ready, "the watcher")
         await pilot.press("6")
         await settle(pilot)
         before = len([ln for ln in timeline(app).lines if ln.entry is not None])
-        day = fixtures_copy / "cognitive-memory" / "episodes" / "2026-11-21.md"
+        day = own_fixtures_copy / "cognitive-memory" / "episodes" / "2026-11-19.md"
         with day.open("a", encoding="utf-8") as fh:
             fh.write(BROKEN)
         await wait_for(

@@ -29,22 +29,31 @@ from .test_injection import assert_inert
 from .test_search_pane import make_cognitive_vault
 
 #: A cognitive-memory configuration with strengths on its three links.
-CADDY_ID = "ecd10cfb-15bd-442f-b031-73c05ad06662"
-#: The experience with the most links (11) in the fixtures.
-BUSY_ID = "exp_2026-10-27T08:25:00Z_2d2c"
-#: An experience whose title holds raw ESC colour codes, with four links.
-ESC_ID = "exp_2026-11-04T21:18:40Z_ddf6"
+CADDY_ID = "9b4f17ec-2d60-4a8b-b3f5-e8c7a0d19624"
+#: A Project Ocean observation whose title holds raw ESC colour codes, with a backlink.
+ESC_ID = "ledger/obs-2026-11-15-003"
 HUB_ID = str(uuid.uuid5(uuid.NAMESPACE_URL, "hub"))
 
 
 @pytest.fixture(scope="module")
-def graph(fixtures_dir: Path) -> MemoryGraph:
-    return build_graph(open_catalog(fixtures_dir))
+def graph(own_fixtures_dir: Path) -> MemoryGraph:
+    return build_graph(open_catalog(own_fixtures_dir))
 
 
 @pytest.fixture(scope="module")
-def memories(fixtures_dir: Path) -> dict[str, Memory]:
-    return {m.id: m for m in open_catalog(fixtures_dir).memories()}
+def memories(own_fixtures_dir: Path) -> dict[str, Memory]:
+    return {m.id: m for m in open_catalog(own_fixtures_dir).memories()}
+
+
+def busiest(graph: MemoryGraph, memories: dict[str, Memory], besides: str = "") -> Memory:
+    """The memory with the most links in the own vaults (ties: the smallest key)."""
+    others = [m for m in memories.values() if m.id != besides]
+    return min(others, key=lambda m: (-len(graph.neighbours(m.key)), m.key))
+
+
+@pytest.fixture(scope="module")
+def busy(graph: MemoryGraph, memories: dict[str, Memory]) -> Memory:
+    return busiest(graph, memories)
 
 
 @pytest.fixture
@@ -109,10 +118,7 @@ async def test_centres_on_the_memories_selection(
         assert app.focused is view(app)
 
 
-async def test_up_and_down_stop_only_on_nodes(
-    make_app: AppFactory, memories: dict[str, Memory]
-) -> None:
-    busy = memories[BUSY_ID]
+async def test_up_and_down_stop_only_on_nodes(make_app: AppFactory, busy: Memory) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await open_graph(pilot, busy)
@@ -175,9 +181,8 @@ async def test_enter_recentres_and_backspace_returns(
 
 
 async def test_plus_and_minus_change_the_depth(
-    make_app: AppFactory, memories: dict[str, Memory], graph: MemoryGraph
+    make_app: AppFactory, busy: Memory, graph: MemoryGraph
 ) -> None:
-    busy = memories[BUSY_ID]
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_graph(pilot, busy)
@@ -217,9 +222,10 @@ async def test_without_a_selection_starts_at_the_first_linked_memory(
 
 
 async def test_follows_a_new_selection_in_the_memories_pane(
-    make_app: AppFactory, memories: dict[str, Memory]
+    make_app: AppFactory, memories: dict[str, Memory], graph: MemoryGraph
 ) -> None:
-    caddy, busy = memories[CADDY_ID], memories[BUSY_ID]
+    caddy = memories[CADDY_ID]
+    busy = busiest(graph, memories, besides=CADDY_ID)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_graph(pilot, caddy)
@@ -492,8 +498,9 @@ def _key(memory: Memory) -> NodeKey:
     return memory.key
 
 
-def test_graph_pane_snapshot(snap_compare, make_app: AppFactory, fixtures_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    busy = next(m for m in open_catalog(fixtures_dir).memories() if m.id == BUSY_ID)
+def test_graph_pane_snapshot(snap_compare, make_app: AppFactory, own_fixtures_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    catalog = open_catalog(own_fixtures_dir)
+    busy = busiest(build_graph(catalog), {m.id: m for m in catalog.memories()})
 
     async def run_before(pilot: Pilot[None]) -> None:
         await open_graph(pilot, busy)

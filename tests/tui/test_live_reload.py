@@ -32,17 +32,18 @@ from memlens.tui.widgets.vault_sidebar import VaultSidebar
 from .conftest import AS_OF, SIZE, settle
 
 TIMEOUT = 20.0
-GRAFANA = "cognitive-memory/graph/configurations/grafana-alert-contact-point-via-ntfy-7982af.md"
-GRAFANA_ID = "7982af82-d664-4b17-978a-4b2ddf4cc0dc"
-HAWK = "project-ocean/agents/hawk/memory/vault/obs-2026-11-10-001.md"
-HAWK_ID = "hawk/obs-2026-11-10-001"
+DEMO = Path(__file__).resolve().parents[2] / "core" / "demo_vaults"
+GRAFANA = "cognitive-memory/graph/configurations/fly-machine-sizing-for-the-match-server-f7b0c4.md"
+GRAFANA_ID = "f7b0c452-3e8d-4a16-b9c7-15d4e6a0f283"
+HAWK = "project-ocean/agents/courier/memory/vault/obs-2026-11-09-001.md"
+HAWK_ID = "courier/obs-2026-11-09-001"
 
 COGNITIVE_DOC = """\
 ---
 id: {id}
 type: configuration
 title: "{title}"
-tags: [grafana, ntfy, alerting]
+tags: [fly, sizing, alerting]
 importance: 0.6
 confidence: 0.8
 created: 2026-04-20T18:00:00+00:00
@@ -108,8 +109,8 @@ async def open_memory(pilot: Pilot[None], app: MemlensApp, root: Path, mid: str)
 
 
 @pytest.fixture
-def vaults(fixtures_copy: Path) -> Path:
-    return fixtures_copy
+def vaults(own_fixtures_copy: Path) -> Path:
+    return own_fixtures_copy
 
 
 async def test_external_change_appears_without_a_keypress(vaults: Path) -> None:
@@ -125,13 +126,13 @@ async def test_external_change_appears_without_a_keypress(vaults: Path) -> None:
 
         replace_atomically(
             vaults / GRAFANA,
-            COGNITIVE_DOC.format(id=GRAFANA_ID, title="Grafana via ntfy, edited", body="new"),
+            COGNITIVE_DOC.format(id=GRAFANA_ID, title="Fly sizing via ntfy, edited", body="new"),
         )
         await wait_for(
             pilot,
             lambda: (
                 (r := row_of(app, root, GRAFANA_ID)) is not None
-                and r.title == "Grafana via ntfy, edited"
+                and r.title == "Fly sizing via ntfy, edited"
             ),
             "the edited title in the list",
         )
@@ -179,22 +180,22 @@ async def test_filter_stays_while_rows_change(vaults: Path) -> None:
     root = vaults / "cognitive-memory"
     async with app.run_test(size=SIZE) as pilot:
         await started(pilot)
-        await pilot.press("slash", *"grafana", "enter")
+        await pilot.press("slash", *"sizing", "enter")
         await settle(pilot)
         shown = len(main_of(app).model)
         assert shown >= 1
         replace_atomically(
             vaults / GRAFANA,
-            COGNITIVE_DOC.format(id=GRAFANA_ID, title="Grafana contact point v2", body="b"),
+            COGNITIVE_DOC.format(id=GRAFANA_ID, title="Fly sizing contact point v2", body="b"),
         )
         await wait_for(
             pilot,
             lambda: (r := row_of(app, root, GRAFANA_ID)) is not None and r.title.endswith("v2"),
             "the change",
         )
-        assert main_of(app).model.query == "grafana"
+        assert main_of(app).model.query == "sizing"
         assert len(main_of(app).model) == shown
-        assert all("grafana" in r.haystack for r in main_of(app).model)
+        assert all("sizing" in r.haystack for r in main_of(app).model)
 
 
 async def test_open_memory_that_changes_shows_a_banner_and_the_new_content(vaults: Path) -> None:
@@ -205,11 +206,11 @@ async def test_open_memory_that_changes_shows_a_banner_and_the_new_content(vault
         await open_memory(pilot, app, root, GRAFANA_ID)
         replace_atomically(
             vaults / GRAFANA,
-            COGNITIVE_DOC.format(id=GRAFANA_ID, title="Grafana, rewritten", body="fresh body"),
+            COGNITIVE_DOC.format(id=GRAFANA_ID, title="Fly sizing, rewritten", body="fresh body"),
         )
         await wait_for(
             pilot,
-            lambda: (r := detail(app).row) is not None and r.title == "Grafana, rewritten",
+            lambda: (r := detail(app).row) is not None and r.title == "Fly sizing, rewritten",
             "the detail pane to show the new content",
         )
         b = banner(app)
@@ -236,7 +237,7 @@ print("done", flush=True)
 
 OCEAN_DOC = (
     "---\ntags: [watch]\nconfidence: 0.7\ncreated: 2026-11-20\ndecay: linear-30d\n"
-    "source: hawk\nbacklinks: []\n---\nBODY\n"
+    "source: courier\nbacklinks: []\n---\nBODY\n"
 )
 
 
@@ -305,14 +306,16 @@ def _vault(app: MemlensApp, root: Path) -> Vault:
     return next(v for v, _ in app.loaded if v.root == root.resolve())
 
 
-async def test_a_new_vault_folder_appears_in_the_sidebar(vaults: Path, fixtures_dir: Path) -> None:
+async def test_a_new_vault_folder_appears_in_the_sidebar(vaults: Path) -> None:
     app = MemlensApp([vaults], as_of=AS_OF)
     async with app.run_test(size=SIZE) as pilot:
         await started(pilot)
         names = [s.name for s in app.summaries()]
         assert "later/ov" not in names
         (vaults / "later").mkdir()
-        shutil.copytree(fixtures_dir / "observation-v1", vaults / "later" / "ov")
+        shutil.copytree(
+            DEMO / "observation-v1", vaults / "later" / "ov"
+        )  # a format of another half
         await wait_for(
             pilot,
             lambda: any(s.name == "later/ov" and s.loaded for s in app.summaries()),
@@ -404,7 +407,7 @@ async def test_search_index_follows_changes_incrementally(vaults: Path) -> None:
         assert screen.results is not None and screen.results.hits == []
         replace_atomically(
             vaults / GRAFANA,
-            COGNITIVE_DOC.format(id=GRAFANA_ID, title="Grafana", body="zanzibarqux alerting"),
+            COGNITIVE_DOC.format(id=GRAFANA_ID, title="Fly sizing", body="zanzibarqux alerting"),
         )
         await wait_for(
             pilot,
@@ -452,7 +455,7 @@ async def test_graph_is_rebuilt_after_changes(
 
 
 async def test_progressive_load_ends_equal_to_the_linked_rows(
-    fixtures_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    own_fixtures_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     import memlens.tui.app as app_module
     from memlens.tui.messages import VaultProgress
@@ -469,7 +472,7 @@ async def test_progressive_load_ends_equal_to_the_linked_rows(
         real(self, message)
 
     monkeypatch.setattr(MemlensApp, "on_vault_progress", counting)
-    app = MemlensApp([fixtures_dir], as_of=AS_OF, live_reload=False)
+    app = MemlensApp([own_fixtures_dir], as_of=AS_OF, live_reload=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert len(steps) > 5  # first rows came in small steps
@@ -489,7 +492,7 @@ async def test_progressive_load_ends_equal_to_the_linked_rows(
     # Served whole from the cache, a vault's linked rows come at once: only
     # the app's very first batch comes early.
     steps.clear()
-    again = MemlensApp([fixtures_dir], as_of=AS_OF, live_reload=False)
+    again = MemlensApp([own_fixtures_dir], as_of=AS_OF, live_reload=False)
     async with again.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert steps == [3]

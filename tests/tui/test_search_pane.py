@@ -31,8 +31,8 @@ from .test_injection import assert_inert
 
 
 @pytest.fixture(scope="module")
-def core_index(fixtures_dir: Path) -> SearchIndex:
-    return SearchIndex.from_catalog(open_catalog(fixtures_dir), AS_OF)
+def core_index(own_fixtures_dir: Path) -> SearchIndex:
+    return SearchIndex.from_catalog(open_catalog(own_fixtures_dir), AS_OF)
 
 
 def search(app: MemlensApp) -> SearchScreen:
@@ -85,17 +85,17 @@ async def test_opens_with_an_index_of_every_memory(
 async def test_results_update_as_you_type(make_app: AppFactory, core_index: SearchIndex) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        screen = await open_search(pilot, "docker")
-        expected = core_index.run("docker", PAGE, as_you_type=True)
+        screen = await open_search(pilot, "sqlite")
+        expected = core_index.run("sqlite", PAGE, as_you_type=True)
         assert expected.hits
         assert ids(results(app).hits) == ids(expected.hits)
         assert f"{expected.total} matches" in text_of(app, "#search-bar")
         # One more word narrows or re-ranks: the list follows the input.
-        await pilot.press(*" build")
+        await pilot.press(*" database")
         await settle(pilot)
-        expected = core_index.run("docker build", PAGE, as_you_type=True)
+        expected = core_index.run("sqlite database", PAGE, as_you_type=True)
         assert ids(results(app).hits) == ids(expected.hits)
-        assert screen.answered == "docker build"
+        assert screen.answered == "sqlite database"
         assert screen.query_seconds is not None
 
 
@@ -105,9 +105,9 @@ async def test_typing_before_the_index_exists_runs_once_it_does(
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("4")
-        await pilot.press(*"backup")
+        await pilot.press(*"refund")
         await settle(pilot)
-        assert ids(results(app).hits) == ids(core_index.run("backup", PAGE, as_you_type=True).hits)
+        assert ids(results(app).hits) == ids(core_index.run("refund", PAGE, as_you_type=True).hits)
 
 
 async def test_filters_and_negation(make_app: AppFactory, core_index: SearchIndex) -> None:
@@ -117,22 +117,22 @@ async def test_filters_and_negation(make_app: AppFactory, core_index: SearchInde
         hits = results(app).hits
         assert hits and all(h.memory.format == "dream-cycle" for h in hits)
         field = app.screen.query_one("#search-input", Input)
-        field.value = "backup -format:cognitive-memory"
+        field.value = "refund -format:cognitive-memory"
         await settle(pilot)
         hits = results(app).hits
         assert hits and all(h.memory.format != "cognitive-memory" for h in hits)
         assert ids(hits) == ids(
-            core_index.run("backup -format:cognitive-memory", PAGE, as_you_type=True).hits
+            core_index.run("refund -format:cognitive-memory", PAGE, as_you_type=True).hits
         )
 
 
 async def test_a_bad_query_shows_its_error_and_keeps_the_hits(make_app: AppFactory) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        screen = await open_search(pilot, "backup")
+        screen = await open_search(pilot, "refund")
         before = ids(results(app).hits)
         assert before
-        app.screen.query_one("#search-input", Input).value = "backup importance>"
+        app.screen.query_one("#search-input", Input).value = "refund importance>"
         await settle(pilot)
         assert screen.error is not None and "importance>" in screen.error
         assert "bad query token" in text_of(app, "#search-bar")
@@ -142,7 +142,7 @@ async def test_a_bad_query_shows_its_error_and_keeps_the_hits(make_app: AppFacto
         field.cursor_position = len(field.value)
         await pilot.press(*"0.5")
         await settle(pilot)
-        assert field.value == "backup importance>0.5"
+        assert field.value == "refund importance>0.5"
         assert screen.error is None
 
 
@@ -151,8 +151,8 @@ async def test_explanation_of_the_highlighted_hit(
 ) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await open_search(pilot, "docker")
-        expected = core_index.run("docker", PAGE, as_you_type=True).hits
+        await open_search(pilot, "sqlite")
+        expected = core_index.run("sqlite", PAGE, as_you_type=True).hits
         first = text_of(app, "#search-explain")
         ex = expected[0].explain
         assert expected[0].memory.title in first
@@ -195,7 +195,7 @@ async def test_explanation_of_the_highlighted_hit(
 async def test_enter_opens_the_memory(make_app: AppFactory, core_index: SearchIndex) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await open_search(pilot, "restic")
+        await open_search(pilot, "litestream")
         await pilot.press("enter", "down")  # to the results, second hit
         await settle(pilot)
         hit = results(app).current()
@@ -210,7 +210,7 @@ async def test_enter_opens_the_memory(make_app: AppFactory, core_index: SearchIn
 async def test_more_like_this_and_back(make_app: AppFactory, core_index: SearchIndex) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        screen = await open_search(pilot, "restic")
+        screen = await open_search(pilot, "litestream")
         await pilot.press("enter", "down")
         hit = results(app).current()
         assert hit is not None
@@ -274,7 +274,7 @@ async def test_more_like_this_without_vectors_says_so(
 ) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        screen = await open_search(pilot, "restic")
+        screen = await open_search(pilot, "litestream")
         notes: list[str] = []
         monkeypatch.setattr(app, "notify", lambda message, **_kw: notes.append(message))
         await pilot.press("enter", "M")
@@ -288,7 +288,7 @@ async def test_slash_escape_and_down_move_between_input_and_results(
 ) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await open_search(pilot, "backup")
+        await open_search(pilot, "refund")
         field = app.screen.query_one("#search-input", Input)
         await pilot.press("down")
         assert app.focused is results(app)
@@ -330,7 +330,7 @@ async def test_escape_leaves_the_query_so_digits_switch_panes(make_app: AppFacto
 async def test_l_centres_the_graph_on_the_hit(make_app: AppFactory) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await open_search(pilot, "caddyfile")
+        await open_search(pilot, "replication")
         await pilot.press("enter")
         hit = results(app).current()
         assert hit is not None
@@ -367,12 +367,12 @@ async def test_injection_hits_render_literally(make_app: AppFactory) -> None:
 async def test_reload_rebuilds_the_index(make_app: AppFactory, core_index: SearchIndex) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        screen = await open_search(pilot, "backup")
+        screen = await open_search(pilot, "refund")
         old = screen.index
         await pilot.press("ctrl+r")
         await settle(pilot)
         assert screen.index is not None and screen.index is not old
-        assert ids(results(app).hits) == ids(core_index.run("backup", PAGE, as_you_type=True).hits)
+        assert ids(results(app).hits) == ids(core_index.run("refund", PAGE, as_you_type=True).hits)
 
 
 # --------------------------------------------------------------------------- snapshots
@@ -380,7 +380,7 @@ async def test_reload_rebuilds_the_index(make_app: AppFactory, core_index: Searc
 
 def test_search_pane_snapshot(snap_compare, make_app: AppFactory) -> None:  # type: ignore[no-untyped-def]
     async def run_before(pilot: Pilot[None]) -> None:
-        await open_search(pilot, "backup")
+        await open_search(pilot, "refund")
         await pilot.press("enter", "down")
         await settle(pilot)
 
@@ -389,7 +389,7 @@ def test_search_pane_snapshot(snap_compare, make_app: AppFactory) -> None:  # ty
 
 def test_more_like_this_snapshot(snap_compare, make_app: AppFactory) -> None:  # type: ignore[no-untyped-def]
     async def run_before(pilot: Pilot[None]) -> None:
-        await open_search(pilot, "caddyfile")
+        await open_search(pilot, "replication")
         await pilot.press("enter", "m")
         await settle(pilot)
 

@@ -30,9 +30,9 @@ async def _rows(make_app: AppFactory, root: Path) -> list[tuple[str, str]]:
 
 
 async def test_warm_start_with_the_helper_lists_the_same_rows(
-    make_app: AppFactory, fixtures_copy: Path, monkeypatch: pytest.MonkeyPatch
+    make_app: AppFactory, own_fixtures_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cold = await _rows(make_app, fixtures_copy)  # writes the scan caches
+    cold = await _rows(make_app, own_fixtures_copy)  # writes the scan caches
     started: list[wa.WalkAhead] = []
     taken: list[bool] = []
     real_start = app_module.start_walk_ahead
@@ -52,6 +52,6 @@ async def test_warm_start_with_the_helper_lists_the_same_rows(
         return ahead
 
     monkeypatch.setattr(app_module, "start_walk_ahead", forced)
-    warm = await _rows(make_app, fixtures_copy)
+    warm = await _rows(make_app, own_fixtures_copy)
     assert warm == cold
     assert started and taken and all(taken)
