@@ -426,10 +426,12 @@ def test_promote_refusals(root: Path, options: dict[str, Any], field: str) -> No
     assert sorted(p.name for p in outside.iterdir()) == before_outside
 
 
-def test_promote_refuses_comprehension_and_mixed_vaults(root: Path, fixtures_copy: Path) -> None:
+def test_promote_refuses_comprehension_and_mixed_vaults(
+    root: Path, own_fixtures_copy: Path
+) -> None:
     with pytest.raises(RefusedError, match="only observations"):
         W.plan_promote(get(root, "comp-webhook-auth-001"), {})
-    other = open_catalog(fixtures_copy / "cognitive-memory")
+    other = open_catalog(own_fixtures_copy / "dream-cycle")
     with pytest.raises(RefusedError):
         plan_promote_many([get(root, "obs-001"), next(other.memories())], {})
     with pytest.raises(RefusedError):
