@@ -24,8 +24,8 @@ TODAY = date(2026, 11, 22)
 
 
 @pytest.fixture
-def root(fixtures_copy: Path) -> Path:
-    return fixtures_copy / "dream-cycle"
+def root(own_fixtures_copy: Path) -> Path:
+    return own_fixtures_copy / "dream-cycle"
 
 
 @pytest.fixture
@@ -78,7 +78,7 @@ def test_pin_rewrites_only_the_comment_line_and_unpin_restores_it(
     root: Path, writer: DreamCycleWriter
 ) -> None:
     before = files(root)
-    m = scan(root)["NAS firmware and update policy"]
+    m = scan(root)["Clinic X-ray unit service contract"]
     plan = writer.plan_pin(m)
     assert "dc:ttl=never" in plan.summary and plan.memory_ids == [m.id]
     assert [c.path.name for c in plan.changes] == ["observations.md"]
@@ -86,24 +86,24 @@ def test_pin_rewrites_only_the_comment_line_and_unpin_restores_it(
     old, new = changed_lines(before["observations.md"], (root / "observations.md").read_bytes())
     assert old == [
         b"<!-- dc:type=fact dc:importance=4.5 dc:ttl=90 dc:confidence=0.95 dc:source=explicit"
-        b" dc:date=2026-11-10 -->\n"
+        b" dc:date=2026-11-09 -->\n"
     ]
     assert new == [
         b"<!-- dc:type=fact dc:importance=4.5 dc:ttl=never dc:confidence=0.95 dc:source=explicit"
-        b" dc:date=2026-11-10 dc:ttl_before_pin=90 -->\n"
+        b" dc:date=2026-11-09 dc:ttl_before_pin=90 -->\n"
     ]
-    pinned = scan(root)["NAS firmware and update policy"]
+    pinned = scan(root)["Clinic X-ray unit service contract"]
     assert pinned.pinned and pinned.id == m.id
     apply(writer.plan_unpin(pinned))
     assert files(root) == before  # dc:ttl=90 back, marker gone, byte for byte
-    assert not scan(root)["NAS firmware and update policy"].pinned
+    assert not scan(root)["Clinic X-ray unit service contract"].pinned
 
 
 def test_pin_untagged_writes_a_valid_comment_and_unpin_removes_it(
     root: Path, writer: DreamCycleWriter
 ) -> None:
     before = files(root)
-    m = scan(root)["Home router model"]
+    m = scan(root)["Home printer model"]
     assert not m.native["tagged"]
     plan = writer.plan_pin(m)
     assert "dc:type=fact dc:importance=5.0" in plan.summary and "2026-11-22" in plan.summary
@@ -115,8 +115,8 @@ def test_pin_untagged_writes_a_valid_comment_and_unpin_removes_it(
         b"<!-- dc:type=fact dc:importance=5.0 dc:ttl=never dc:date=2026-11-22"
         b" dc:ttl_before_pin=untagged -->\n"
     ]
-    assert b"## Home router model\n<!-- dc:type=fact" in text
-    after = scan(root)["Home router model"]
+    assert b"## Home printer model\n<!-- dc:type=fact" in text
+    after = scan(root)["Home printer model"]
     assert after.pinned and after.native["tagged"] and after.body == m.body
     assert after.importance == 5.0 and after.kind == "fact"
     apply(writer.plan_unpin(after))
@@ -126,19 +126,19 @@ def test_pin_untagged_writes_a_valid_comment_and_unpin_removes_it(
 def test_unpin_without_marker_drops_the_explicit_never(
     root: Path, writer: DreamCycleWriter
 ) -> None:
-    m = scan(root)["Never share the kids' school schedule"]
+    m = scan(root)["Never disclose the controlled-drug safe code"]
     assert m.pinned
     plan = writer.plan_unpin(m)
     assert "no earlier dc:ttl was recorded" in plan.summary
     apply(plan)
-    after = scan(root)["Never share the kids' school schedule"]
+    after = scan(root)["Never disclose the controlled-drug safe code"]
     assert not after.pinned
     assert "dc:ttl" not in after.fields
     assert after.native["ttl"] is None  # a rule still never expires by type
 
 
 def test_pin_refuses_already_pinned(root: Path, writer: DreamCycleWriter) -> None:
-    m = scan(root)["Confirm before sending money"]
+    m = scan(root)["Confirm before paying any supplier invoice"]
     with pytest.raises(RefusedError, match="already pinned"):
         writer.plan_pin(m)
     with pytest.raises(RefusedError, match="already pinned"):
@@ -149,11 +149,13 @@ def test_undo_restores_every_byte_after_each_action(root: Path) -> None:
     before = files(root)
     m = scan(root)
     actions = [
-        Action("pin", m["Flight seat preference"]),
-        Action("set", m["Podcast queue order"], {"changes": {"importance": 5.5}}),
-        Action("edit_body", m["Laptop migration"], {"body": "Done; the old laptop is wiped."}),
-        Action("promote", m["Morning PR skim"], {"as_of": "2026-11-22"}),
-        Action("archive", m["Dentist office details"]),
+        Action("pin", m["Train seat preference"]),
+        Action("set", m["Audiobook narrator preference"], {"changes": {"importance": 5.5}}),
+        Action(
+            "edit_body", m["Practice software upgrade"], {"body": "Done; the old laptop is wiped."}
+        ),
+        Action("promote", m["Morning clinic huddle"], {"as_of": "2026-11-22"}),
+        Action("archive", m["Farrier contact for the riding stable"]),
     ]
     for action in actions:
         state = files(root)
@@ -170,25 +172,25 @@ def test_set_rewrites_only_the_comment_and_keeps_unknown_fields(
     root: Path, writer: DreamCycleWriter
 ) -> None:
     before = (root / "observations.md").read_bytes()
-    m = scan(root)["Podcast queue order"]
+    m = scan(root)["Audiobook narrator preference"]
     apply(writer.plan_set(m, {"importance": 6.5, "dc:source": "explicit", "note": "x"}))
     old, new = changed_lines(before, (root / "observations.md").read_bytes())
     assert len(old) == len(new) == 1
     assert new[0] == (
         b"<!-- dc:type=preference dc:importance=6.5 dc:ttl=180 dc:confidence=0.7"
-        b" dc:source=explicit dc:date=2026-09-14 dc:origin=observer-v3 dc:session=tg-4471"
+        b" dc:source=explicit dc:date=2026-09-20 dc:origin=watcher-2 dc:session=sig-0913"
         b" dc:note=x -->\n"
     )
-    after = scan(root)["Podcast queue order"]
+    after = scan(root)["Audiobook narrator preference"]
     assert list(after.fields) == [*m.fields, "dc:note"]
-    assert after.extra == {"dc:origin": "observer-v3", "dc:session": "tg-4471", "dc:note": "x"}
+    assert after.extra == {"dc:origin": "watcher-2", "dc:session": "sig-0913", "dc:note": "x"}
     assert after.body == m.body and after.importance == 6.5
 
 
 def test_set_removes_an_optional_field(root: Path, writer: DreamCycleWriter) -> None:
-    m = scan(root)["Podcast queue order"]
+    m = scan(root)["Audiobook narrator preference"]
     apply(writer.plan_set(m, {"origin": REMOVE, "confidence": None}))
-    after = scan(root)["Podcast queue order"]
+    after = scan(root)["Audiobook narrator preference"]
     assert list(after.fields) == [
         "dc:type",
         "dc:importance",
@@ -221,7 +223,7 @@ def test_set_refusals_name_the_field(
     root: Path, writer: DreamCycleWriter, changes: dict[str, Any], field: str
 ) -> None:
     before = files(root)
-    m = scan(root)["Car registration renewal"]
+    m = scan(root)["Boat insurance renewal"]
     with pytest.raises(RefusedError, match=rf"^{field}:"):
         writer.plan_set(m, changes)
     assert files(root) == before
@@ -230,17 +232,17 @@ def test_set_refusals_name_the_field(
 def test_set_on_untagged_writes_a_comment_with_defaults(
     root: Path, writer: DreamCycleWriter
 ) -> None:
-    m = scan(root)["Reading list for 2026"]
+    m = scan(root)["Swimming distance for 2026"]
     plan = writer.plan_set(m, {"type": "goal", "importance": 6})
     assert "dc:date=2026-11-22" in plan.summary
     apply(plan)
-    after = scan(root)["Reading list for 2026"]
+    after = scan(root)["Swimming distance for 2026"]
     assert after.fields == {"dc:type": "goal", "dc:importance": "6", "dc:date": "2026-11-22"}
     assert after.kind == "goal" and after.body == m.body
 
 
 def test_set_nothing_to_change_is_refused(root: Path, writer: DreamCycleWriter) -> None:
-    m = scan(root)["Car registration renewal"]
+    m = scan(root)["Boat insurance renewal"]
     with pytest.raises(RefusedError, match="nothing to change"):
         writer.plan_set(m, {"importance": "6.0"})
 
@@ -262,17 +264,17 @@ def test_edit_inner_keeps_spacing() -> None:
 
 def test_edit_body_replaces_only_the_body(root: Path, writer: DreamCycleWriter) -> None:
     before = (root / "observations.md").read_bytes()
-    m = scan(root)["Theo's allergy action plan"]
-    body = "Theo is allergic to tree nuts and sesame.\n\n### Details\n\nEpiPen in the red pouch."
+    m = scan(root)["Mila's asthma action plan"]
+    body = "Mila has exercise-induced asthma.\n\n### Details\n\nThe reliever is in her bag."
     apply(writer.plan_edit_body(m, body))
     text = (root / "observations.md").read_bytes()
-    after = scan(root)["Theo's allergy action plan"]
+    after = scan(root)["Mila's asthma action plan"]
     assert after.body == body and after.fields == m.fields and after.id == m.id
-    head = "## Theo's allergy action plan\n<!-- dc:type=rule dc:importance=9.8 dc:ttl=never"
+    head = "## Mila's asthma action plan\n<!-- dc:type=rule dc:importance=9.8 dc:ttl=never"
     assert head.encode() in text
     # Everything before and after the section is untouched.
-    start = before.index(b"## Theo's allergy")
-    nxt = before.index(b"## Home router model")
+    start = before.index(b"## Mila's asthma")
+    nxt = before.index(b"## Home printer model")
     assert text.startswith(before[:start])
     assert text.endswith(before[nxt - 1 :])
 
@@ -280,19 +282,19 @@ def test_edit_body_replaces_only_the_body(root: Path, writer: DreamCycleWriter) 
 def test_edit_body_of_an_empty_section_keeps_the_separator(
     root: Path, writer: DreamCycleWriter
 ) -> None:
-    m = scan(root)["Ada — piano recital"]
+    m = scan(root)["Luka — swimming gala"]
     assert m.body == ""
-    apply(writer.plan_edit_body(m, "She played Chopin's Nocturne in E-flat.\r\n"))
+    apply(writer.plan_edit_body(m, "He swam the 50 m backstroke in 41 s.\r\n"))
     text = (root / "observations.md").read_text(encoding="utf-8-sig")
     assert (
-        "dc:date=2026-11-21 -->\nShe played Chopin's Nocturne in E-flat.\n\n"
-        "## Theo's allergy action plan\n"
+        "dc:date=2026-11-21 -->\nHe swam the 50 m backstroke in 41 s.\n\n"
+        "## Mila's asthma action plan\n"
     ) in text
-    assert scan(root)["Ada — piano recital"].body == "She played Chopin's Nocturne in E-flat."
+    assert scan(root)["Luka — swimming gala"].body == "He swam the 50 m backstroke in 41 s."
 
 
 def test_edit_body_refuses_a_heading_line(root: Path, writer: DreamCycleWriter) -> None:
-    m = scan(root)["Laptop migration"]
+    m = scan(root)["Practice software upgrade"]
     with pytest.raises(RefusedError, match=r"^body: line 2 starts with '## '"):
         writer.plan_edit_body(m, "Done.\n## Sneaky new section")
 
@@ -300,7 +302,7 @@ def test_edit_body_refuses_a_heading_line(root: Path, writer: DreamCycleWriter) 
 def test_edit_body_of_untagged_refuses_a_leading_comment(
     root: Path, writer: DreamCycleWriter
 ) -> None:
-    m = scan(root)["Laptop migration"]
+    m = scan(root)["Practice software upgrade"]
     with pytest.raises(RefusedError, match=r"^body:"):
         writer.plan_edit_body(m, "<!-- dc:type=rule dc:importance=9 dc:date=2026-01-01 -->\nx")
 
@@ -311,24 +313,24 @@ def test_edit_body_of_untagged_refuses_a_leading_comment(
 def test_promote_untagged_tags_with_the_classification(
     root: Path, writer: DreamCycleWriter
 ) -> None:
-    m = scan(root)["IoT devices stay on their own VLAN"]
+    m = scan(root)["Guest Wi-Fi stays separate"]
     assert m.native["classified_type"] == "rule"
     plan = writer.plan_promote(m, {"as_of": "2026-11-20"})
     apply(plan)
-    after = scan(root)["IoT devices stay on their own VLAN"]
+    after = scan(root)["Guest Wi-Fi stays separate"]
     assert after.fields == {"dc:type": "rule", "dc:importance": "5.0", "dc:date": "2026-11-20"}
     assert after.kind == "rule" and after.body == m.body
 
 
 def test_promote_untagged_with_a_chosen_type(root: Path, writer: DreamCycleWriter) -> None:
-    m = scan(root)["Daily Summary — 2026-11-19"]
+    m = scan(root)["Daily Summary — 2026-11-18"]
     apply(writer.plan_promote(m, {"type": "habit", "importance": 6.5}))
-    after = scan(root)["Daily Summary — 2026-11-19"]
+    after = scan(root)["Daily Summary — 2026-11-18"]
     assert after.fields == {"dc:type": "habit", "dc:importance": "6.5", "dc:date": "2026-11-22"}
 
 
 def test_promote_tagged_only_raises_the_ttl(root: Path, writer: DreamCycleWriter) -> None:
-    m = scan(root)["Flight seat preference"]
+    m = scan(root)["Train seat preference"]
     with pytest.raises(RefusedError, match=r"^type: event"):
         writer.plan_promote(m, {"type": "event"})
     with pytest.raises(RefusedError, match="already tagged"):
@@ -336,7 +338,7 @@ def test_promote_tagged_only_raises_the_ttl(root: Path, writer: DreamCycleWriter
     with pytest.raises(RefusedError, match=r"^type:"):
         writer.plan_promote(m, {"type": "../rule"})
     apply(writer.plan_promote(m, {"type": "goal", "as_of": "2026-11-22"}))
-    after = scan(root)["Flight seat preference"]
+    after = scan(root)["Train seat preference"]
     assert after.fields["dc:type"] == "goal" and after.fields["dc:ttl"] == "365"
     assert after.fields["dc:date"] == m.fields["dc:date"]
 
@@ -344,14 +346,14 @@ def test_promote_tagged_only_raises_the_ttl(root: Path, writer: DreamCycleWriter
 def test_promote_importance_counts_from_the_promote_date(
     root: Path, writer: DreamCycleWriter
 ) -> None:
-    m = scan(root)["Kitchen renovation quotes"]  # 5.5, context, 2026-11-02 -> 3.5 now
+    m = scan(root)["Clinic flooring quotes"]  # 5.5, context, 2026-11-04 -> 3.7 now
     with pytest.raises(RefusedError, match=r"^importance: 3\.0 is below"):
         writer.plan_promote(m, {"importance": 3.0, "as_of": "2026-11-22"})
     apply(writer.plan_promote(m, {"importance": 7.0, "as_of": "2026-11-22"}))
-    after = scan(root)["Kitchen renovation quotes"]
+    after = scan(root)["Clinic flooring quotes"]
     assert after.fields["dc:importance"] == "7.0"
     assert after.fields["dc:decayed"] == "2026-11-22"
-    assert after.fields["dc:date"] == "2026-11-02"
+    assert after.fields["dc:date"] == "2026-11-04"
     from memlens.core.decay import decay_of
 
     assert decay_of(after, date(2026, 11, 22)).current_importance == 7.0
@@ -374,47 +376,47 @@ SPEC_KEYS = [
 
 def test_archive_moves_the_section_into_archive_jsonl(root: Path, writer: DreamCycleWriter) -> None:
     before = files(root)
-    m = scan(root)["Dentist office details"]
+    m = scan(root)["Farrier contact for the riding stable"]
     plan = writer.plan_archive(m)
     assert plan.describe() == ["rewrite observations.md", "rewrite archive.jsonl"]
     apply(plan)
     obs = (root / "observations.md").read_bytes()
     section = (
-        b"## Dentist office details\n"
+        b"## Farrier contact for the riding stable\n"
         b"<!-- dc:type=fact dc:importance=3.0 dc:ttl=90 dc:confidence=0.9 dc:source=explicit"
-        b" dc:date=2026-08-03 -->\n"
-        b"Brightside Family Dental, 418 Alder St, suite 2. Front desk: (503) 555-0142. They need"
-        b" 48 hours' notice to reschedule without the $40 fee.\n\n"
+        b" dc:date=2026-08-11 -->\n"
+        b"Goran Petek shoes the stable's horses on alternate Tuesdays. Mobile: +385 91 555 0187."
+        b" He wants two days' notice for emergency visits.\n\n"
     )
     assert obs == before["observations.md"].replace(section, b"")
     arc = (root / "archive.jsonl").read_bytes()
     assert arc.startswith(before["archive.jsonl"])
     entry = json.loads(arc[len(before["archive.jsonl"]) :])
     assert list(entry)[:8] == SPEC_KEYS
-    assert entry["id"] == "OBS-20260803-001"
-    assert entry["original_date"] == "2026-08-03"
+    assert entry["id"] == "OBS-20260811-001"
+    assert entry["original_date"] == "2026-08-11"
     assert entry["type"] == "fact" and entry["ttl_days"] == 90
-    assert entry["importance"] == 0.0  # 3.0 - 0.1 x 111 days, clamped
+    assert entry["importance"] == 0.0  # 3.0 - 0.1 x 103 days, clamped
     assert entry["impact"] == "low"
     assert entry["archived_reason"] == "manual"
     assert entry["full_text"] == section.decode().rstrip("\n")
     assert (
         entry["section_id"] == m.id
-        and entry["after_section"] == scan(root)["NAS firmware and update policy"].id
+        and entry["after_section"] == scan(root)["Clinic X-ray unit service contract"].id
     )
     now = scan(root)
     assert m.id not in now
-    assert now["OBS-20260803-001"].archived
+    assert now["OBS-20260811-001"].archived
 
 
 def test_archive_then_restore_rebuilds_the_file_byte_for_byte(
     root: Path, writer: DreamCycleWriter
 ) -> None:
     before = files(root)
-    m = scan(root)["Kitchen renovation quotes"]
+    m = scan(root)["Clinic flooring quotes"]
     archived_before = {k for k, v in scan(root).items() if v.archived}
     apply(writer.plan_archive(m, "context TTL expired (30 days)"))
-    entry_id = "OBS-20261102-001"
+    entry_id = "OBS-20261104-001"
     entry = scan(root)[entry_id]
     assert entry.native["archived_reason"] == "context TTL expired (30 days)"
     plan = writer.plan_restore(entry)
@@ -439,7 +441,7 @@ def test_archive_then_restore_rebuilds_the_file_byte_for_byte(
 
 def test_restore_of_the_last_and_first_sections(root: Path, writer: DreamCycleWriter) -> None:
     before = files(root)["observations.md"]
-    for title in ("School photo day", "NAS firmware and update policy"):
+    for title in ("Vaccination open day", "Clinic X-ray unit service contract"):
         m = scan(root)[title]
         apply(writer.plan_archive(m))
         entry = next(
@@ -451,7 +453,7 @@ def test_restore_of_the_last_and_first_sections(root: Path, writer: DreamCycleWr
 
 def test_restore_an_entry_written_by_another_tool(root: Path, writer: DreamCycleWriter) -> None:
     before = files(root)
-    entry = scan(root)["OBS-20261020-001"]
+    entry = scan(root)["OBS-20261024-002"]
     plan = writer.plan_restore(entry)
     assert "at the end" in plan.summary
     apply(plan)
@@ -459,14 +461,14 @@ def test_restore_an_entry_written_by_another_tool(root: Path, writer: DreamCycle
     assert obs.startswith(before["observations.md"])
     added = obs[len(before["observations.md"]) :].decode()
     assert added == (
-        "\n## Ada's soccer game moved to Field 3 because of the rain.\n"
-        "<!-- dc:type=event dc:importance=0.0 dc:ttl=14 dc:date=2026-10-20"
+        "\n## Mila's judo grading moved to the small hall because of the roof repair.\n"
+        "<!-- dc:type=event dc:importance=0.0 dc:ttl=14 dc:date=2026-10-24"
         " dc:decayed=2026-11-22 -->\n"
-        "Ada's soccer game moved to Field 3 because of the rain.\n"
+        "Mila's judo grading moved to the small hall because of the roof repair.\n"
     )
     now = scan(root)
-    assert "OBS-20261020-001" not in now
-    back = now["Ada's soccer game moved to Field 3 because of the rain."]
+    assert "OBS-20261024-002" not in now
+    back = now["Mila's judo grading moved to the small hall because of the roof repair."]
     assert back.kind == "event" and back.importance == 0.0
     undo_last(root)
     assert files(root) == before
@@ -508,33 +510,33 @@ def test_restore_marker_rules_in_the_adapter(root: Path) -> None:
     arc = root / "archive.jsonl"
     text = arc.read_text(encoding="utf-8")
     again = {
-        "id": "OBS-20261020-001",
+        "id": "OBS-20261024-002",
         "original_date": "2026-10-20",
         "archived_reason": "archived again later",
-        "full_text": "Ada's soccer game moved to Field 3 because of the rain.",
+        "full_text": "Mila's judo grading moved to the small hall because of the roof repair.",
     }
-    marker = {"id": "OBS-20261020-001", "restored": True}
+    marker = {"id": "OBS-20261024-002", "restored": True}
     arc.write_text(text + json.dumps(marker) + "\n" + json.dumps(again) + "\n", encoding="utf-8")
     cat = open_catalog(root)
-    hits = [m for m in cat.memories() if m.id == "OBS-20261020-001"]
+    hits = [m for m in cat.memories() if m.id == "OBS-20261024-002"]
     assert len(hits) == 1 and hits[0].line == 10  # only the entry after the marker
-    assert not [p for p in cat.problems() if p.id == "OBS-20261020-001"]
+    assert not [p for p in cat.problems() if p.id == "OBS-20261024-002"]
 
 
 def test_archive_ids_are_unique_per_day(root: Path, writer: DreamCycleWriter) -> None:
-    a = scan(root)["Kitchen renovation quotes"]  # dc:date 2026-11-02
-    b = scan(root)["Switched the team to trunk-based development"]  # also 2026-11-02
+    a = scan(root)["Clinic flooring quotes"]  # dc:date 2026-11-04
+    b = scan(root)["Moved the clinic to electronic prescriptions"]  # also 2026-11-04
     apply(writer.plan_archive(a))
     apply(writer.plan_archive(b))
     now = scan(root)
-    assert now["OBS-20261102-001"].body.startswith("## Kitchen renovation quotes")
-    assert now["OBS-20261102-002"].body.startswith("## Switched the team")
+    assert now["OBS-20261104-001"].body.startswith("## Clinic flooring quotes")
+    assert now["OBS-20261104-002"].body.startswith("## Moved the clinic to electronic")
 
 
 def test_archive_creates_archive_jsonl_when_absent(root: Path, writer: DreamCycleWriter) -> None:
     (root / "archive.jsonl").unlink()
     before = files(root)
-    m = scan(root)["Home router model"]
+    m = scan(root)["Home printer model"]
     plan = writer.plan_archive(m)
     assert plan.describe() == ["rewrite observations.md", "create archive.jsonl"]
     apply(plan)
@@ -550,14 +552,18 @@ def test_archive_creates_archive_jsonl_when_absent(root: Path, writer: DreamCycl
 
 def test_actions_locate_sections_by_id_after_other_edits(root: Path) -> None:
     cat = scan(root)  # one scan; every later action uses these (stale) objects
-    targets = ["Dentist office details", "Car registration renewal", "Power outage at home"]
+    targets = [
+        "Farrier contact for the riding stable",
+        "Boat insurance renewal",
+        "Burst pipe under the clinic sink",
+    ]
     for title in targets:
         Action("archive", cat[title], {"reason": "importance below 3.0"}).apply()
-    Action("pin", cat["Weekly 1:1 notes"]).apply()
+    Action("pin", cat["Weekly stock check at the clinic"]).apply()
     now = scan(root)
     for title in targets:
         assert title not in now
-    assert now["Weekly 1:1 notes"].pinned
+    assert now["Weekly stock check at the clinic"].pinned
     reasons = [m.native["archived_reason"] for m in now.values() if m.archived]
     assert reasons.count("importance below 3.0") == 3
     for _ in range(4):
@@ -573,9 +579,9 @@ def test_registered_writer_is_this_one() -> None:
 
 
 def test_external_rewrite_after_scan_is_a_conflict(root: Path, writer: DreamCycleWriter) -> None:
-    m = scan(root)["Flight seat preference"]
+    m = scan(root)["Train seat preference"]
     obs = root / "observations.md"
-    changed = obs.read_bytes().replace(b"Aisle seat", b"Window seat")
+    changed = obs.read_bytes().replace(b"Window seat", b"Aisle seat")
     obs.write_bytes(changed)
     with pytest.raises(ConflictError, match="changed on disk"):
         writer.plan_pin(m)
@@ -583,22 +589,22 @@ def test_external_rewrite_after_scan_is_a_conflict(root: Path, writer: DreamCycl
 
 
 def test_edit_to_another_section_is_not_a_conflict(root: Path, writer: DreamCycleWriter) -> None:
-    m = scan(root)["Flight seat preference"]
+    m = scan(root)["Train seat preference"]
     obs = root / "observations.md"
-    obs.write_bytes(obs.read_bytes().replace(b"Freezer was fine.", b"Freezer was fine!"))
+    obs.write_bytes(obs.read_bytes().replace(b"with the door open.", b"with the door open!"))
     apply(writer.plan_pin(m))
     text = obs.read_bytes()
-    assert b"Freezer was fine!" in text and scan(root)["Flight seat preference"].pinned
+    assert b"with the door open!" in text and scan(root)["Train seat preference"].pinned
 
 
 def test_same_size_same_mtime_rewrite_between_plan_and_apply(
     root: Path, writer: DreamCycleWriter
 ) -> None:
-    m = scan(root)["Flight seat preference"]
+    m = scan(root)["Train seat preference"]
     plan = writer.plan_archive(m)
     obs = root / "observations.md"
     st = obs.stat()
-    changed = obs.read_bytes().replace(b"Aisle seat", b"Aisle SEAT")
+    changed = obs.read_bytes().replace(b"Window seat", b"Window SEAT")
     obs.write_bytes(changed)
     os.utime(obs, ns=(st.st_atime_ns, st.st_mtime_ns))
     arc_before = (root / "archive.jsonl").read_bytes()
@@ -609,9 +615,9 @@ def test_same_size_same_mtime_rewrite_between_plan_and_apply(
 
 
 def test_section_gone_is_a_conflict(root: Path, writer: DreamCycleWriter) -> None:
-    m = scan(root)["Flight seat preference"]
+    m = scan(root)["Train seat preference"]
     obs = root / "observations.md"
-    obs.write_bytes(obs.read_bytes().replace(b"## Flight seat preference", b"## Flight seats"))
+    obs.write_bytes(obs.read_bytes().replace(b"## Train seat preference", b"## Flight seats"))
     with pytest.raises(ConflictError, match="no longer there"):
         writer.plan_set(m, {"importance": 7})
 
@@ -626,18 +632,20 @@ def test_crlf_and_bom_survive_every_action(root: Path, writer: DreamCycleWriter)
     arc.write_bytes(arc.read_bytes().replace(b"\n", b"\r\n"))
     before = files(root)
     assert before["observations.md"].startswith(b"\xef\xbb\xbf")
-    apply(writer.plan_pin(scan(root)["Home router model"]))
-    apply(writer.plan_set(scan(root)["Flight seat preference"], {"importance": 6}))
-    apply(writer.plan_edit_body(scan(root)["Laptop migration"], "Done.\nAll files copied."))
-    apply(writer.plan_archive(scan(root)["Dentist office details"]))
+    apply(writer.plan_pin(scan(root)["Home printer model"]))
+    apply(writer.plan_set(scan(root)["Train seat preference"], {"importance": 6}))
+    apply(
+        writer.plan_edit_body(scan(root)["Practice software upgrade"], "Done.\nAll files copied.")
+    )
+    apply(writer.plan_archive(scan(root)["Farrier contact for the riding stable"]))
     for name in ("observations.md", "archive.jsonl"):
         data = (root / name).read_bytes()
         assert b"\n" not in data.replace(b"\r\n", b"")
     assert (root / "observations.md").read_bytes().startswith(b"\xef\xbb\xbf")
-    assert b"## Laptop migration\r\nDone.\r\nAll files copied.\r\n" in obs.read_bytes()
+    assert b"## Practice software upgrade\r\nDone.\r\nAll files copied.\r\n" in obs.read_bytes()
     entry = next(m for m in scan(root).values() if m.fields.get("section_id"))
     apply(writer.plan_restore(entry))
-    apply(writer.plan_unpin(scan(root)["Home router model"]))
+    apply(writer.plan_unpin(scan(root)["Home printer model"]))
     for _ in range(6):
         undo_last(root)
     assert files(root) == before
@@ -649,12 +657,12 @@ def test_undecodable_lines_elsewhere_are_kept_byte_for_byte(
     obs = root / "observations.md"
     bad = b"## Caf\xe9 order\nLatin-1 bytes: cr\xe8me br\xfbl\xe9e.\n\n"
     data = obs.read_bytes()
-    at = data.index(b"## Dentist office details")
+    at = data.index(b"## Farrier contact for the riding stable")
     obs.write_bytes(data[:at] + bad + data[at:])
     cat = open_catalog(root)
     assert any(p.reason.value == "encoding" for p in cat.problems())
-    apply(writer.plan_archive(scan(root)["Dentist office details"]))
-    apply(writer.plan_pin(scan(root)["NAS firmware and update policy"]))
+    apply(writer.plan_archive(scan(root)["Farrier contact for the riding stable"]))
+    apply(writer.plan_pin(scan(root)["Clinic X-ray unit service contract"]))
     assert bad in obs.read_bytes()
 
 
@@ -662,7 +670,7 @@ def test_undecodable_lines_elsewhere_are_kept_byte_for_byte(
 
 
 def test_path_syntax_ids_are_refused(root: Path, writer: DreamCycleWriter, tmp_path: Path) -> None:
-    m = scan(root)["Flight seat preference"]
+    m = scan(root)["Train seat preference"]
     for bad in ("../x", "/etc/passwd", "..\\x", "a\x00b"):
         fake = dataclasses.replace(m, id=bad)
         with pytest.raises(RefusedError, match="path syntax"):
@@ -677,7 +685,7 @@ def test_symlinked_archive_outside_the_vault_is_refused(
     outside.write_bytes(b"")
     (root / "archive.jsonl").unlink()
     (root / "archive.jsonl").symlink_to(outside)
-    m = scan(root)["Flight seat preference"]
+    m = scan(root)["Train seat preference"]
     with pytest.raises(UnsafePathError):
         writer.plan_archive(m)
     assert outside.read_bytes() == b""

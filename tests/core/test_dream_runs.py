@@ -1,4 +1,4 @@
-"""Dream Cycle decay run and dream-log type distribution, on copies of the fixture."""
+"""Dream Cycle decay run and dream-log type distribution, on copies of the own test vault."""
 
 from __future__ import annotations
 
@@ -32,13 +32,13 @@ SPEC_KEYS = [
 
 
 @pytest.fixture
-def root(fixtures_copy: Path) -> Path:
-    return fixtures_copy / "dream-cycle"
+def root(own_fixtures_copy: Path) -> Path:
+    return own_fixtures_copy / "dream-cycle"
 
 
 @pytest.fixture
-def as_of(expected: dict[str, Any]) -> date:
-    return date.fromisoformat(expected["as_of"])
+def as_of(own_expected: dict[str, Any]) -> date:
+    return date.fromisoformat(own_expected["as_of"])
 
 
 def files(root: Path) -> dict[str, bytes]:
@@ -60,7 +60,7 @@ def new_entries(root: Path, before: bytes) -> list[dict[str, Any]]:
 
 
 def test_decay_run_archives_exactly_the_expired_and_faded_sections(
-    root: Path, as_of: date, expected: dict[str, Any]
+    root: Path, as_of: date, own_expected: dict[str, Any]
 ) -> None:
     before = files(root)
     original = {m.title: m for m in sections(root)}
@@ -69,7 +69,7 @@ def test_decay_run_archives_exactly_the_expired_and_faded_sections(
     archived_titles = {i.title for i in report.archived}
 
     # Every section expected.json describes, judged by its numbers.
-    for row in expected["formats"]["dream-cycle"]["decay"]:
+    for row in own_expected["formats"]["dream-cycle"]["decay"]:
         due = (row["ttl_expired"] is True or row["current_importance"] < 3.0) and row[
             "ttl_days"
         ] is not None
@@ -131,14 +131,14 @@ def test_write_back_records_dc_decayed_and_never_compounds(root: Path, as_of: da
             assert m.fields == old.fields
     assert checked >= 5
     # Only the importance and dc:decayed tokens changed in those comments.
-    m = after["NAS firmware and update policy"]
+    m = after["Clinic X-ray unit service contract"]
     assert list(m.fields.items()) == [
         ("dc:type", "fact"),
-        ("dc:importance", "3.3"),
+        ("dc:importance", "3.2"),
         ("dc:ttl", "90"),
         ("dc:confidence", "0.95"),
         ("dc:source", "explicit"),
-        ("dc:date", "2026-11-10"),
+        ("dc:date", "2026-11-09"),
         ("dc:decayed", "2026-11-22"),
     ]
 
@@ -169,9 +169,9 @@ def test_ttl_never_sections_are_kept(root: Path) -> None:
     obs.write_bytes(text)
     _plan, report = decay_run(root, date(2026, 11, 22))
     kept = {i.title: i for i in report.kept}
-    assert "Never share the kids' school schedule" in kept
-    assert "importance below 3.0" in kept["Never share the kids' school schedule"].reasons[0]
-    assert "Never share the kids' school schedule" not in {i.title for i in report.archived}
+    assert "Never disclose the controlled-drug safe code" in kept
+    assert "importance below 3.0" in kept["Never disclose the controlled-drug safe code"].reasons[0]
+    assert "Never disclose the controlled-drug safe code" not in {i.title for i in report.archived}
 
 
 def test_decay_run_preserves_crlf_bom_and_other_bytes(root: Path, as_of: date) -> None:
@@ -183,7 +183,11 @@ def test_decay_run_preserves_crlf_bom_and_other_bytes(root: Path, as_of: date) -
     assert data.startswith(b"\xef\xbb\xbf")
     assert b"\n" not in data.replace(b"\r\n", b"")
     # The invalid sections are never touched.
-    for title in (b"## Babysitter rate", b"## Gym membership freeze", b"## Insurance claim"):
+    for title in (
+        b"## Dog sitter rate",
+        b"## Swimming pool membership pause",
+        b"## Claim for the dented van",
+    ):
         start = before["observations.md"].index(title)
         end = before["observations.md"].index(b"\r\n## ", start + 1)
         assert before["observations.md"][start:end] in data
@@ -201,9 +205,9 @@ def test_plan_refuses_when_the_file_changes_before_apply(root: Path, as_of: date
     assert files(root) == state
 
 
-def test_not_a_dream_cycle_vault(fixtures_copy: Path) -> None:
+def test_not_a_dream_cycle_vault(own_fixtures_copy: Path) -> None:
     with pytest.raises(RefusedError):
-        decay_run(fixtures_copy / "project-ocean", date(2026, 11, 22))
+        decay_run(own_fixtures_copy / "observation-v1", date(2026, 11, 22))
 
 
 def test_lead_decay_apply_path_archives_the_same_sections(root: Path, as_of: date) -> None:
@@ -227,9 +231,9 @@ def test_lead_decay_apply_path_archives_the_same_sections(root: Path, as_of: dat
 # ---------------------------------------------------------------- type distribution
 
 
-def test_type_distribution_counts(root: Path, as_of: date, expected: dict[str, Any]) -> None:
+def test_type_distribution_counts(root: Path, as_of: date, own_expected: dict[str, Any]) -> None:
     dist = type_distribution(root, as_of)
-    dc = expected["formats"]["dream-cycle"]
+    dc = own_expected["formats"]["dream-cycle"]
     breakdown = dc["valid_breakdown"]
     assert dist.sections == breakdown["observations.md sections"]
     assert dist.tagged == breakdown["observations.md tagged"]
@@ -265,7 +269,7 @@ def test_cli_dry_run_writes_nothing_and_apply_is_undoable(root: Path) -> None:
         dream, ["decay", str(root), "--as-of", "2026-11-22", "--dry-run"], catch_exceptions=False
     )
     assert res.exit_code == 0, res.output
-    assert "archive dentist-office-details-" in res.stdout
+    assert "archive farrier-contact-for-the-riding-stable-" in res.stdout
     assert files(root) == before
     res = CliRunner().invoke(
         dream, ["decay", str(root), "--as-of", "2026-11-22", "--json"], catch_exceptions=False
@@ -278,18 +282,18 @@ def test_cli_dry_run_writes_nothing_and_apply_is_undoable(root: Path) -> None:
     assert files(root) == before
 
 
-def test_cli_report_json_and_text(fixtures_copy: Path) -> None:
+def test_cli_report_json_and_text(own_fixtures_copy: Path) -> None:
     res = CliRunner().invoke(
-        dream, ["report", str(fixtures_copy), "--as-of", "2026-11-22", "--json"]
+        dream, ["report", str(own_fixtures_copy), "--as-of", "2026-11-22", "--json"]
     )
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert [d["vault"] for d in data] == ["dream-cycle"]
     assert data[0]["sections"] == 39
-    res = CliRunner().invoke(dream, ["report", str(fixtures_copy), "--as-of", "2026-11-22"])
+    res = CliRunner().invoke(dream, ["report", str(own_fixtures_copy), "--as-of", "2026-11-22"])
     assert "### Type distribution — 2026-11-22" in res.stdout
 
 
-def test_cli_without_dream_vault_is_a_usage_error(fixtures_copy: Path) -> None:
-    res = CliRunner().invoke(dream, ["decay", str(fixtures_copy / "project-ocean")])
+def test_cli_without_dream_vault_is_a_usage_error(own_fixtures_copy: Path) -> None:
+    res = CliRunner().invoke(dream, ["decay", str(own_fixtures_copy / "experience-records")])
     assert res.exit_code == 2

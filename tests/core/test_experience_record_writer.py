@@ -49,8 +49,8 @@ def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def vault(fixtures_copy: Path) -> Path:
-    return fixtures_copy / "experience-records"
+def vault(own_fixtures_copy: Path) -> Path:
+    return own_fixtures_copy / "experience-records"
 
 
 def vault_bytes(root: Path) -> dict[str, bytes]:

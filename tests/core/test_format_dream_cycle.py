@@ -1,4 +1,4 @@
-"""The dream-cycle adapter against the public fixture, its rules, and hostile input."""
+"""The dream-cycle adapter against the project's own test vault, its rules, and hostile input."""
 
 from __future__ import annotations
 
@@ -32,11 +32,8 @@ ADAPTER = DreamCycleAdapter()
 
 
 @pytest.fixture(scope="module")
-def vault() -> Path:
-    root = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "dream-cycle"
-    if not root.is_dir():
-        pytest.skip("shared fixtures not found")
-    return root
+def vault(own_fixtures_dir: Path) -> Path:
+    return own_fixtures_dir / "dream-cycle"
 
 
 @pytest.fixture(scope="module")
@@ -45,9 +42,8 @@ def scanned(vault: Path) -> ScanResult:
 
 
 @pytest.fixture(scope="module")
-def exp(vault: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((vault.parent / "expected.json").read_text("utf-8"))
-    return dict(data["formats"]["dream-cycle"])
+def exp(own_expected: dict[str, Any]) -> dict[str, Any]:
+    return dict(own_expected["formats"]["dream-cycle"])
 
 
 def by_index(result: ScanResult, path: str = "observations.md") -> dict[int, Memory]:
@@ -145,7 +141,7 @@ def test_section_after_unclosed_comment_still_loads(scanned: ScanResult) -> None
     sections = by_index(scanned)
     assert 41 not in sections
     nxt = sections[42]
-    assert nxt.title == "School photo day"
+    assert nxt.title == "Vaccination open day"
     assert nxt.kind == "event"
     assert nxt.native["tagged"] is True
 
@@ -192,7 +188,7 @@ def test_extra_fields_kept_in_order(scanned: ScanResult, exp: dict[str, Any]) ->
         m = by_index(scanned)[entry["index"]]
         assert m.title == entry["title"]
         assert list(m.extra) == entry["fields"]
-        assert m.extra == {"dc:origin": "observer-v3", "dc:session": "tg-4471"}
+        assert m.extra == {"dc:origin": "watcher-2", "dc:session": "sig-0913"}
         assert list(m.fields) == [
             "dc:type",
             "dc:importance",
@@ -214,9 +210,9 @@ def test_fixture_edge_cases(scanned: ScanResult) -> None:
     # Section 22: only the three required fields; type default TTL applies.
     assert s[22].kind == "habit" and s[22].native["ttl"] == 365 and s[22].confidence is None
     # Unicode titles.
-    assert s[23].title == "婆婆的七十岁生日晚宴"
-    assert s[24].title.startswith("🏃")
-    assert s[25].title.startswith("תזכורת")
+    assert s[23].title == "祖母の八十歳の誕生日会"
+    assert s[24].title.startswith("⛵")
+    assert s[25].title.startswith("تذكير")
     # 500-character title: kept whole, id bounded.
     assert len(s[26].title) >= 500
     assert len(s[26].id) <= 48 + 7
@@ -226,10 +222,10 @@ def test_fixture_edge_cases(scanned: ScanResult) -> None:
     assert s[28].body == ""
     # `###` does not split a section.
     assert "### Details" in s[29].body
-    assert s[30].title == "Home router model"
+    assert s[30].title == "Home printer model"
     # A dc comment quoted mid-body is body text: untagged.
     assert not s[38].native["tagged"]
-    assert "<!-- dc:type=habit" in s[38].body
+    assert "<!-- dc:type=goal" in s[38].body
     assert s[38].kind == "fact" and s[38].native["date"] is None
     # Pinned means dc:ttl=never.
     assert s[14].pinned and s[14].native["ttl"] is None
@@ -240,29 +236,29 @@ def test_memory_fields(scanned: ScanResult, vault: Path) -> None:
     m = by_index(scanned)[1]
     assert m.format == "dream-cycle"
     assert m.path == "observations.md"
-    assert m.title == "NAS firmware and update policy"
-    assert m.body.startswith("The Synology DS920+")
+    assert m.title == "Clinic X-ray unit service contract"
+    assert m.body.startswith("The Vetray DR-40")
     assert m.importance == 4.5
     assert m.confidence == 0.95
-    assert m.created == date(2026, 11, 10)
+    assert m.created == date(2026, 11, 9)
     assert m.source == "explicit"
     lines = (vault / "observations.md").read_text("utf-8-sig").split("\n")
-    assert lines[m.native["start_line"] - 1] == "## NAS firmware and update policy"
+    assert lines[m.native["start_line"] - 1] == "## Clinic X-ray unit service contract"
     assert lines[m.native["comment_line"] - 1].startswith("<!-- dc:type=fact")
     end = m.native["end_line"]
-    assert lines[end].startswith("## Dentist office details")
+    assert lines[end].startswith("## Farrier contact for the riding stable")
 
 
 def test_archive_entries(scanned: ScanResult) -> None:
     archive = {m.line: m for m in scanned.memories if m.path == "archive.jsonl"}
     assert sorted(archive) == [1, 3, 4, 5, 7, 8]
     m = archive[1]
-    assert m.id == "OBS-20261001-002"
+    assert m.id == "OBS-20261003-001"
     assert m.kind == "event"
-    assert m.created == date(2026, 10, 1)
+    assert m.created == date(2026, 10, 3)
     assert m.importance == 0.5
-    assert m.title.startswith("Fitbit Summary — 2026-10-01")
-    assert m.body.endswith("74 active min.")
+    assert m.title.startswith("Sleep Tracker Summary — 2026-10-03")
+    assert m.body.endswith("9,115 steps.")
     assert m.extra == {}
     assert list(m.fields)[:3] == ["id", "original_date", "impact"]
     assert archive[4].kind == "fact"  # WP1-era entry without a type
@@ -277,12 +273,12 @@ def test_archive_entries(scanned: ScanResult) -> None:
 
 def test_decay_details(scanned: ScanResult) -> None:
     s = by_index(scanned)
-    fitbit = ADAPTER.decay(s[11], AS_OF)  # active, importance 2.5
-    assert fitbit.health is Health.FADING
-    assert fitbit.expires_on == date(2026, 11, 30)
-    assert fitbit.archive_reasons == ("importance below 3.0 (now 2.5)",)
-    assert fitbit.strength == pytest.approx(0.25)
-    assert fitbit.weight == pytest.approx(2.5 / 6.0)
+    sleep = ADAPTER.decay(s[11], AS_OF)  # active, importance 1.5
+    assert sleep.health is Health.FADING
+    assert sleep.expires_on == date(2026, 11, 29)
+    assert sleep.archive_reasons == ("importance below 3.0 (now 1.5)",)
+    assert sleep.strength == pytest.approx(0.15)
+    assert sleep.weight == pytest.approx(1.5 / 5.5)
     ptc = ADAPTER.decay(s[12], AS_OF)
     assert ptc.health is Health.EXPIRED
     assert any(r.startswith("event TTL expired") for r in ptc.archive_reasons)
@@ -297,8 +293,8 @@ def test_decay_details(scanned: ScanResult) -> None:
 
 
 def test_expiry_boundary(scanned: ScanResult) -> None:
-    m = by_index(scanned)[13]  # event dated 2026-11-20, ttl 14
-    last_ok = date(2026, 11, 20) + timedelta(days=14)
+    m = by_index(scanned)[13]  # event dated 2026-11-19, ttl 14
+    last_ok = date(2026, 11, 19) + timedelta(days=14)
     assert ADAPTER.decay(m, last_ok).status == "active"
     assert ADAPTER.decay(m, last_ok + timedelta(days=1)).status == "ttl_expired"
     assert ADAPTER.decay(m, AS_OF).expires_on == last_ok + timedelta(days=1)
@@ -420,16 +416,16 @@ def test_ids_are_stable_across_unrelated_edits(vault: Path, tmp_path: Path) -> N
     # and edit an unrelated body.
     new = "## Brand new observation\nSomething else entirely.\n\n"
     first = text.index("## ")
-    middle = text.index("## Power outage at home")
+    middle = text.index("## Burst pipe under the clinic sink")
     text = text[:first] + new + text[first:middle] + new.replace("Brand", "Other") + text[middle:]
-    text = text.replace("Resting HR 54.", "Resting HR 55.")
+    text = text.replace("resting heart rate 57.", "resting heart rate 58.")
     obs.write_text(text, "utf-8")
     after_memories = ADAPTER.scan(root).memories
     after = {(m.path, m.title): m.id for m in after_memories}
     for key, mid in before.items():
         assert after[key] == mid, key
     moved = {m.title: m.index for m in after_memories if m.path == "observations.md"}
-    assert moved["Power outage at home"] == 15  # the position moved, the id did not
+    assert moved["Burst pipe under the clinic sink"] == 15  # the position moved, the id did not
 
 
 def test_id_shape_and_repeated_titles(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The experience-records adapter against the public fixture and hand-made vaults."""
+"""The experience-records adapter against the own test vault and hand-made vaults."""
 
 from __future__ import annotations
 
@@ -25,16 +25,17 @@ from memlens.core.formats.experience_record import (
 )
 from memlens.core.model import Health, Memory, Reason, RefIssue, ScanResult
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 VAULT = FIXTURES / "experience-records"
-EXPECTED_ALL = json.loads((FIXTURES / "expected.json").read_text(encoding="utf-8"))
-EXPECTED = EXPECTED_ALL["formats"]["experience-records"]
-AS_OF = date.fromisoformat(EXPECTED_ALL["as_of"])
+EXPECTED = json.loads(
+    (FIXTURES / "expected" / "experience-records.json").read_text(encoding="utf-8")
+)
+AS_OF = date(2026, 11, 22)
 ADAPTER = ExperienceRecordAdapter()
 
-ERASED_ID = "exp_2026-11-05T09:02:00Z_1614"
+ERASED_ID = "exp_2026-10-29T15:40:00Z_6400"
 # Fragments of the erased record's content (name, phone, address).
-ERASED_CONTENT = ("Tomasz", "Wieczorek", "601 555 274", "Lipowa", "Kraków")
+ERASED_CONTENT = ("Ingrid", "Haugland", "912 55 318", "Storgata", "Tromsø")
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +126,7 @@ def test_blank_line_is_ignored(result: ScanResult) -> None:
     assert lines[26].strip() == b""  # line 27
     assert all(p.line != 27 for p in result.problems)
     # Line numbers after the blank line still count it.
-    m = by_id(result)["exp_2026-11-07T08:05:00Z_18ad"]
+    m = by_id(result)["exp_2026-10-31T09:35:00Z_16fb"]
     assert m.line == 28
 
 
@@ -164,27 +165,27 @@ def test_references_exactly(result: ScanResult) -> None:
     assert got == want
     assert len(result.ref_problems) == len(EXPECTED["references"])
     paths = {r.id: r.path for r in result.ref_problems}
-    assert paths["view_2026-11-07T08:30:00Z_77d0"] == "views.jsonl"
-    assert paths["stance_2026-10-28_d3a8"] == "stances.jsonl"
-    assert paths["exp_2026-11-03T09:00:00Z_de33"] == "experiences.jsonl"
-    view_ref = next(r for r in result.ref_problems if r.id == "view_2026-11-07T08:30:00Z_77d0")
+    assert paths["view_2026-10-31T09:40:00Z_c5a2"] == "views.jsonl"
+    assert paths["stance_2026-10-21_e90d"] == "stances.jsonl"
+    assert paths["exp_2026-10-25T09:00:00Z_1a9a"] == "experiences.jsonl"
+    view_ref = next(r for r in result.ref_problems if r.id == "view_2026-10-31T09:40:00Z_c5a2")
     assert view_ref.line == 4
 
 
 def test_relations_and_external_pointers(result: ScanResult) -> None:
-    m = by_id(result)["exp_2026-11-03T09:00:00Z_de33"]
+    m = by_id(result)["exp_2026-10-25T09:00:00Z_1a9a"]
     targets = [(r.field, r.target, r.type, r.resolved) for r in m.relations]
     assert (
         "parents",
-        "exp_2026-11-02T11:05:00Z_abba",
+        "exp_2026-10-24T10:40:00Z_98d6",
         "derived_from",
-        "exp_2026-11-02T11:05:00Z_abba",
+        "exp_2026-10-24T10:40:00Z_98d6",
     ) in targets
     assert ("parents", "../../../../etc/passwd", "derived_from", None) in targets
     assert ("evidence_ptrs", "../../../../etc/passwd", "evidence", None) in targets
     # External pointers are not ids: never turned into relations.
     assert all(not r.target.startswith("uri:") for r in m.relations)
-    assert is_external_pointer("uri:notion://priya/talk-ideas")
+    assert is_external_pointer("uri:drive://henrik/grant-notes")
     assert is_external_pointer("https://example.com/x")
     assert is_external_pointer("vec://sem/exp_1")
     assert not is_external_pointer("exp_2025-10-02T17:01:05Z_9f3c")
@@ -200,24 +201,24 @@ def test_edges_for_graph(result: ScanResult) -> None:
         "support",
     }
     assert {
-        "source": "stance_2026-11-03_70f2",
-        "target": "view_2026-11-03T09:30:00Z_5c2d",
+        "source": "stance_2026-10-25_0c3f",
+        "target": "view_2026-10-25T09:30:00Z_d2c6",
         "type": "support",
         "field": "decision.support",
         "issue": None,
     } in edges
     dangling = [e for e in edges if e["issue"] == "dangling_reference"]
     assert {e["target"] for e in dangling} == {
-        "exp_2026-10-29T09:00:00Z_0000",
-        "exp_2026-10-28T16:20:00Z_beef",
+        "exp_2026-10-22T09:00:00Z_0000",
+        "exp_2026-10-21T13:20:00Z_dead",
     }
 
 
 def test_records_keep_line_and_file(result: ScanResult) -> None:
     views = result.records["views"]
-    assert views[0]["id"] == "view_2026-10-27T09:02:11Z_c41e"  # BOM-prefixed first line
+    assert views[0]["id"] == "view_2026-10-19T08:02:00Z_a3d1"  # BOM-prefixed first line
     assert views[0]["_line"] == 1 and views[0]["_file"] == "views.jsonl"
-    assert views[1]["x_notes"] == "drafted for the retro doc"
+    assert views[1]["x_notes"] == "for the lab's finance checklist"
     stances = result.records["stances"]  # CRLF file
     assert [s["_line"] for s in stances] == [1, 2, 3, 4]
     assert all(s["_file"] == "stances.jsonl" for s in stances)
@@ -226,14 +227,14 @@ def test_records_keep_line_and_file(result: ScanResult) -> None:
 
 
 def test_memory_fields(result: ScanResult) -> None:
-    m = by_id(result)["exp_2026-11-06T14:30:00Z_57d3"]
+    m = by_id(result)["exp_2026-10-28T06:20:00Z_94bd"]
     assert m.kind == "occurrence"
-    assert m.title.startswith("客户说下周一开会 🙂")
-    assert m.body.startswith("客户说下周一开会")
-    assert m.tags == ("client", "scheduling")
+    assert m.title.startswith("供应商说周四发货 📦")
+    assert m.body.startswith("供应商说周四发货")
+    assert m.tags == ("supplier", "shipping")
     assert m.confidence == 0.94
     assert m.source == "user"
-    assert m.created is not None and m.created.isoformat() == "2026-11-06T14:30:00+00:00"
+    assert m.created is not None and m.created.isoformat() == "2026-10-28T06:20:00+00:00"
     raw = json.loads((VAULT / "experiences.jsonl").read_text(encoding="utf-8").split("\n")[12])
     assert list(m.fields) == list(raw)  # key order kept
     assert m.fields == raw
@@ -248,10 +249,10 @@ def test_extra_fields_preserved(result: ScanResult) -> None:
 
 
 def test_markup_and_long_text(result: ScanResult) -> None:
-    ci = by_id(result)["exp_2026-11-04T21:18:40Z_ddf6"]
+    ci = by_id(result)["exp_2026-10-26T22:07:15Z_69b3"]
     assert "\x1b[31mFAILED" in ci.body  # ESC kept literally
     assert "[bold red]" in ci.body
-    long = by_id(result)["exp_2026-11-12T11:11:11Z_ee79"]
+    long = by_id(result)["exp_2026-11-05T20:20:20Z_f7bf"]
     assert len(long.body) >= 500
     assert len(long.title) <= 100 and long.title.endswith("…")
 
@@ -275,8 +276,8 @@ def test_decay_entries(result: ScanResult) -> None:
 
 
 def test_decay_is_pure_in_as_of(result: ScanResult) -> None:
-    m = by_id(result)["exp_2026-10-27T08:12:44Z_5c6b"]
-    assert ADAPTER.decay(m, date(2026, 12, 22)).age_days == 56
+    m = by_id(result)["exp_2026-10-19T07:05:12Z_0828"]
+    assert ADAPTER.decay(m, date(2026, 12, 22)).age_days == 64
     assert ADAPTER.decay(m, date(2026, 12, 22)).status == "live"
 
 
@@ -284,7 +285,7 @@ def test_decay_is_pure_in_as_of(result: ScanResult) -> None:
 
 
 def test_archive_then_restore(vault_copy: Path) -> None:
-    target = "exp_2026-10-27T08:12:44Z_5c6b"
+    target = "exp_2026-10-19T07:05:12Z_0828"
     wal = vault_copy / "wal.jsonl"
     entries = ADAPTER.scan(vault_copy).records["wal"]
     wal_id = next_wal_id(entries)
@@ -292,7 +293,7 @@ def test_archive_then_restore(vault_copy: Path) -> None:
     append_line(wal, {"wal_id": wal_id, "ops": [archive_op(target, "2026-11-21T10:00:00Z")]})
     m = by_id(ADAPTER.scan(vault_copy))[target]
     assert m.archived and not m.tombstoned
-    assert "pg_dump" in m.body  # archived content stays readable
+    assert "soil-moisture" in m.body  # archived content stays readable
     d = ADAPTER.decay(m, AS_OF)
     assert d.status == "archived" and d.health is Health.ARCHIVED and d.weight == 0.0
     assert m.native["archive"]["wal_id"] == "wal_000017"
@@ -313,7 +314,7 @@ def test_restore_never_undoes_an_erasure(vault_copy: Path) -> None:
 
 
 def test_archived_is_not_references_tombstoned(vault_copy: Path) -> None:
-    target = "exp_2026-11-05T08:00:00Z_0d4b"  # cited by a stance
+    target = "exp_2026-10-27T08:00:00Z_8917"  # cited by a stance
     append_line(
         vault_copy / "wal.jsonl",
         {"wal_id": "wal_000017", "ops": [archive_op(target, "2026-11-21T10:00:00Z")]},
@@ -323,7 +324,7 @@ def test_archived_is_not_references_tombstoned(vault_copy: Path) -> None:
 
 
 def test_pin_and_unpin_views(vault_copy: Path) -> None:
-    target = "exp_2026-11-02T10:41:00Z_c38f"
+    target = "exp_2026-10-24T10:10:00Z_5f99"
     views = vault_copy / "views.jsonl"
     append_line(views, pin_view("view_pin_1", target))
     result = ADAPTER.scan(vault_copy)

@@ -1,4 +1,4 @@
-"""observation/v1 adapter: the public fixture, edge cases in tmp vaults, fuzzing."""
+"""observation/v1 adapter: the own test vault, edge cases in tmp vaults, fuzzing."""
 
 from __future__ import annotations
 
@@ -18,15 +18,15 @@ from memlens.core.formats import adapter_for
 from memlens.core.formats.observation_v1 import ObservationV1Adapter
 from memlens.core.model import Health, Memory, Reason, RefIssue, ScanResult
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 VAULT = FIXTURES / "observation-v1"
-EXPECTED: dict[str, Any] = json.loads((FIXTURES / "expected.json").read_text(encoding="utf-8"))[
-    "formats"
-]["observation-v1"]
+EXPECTED: dict[str, Any] = json.loads(
+    (FIXTURES / "expected" / "observation-v1.json").read_text(encoding="utf-8")
+)
 AS_OF = date(2026, 11, 22)
 ADAPTER = ObservationV1Adapter()
-
-pytestmark = pytest.mark.skipif(not VAULT.is_dir(), reason="shared fixtures not found")
+#: Project-owned vaults of the other formats (detection must say no to each).
+DEMO = Path(__file__).resolve().parents[2] / "core" / "demo_vaults"
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +134,7 @@ def test_registered_and_labelled() -> None:
 def test_detects_its_own_vault_only() -> None:
     assert ADAPTER.detect(VAULT)
     for other in ("dream-cycle", "project-ocean", "cognitive-memory", "experience-records"):
-        assert not ADAPTER.detect(FIXTURES / other), other
+        assert not ADAPTER.detect(DEMO / other), other
     assert not ADAPTER.detect(VAULT / "observations")
 
 
@@ -179,7 +179,7 @@ def test_every_reference(result: ScanResult) -> None:
 
 
 def test_relations_resolve(by_id: dict[str, Memory]) -> None:
-    comp = by_id["comp-billing-auth-001"]
+    comp = by_id["comp-webhook-auth-001"]
     rels = [(r.field, r.target, r.type, r.resolved) for r in comp.relations]
     assert rels == [
         ("observations", "obs-001", "cites", "obs-001"),
@@ -193,25 +193,25 @@ def test_relations_resolve(by_id: dict[str, Memory]) -> None:
     assert (belief.type, belief.field, belief.target, belief.resolved) == (
         "prior_belief",
         "context.prior_belief",
-        "comp-billing-auth-001/v1",
-        "comp-billing-auth-001",
+        "comp-webhook-auth-001/v1",
+        "comp-webhook-auth-001",
     )
-    (belief2,) = by_id["obs-20261121-7f3a"].relations
-    assert belief2.resolved == "comp-billing-auth-001"
-    unsafe = [r for r in by_id["comp-rate-limit-004"].relations if r.target.startswith("..")]
+    (belief2,) = by_id["obs-20261118-b2c9"].relations
+    assert belief2.resolved == "comp-webhook-auth-001"
+    unsafe = [r for r in by_id["comp-quota-004"].relations if r.target.startswith("..")]
     assert [(r.resolved, r.field) for r in unsafe] == [(None, "observations")]
-    dangling = [r for r in by_id["comp-invoice-migration-003"].relations if r.target == "obs-099"]
+    dangling = [r for r in by_id["comp-schema-backfill-003"].relations if r.target == "obs-099"]
     assert len(dangling) == 2 and all(r.resolved is None for r in dangling)
 
 
 def test_incorporated_by(by_id: dict[str, Memory]) -> None:
-    assert by_id["obs-001"].native["incorporated_by"] == ["comp-billing-auth-001"]
+    assert by_id["obs-001"].native["incorporated_by"] == ["comp-webhook-auth-001"]
     # Cited only in `observations` (not the posterior) still counts.
-    assert by_id["obs-002"].native["incorporated_by"] == ["comp-billing-auth-001"]
+    assert by_id["obs-002"].native["incorporated_by"] == ["comp-webhook-auth-001"]
     assert by_id["obs-005"].native["incorporated_by"] == []
-    assert by_id["comp-rate-limit-004"].native["cites"] == ["obs-014", "obs-016"]
+    assert by_id["comp-quota-004"].native["cites"] == ["obs-014", "obs-016"]
     why = ADAPTER.decay(by_id["obs-001"], AS_OF).why
-    assert "Incorporated into comp-billing-auth-001" in why
+    assert "Incorporated into comp-webhook-auth-001" in why
     assert "Incorporated" not in ADAPTER.decay(by_id["obs-005"], AS_OF).why
 
 
@@ -233,11 +233,11 @@ def test_decay_never_changes_with_time(by_id: dict[str, Memory]) -> None:
     memory = by_id["obs-030"]
     later = ADAPTER.decay(memory, AS_OF + timedelta(days=10_000))
     assert later.status == "retained" and later.health is Health.STABLE
-    assert later.age_days == 657 + 10_000
+    assert later.age_days == 621 + 10_000
 
 
 def test_comprehension_decay(by_id: dict[str, Memory]) -> None:
-    info = ADAPTER.decay(by_id["comp-flaky-e2e-005"], AS_OF)
+    info = ADAPTER.decay(by_id["comp-ui-tests-005"], AS_OF)
     assert (info.status, info.health, info.age_days) == ("retained", Health.STABLE, 8)
     assert info.why.startswith("comprehension/v1 defines no decay")
 
@@ -257,43 +257,43 @@ def test_obs_013_extras_and_tags(by_id: dict[str, Memory]) -> None:
     memory = by_id["obs-013"]
     assert memory.extra == {
         "type": "observation",
-        "severity": "warning",
-        "x-reviewed-by": "ops-lead",
-        "labels": ["tls", "cert-manager"],
+        "severity": "high",
+        "x-reviewed-by": "harbour-ops",
+        "labels": ["dns", "resolver"],
     }
-    assert memory.tags == ("tls", "cert-manager")
+    assert memory.tags == ("dns", "resolver")
 
 
 def test_observation_memory_fields(by_id: dict[str, Memory]) -> None:
     memory = by_id["obs-001"]
     assert memory.kind == "observation"
-    assert memory.title == "Legacy login endpoint returns 404"
-    assert memory.source == "agent/api-integration-agent"
-    assert memory.created == datetime(2026, 11, 2, 9, 14, 7, tzinfo=UTC)
+    assert memory.title == "Pilot-booking webhook rejected with 401"
+    assert memory.source == "agent/integration-agent"
+    assert memory.created == datetime(2026, 11, 3, 8, 41, 19, tzinfo=UTC)
     assert memory.confidence is None and memory.updated is None
-    assert memory.body.startswith("\n# Observation: Legacy login endpoint returns 404\n")
-    assert memory.body.endswith('{"error": "Not Found", "path": "/api/auth/login"}\n```\n')
-    assert memory.native["trace_ref"] == "trace-2026-11-02-9c41d0"
+    assert memory.body.startswith("\n# Observation: Pilot-booking webhook rejected with 401\n")
+    assert memory.body.endswith('{"error": "signature mismatch", "hook": "berth-update"}\n```\n')
+    assert memory.native["trace_ref"] == "trace-2026-11-03-4be71a"
     assert not memory.pinned
 
 
 def test_unicode_long_and_escape_titles(by_id: dict[str, Memory]) -> None:
-    assert by_id["obs-005"].title == "支付网关返回 502"
-    assert by_id["obs-009"].title.startswith("🔥")
-    assert by_id["obs-015"].title.startswith("فاتورة")
+    assert by_id["obs-005"].title == "泊位调度接口返回 503"
+    assert by_id["obs-009"].title.startswith("🚨")
+    assert by_id["obs-015"].title.startswith("جدول")
     long = by_id["obs-028"]
     assert len(long.title) > 400 and long.title == long.fields["event"]
     assert "\x1b[2J" in by_id["obs-027"].body  # kept literally
 
 
 def test_comprehension_memory_fields(by_id: dict[str, Memory]) -> None:
-    memory = by_id["comp-billing-auth-001"]
+    memory = by_id["comp-webhook-auth-001"]
     assert memory.kind == "comprehension"
     assert memory.title == memory.fields["topic"]
     assert memory.confidence == "high"
-    assert memory.tags == ("billing-auth",)
-    assert memory.source == "agent/api-integration-agent"
-    assert memory.created == memory.updated == datetime(2026, 11, 2, 9, 30, tzinfo=UTC)
+    assert memory.tags == ("webhook-auth",)
+    assert memory.source == "agent/integration-agent"
+    assert memory.created == memory.updated == datetime(2026, 11, 3, 10, 15, tzinfo=UTC)
     assert memory.native["version"] == 2 and memory.native["verified"] is False
     assert memory.native["prior_confidence"] == "medium"
     assert list(memory.extra) == ["type", "source"]
@@ -301,19 +301,19 @@ def test_comprehension_memory_fields(by_id: dict[str, Memory]) -> None:
 
 def test_bom_and_crlf_files_are_valid(by_id: dict[str, Memory]) -> None:
     crlf = by_id["obs-007"]
-    assert crlf.title == "Canary promoted to 50%" and "\r" not in crlf.body
+    assert crlf.title == "Traffic at 75% green" and "\r" not in crlf.body
     bom = by_id["obs-011"]
-    assert bom.title == "Migration 0042 finished"
+    assert bom.title == "Backfill batch 17 committed"
     assert bom.fields["spec"] == "observation/v1"
 
 
 def test_timestamp_variants(by_id: dict[str, Memory]) -> None:
     plus_two = timezone(timedelta(hours=2))
-    assert by_id["obs-029"].created == datetime(2026, 11, 19, 10, 30, tzinfo=plus_two)
-    assert by_id["obs-031"].created == datetime(2026, 11, 20, 22, 5)  # no zone
-    assert by_id["obs-20261121-7f3a"].created == datetime(2026, 11, 21, 7, 58, 12, tzinfo=UTC)
+    assert by_id["obs-029"].created == datetime(2026, 11, 18, 23, 30, tzinfo=plus_two)
+    assert by_id["obs-031"].created == datetime(2026, 11, 20, 6, 15)  # no zone
+    assert by_id["obs-20261118-b2c9"].created == datetime(2026, 11, 18, 5, 47, 31, tzinfo=UTC)
     # Age counts the timestamp's own calendar date, not UTC's.
-    assert ADAPTER.decay(by_id["obs-029"], AS_OF).age_days == 3
+    assert ADAPTER.decay(by_id["obs-029"], AS_OF).age_days == 4
 
 
 def test_scan_does_not_write() -> None:

@@ -49,6 +49,9 @@ from memlens.core.vault import open_catalog, rescan_paths, save_cache
 LOOP = "cannot read: Too many levels of symbolic links"
 PIPE = "is a named pipe, not a regular file"
 
+#: The own test vaults, and the formats that have one.
+OWN = Path(__file__).resolve().parents[1] / "fixtures"
+OWN_FORMATS = {p.name for p in OWN.iterdir() if p.is_dir() and p.name != "expected"}
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
 
 
@@ -325,7 +328,7 @@ def test_scan_by_files_reports_what_the_listing_skipped(tmp_path: Path) -> None:
 
 def test_walk_listing_falls_back_to_file_rels(tmp_path: Path) -> None:
     root = tmp_path / "ov1"
-    shutil.copytree(Path(__file__).resolve().parents[3] / "shared/fixtures/observation-v1", root)
+    shutil.copytree(OWN / "observation-v1", root)
     adapter = ObservationV1Adapter()
     if hasattr(adapter, "file_listing"):
         pytest.skip("the adapter lists with skips itself now")
@@ -335,12 +338,8 @@ def test_walk_listing_falls_back_to_file_rels(tmp_path: Path) -> None:
 
 # --------------------------------------------------------------------------- the five adapters
 
-#: Where each Markdown format keeps memory files (one folder is enough).
-MD_FOLDERS = {
-    "cognitive-memory": "graph/fixes",
-    "observation-v1": "observations",
-    "project-ocean": "agents/hawk/memory/vault",
-}
+#: The formats that keep one memory per Markdown file.
+MD_FORMATS = ("cognitive-memory", "observation-v1", "project-ocean")
 ADAPTERS = {
     "cognitive-memory": CognitiveMemoryAdapter,
     "observation-v1": ObservationV1Adapter,
@@ -354,15 +353,21 @@ def _ids(result: ScanResult) -> list[str]:
     return sorted(m.id for m in result.memories)
 
 
+def _md_folder(root: Path, fmt: str) -> str:
+    """A folder of the vault that holds memory files (found by scanning)."""
+    held = sorted(m.path for m in ADAPTERS[fmt]().scan(root).memories if "/" in m.path)
+    return held[0].rpartition("/")[0]
+
+
 @needs_fifo
-@pytest.mark.parametrize("fmt", sorted(MD_FOLDERS))
+@pytest.mark.parametrize("fmt", [f for f in MD_FORMATS if f in OWN_FORMATS])
 def test_markdown_adapters_survive_bad_entries(
-    fixtures_copy: Path, tmp_path: Path, fmt: str
+    own_fixtures_copy: Path, tmp_path: Path, fmt: str
 ) -> None:
-    root = fixtures_copy / fmt
+    root = own_fixtures_copy / fmt
     adapter = ADAPTERS[fmt]()
     before = adapter.scan(root)
-    folder = root / MD_FOLDERS[fmt]
+    folder = root / _md_folder(root, fmt)
     junk(folder, tmp_path / "outside")
     (folder / "ok.md").unlink()  # keep only entries that are not memories
     (folder / "in.md").unlink()
@@ -378,9 +383,9 @@ def test_markdown_adapters_survive_bad_entries(
     [("dream-cycle", "archived-observations.md"), ("experience-records", "stances.jsonl")],
 )
 def test_fixed_file_adapters_survive_a_pipe_or_loop(
-    fixtures_copy: Path, fmt: str, rel: str
+    own_fixtures_copy: Path, fmt: str, rel: str
 ) -> None:
-    root = fixtures_copy / fmt
+    root = own_fixtures_copy / fmt
     adapter = ADAPTERS[fmt]()
     path = root / rel
     if path.exists():
@@ -393,17 +398,18 @@ def test_fixed_file_adapters_survive_a_pipe_or_loop(
     assert _ids(finishes(lambda: adapter.scan(root))) == _ids(before)
 
 
-#: One memory file of each format, to be replaced by a link out of the vault.
+#: The one memory file of the single-file formats, to be replaced by a link
+#: out of the vault (Markdown formats: a file found by scanning).
 LINKED_OUT = {
-    **MD_FOLDERS,
     "dream-cycle": "observations.md",
     "experience-records": "experiences.jsonl",
 }
+LINKED_OUT_FORMATS = sorted(f for f in (*MD_FORMATS, *LINKED_OUT) if f in OWN_FORMATS)
 
 
 def _victim(root: Path, fmt: str) -> str:
     """Vault-relative path of a memory file of `fmt` that holds memories."""
-    where = LINKED_OUT[fmt]
+    where = LINKED_OUT.get(fmt) or _md_folder(root, fmt)
     held = {m.path for m in ADAPTERS[fmt]().scan(root).memories}
     if (root / where).is_dir():
         return min(p for p in held if p.startswith(where + "/"))
@@ -425,11 +431,11 @@ def _reported_outside(problems: list[Any], rel: str) -> bool:
     )
 
 
-@pytest.mark.parametrize("fmt", sorted(LINKED_OUT))
+@pytest.mark.parametrize("fmt", LINKED_OUT_FORMATS)
 def test_no_adapter_reads_a_file_linked_out_of_the_vault(
-    fixtures_copy: Path, tmp_path: Path, fmt: str
+    own_fixtures_copy: Path, tmp_path: Path, fmt: str
 ) -> None:
-    root = fixtures_copy / fmt
+    root = own_fixtures_copy / fmt
     rel = _victim(root, fmt)
     _link_out(root, rel, tmp_path / "outside")
     result = ADAPTERS[fmt]().scan(root)
@@ -437,13 +443,13 @@ def test_no_adapter_reads_a_file_linked_out_of_the_vault(
     assert _reported_outside(result.problems, rel)
 
 
-@pytest.mark.parametrize("fmt", sorted(LINKED_OUT))
+@pytest.mark.parametrize("fmt", LINKED_OUT_FORMATS)
 def test_the_cached_catalog_reports_a_link_out_and_forgets_it_once_gone(
-    fixtures_copy: Path, tmp_path: Path, fmt: str
+    own_fixtures_copy: Path, tmp_path: Path, fmt: str
 ) -> None:
     """The app and CLI load through the scan cache: the same Problem, cold and
     warm, and a warm start after the link is replaced does not keep it."""
-    root = fixtures_copy / fmt
+    root = own_fixtures_copy / fmt
     rel = _victim(root, fmt)
     target = tmp_path / "outside" / rel.rpartition("/")[2]
     _link_out(root, rel, tmp_path / "outside")
@@ -458,13 +464,13 @@ def test_the_cached_catalog_reports_a_link_out_and_forgets_it_once_gone(
     assert sorted(m.id for m in cat.memories()) == _ids(ADAPTERS[fmt]().scan(root))
 
 
-@pytest.mark.parametrize("fmt", sorted(LINKED_OUT))
+@pytest.mark.parametrize("fmt", LINKED_OUT_FORMATS)
 def test_a_rescan_reports_a_file_turned_into_a_link_out(
-    fixtures_copy: Path, tmp_path: Path, fmt: str
+    own_fixtures_copy: Path, tmp_path: Path, fmt: str
 ) -> None:
     """Live reload: a watched file replaced by a link out is shown, never read;
     a rescan of its folder does the same; putting the file back restores it."""
-    root = fixtures_copy / fmt
+    root = own_fixtures_copy / fmt
     rel = _victim(root, fmt)
     vault = open_catalog(root, cache=True).vaults[0]
     before = _ids(vault.result)
@@ -488,9 +494,9 @@ def test_a_rescan_reports_a_file_turned_into_a_link_out(
     ("fmt", "store"), [("dream-cycle", "archive.jsonl"), ("experience-records", "views.jsonl")]
 )
 def test_store_files_linked_out_of_the_vault_are_not_read(
-    fixtures_copy: Path, tmp_path: Path, fmt: str, store: str
+    own_fixtures_copy: Path, tmp_path: Path, fmt: str, store: str
 ) -> None:
-    root = fixtures_copy / fmt
+    root = own_fixtures_copy / fmt
     outside = tmp_path / "outside"
     outside.mkdir()
     shutil.move(root / store, outside / store)

@@ -9,6 +9,7 @@ now in `Plan.reads`, which apply_plan checks before the first write.
 from __future__ import annotations
 
 import inspect
+import shutil
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -29,19 +30,23 @@ FORMATS = (
     "experience-records",
     "dream-cycle",
 )
-#: One archivable (live, unpinned) memory per format.
-ARCHIVABLE = {
-    "cognitive-memory": "57ff6828-f894-46a3-8cff-ca1891198257",
-    "observation-v1": "obs-001",
-    "project-ocean": "hawk/obs-2026-09-01-001",
-    "experience-records": "exp_2026-10-27T08:12:44Z_5c6b",
-    "dream-cycle": "nas-firmware-and-update-policy-7bc863",
-}
-EXP = "exp_2026-10-27T08:12:44Z_5c6b"
+#: The formats with an own test vault (all five once every vault is written).
+OWN = Path(__file__).resolve().parents[1] / "fixtures"
+OWN_FORMATS = [f for f in FORMATS if (OWN / f).is_dir()]
+DREAM_FIRST = "clinic-x-ray-unit-service-contract-310bdb"
+EXP = "exp_2026-10-19T07:05:12Z_0828"
+DEMO_OCEAN = Path(__file__).resolve().parents[2] / "core" / "demo_vaults" / "project-ocean"
 
 
 def get(root: Path, memory_id: str) -> Memory:
     return open_catalog(root).get(memory_id)
+
+
+def archivable(root: Path) -> Memory:
+    """The vault's first live, unpinned memory (any format)."""
+    return next(
+        m for m in open_catalog(root).memories() if not (m.pinned or m.archived or m.tombstoned)
+    )
 
 
 def all_bytes(root: Path) -> dict[str, bytes]:
@@ -79,11 +84,11 @@ def test_every_plan_archive_takes_as_of_keyword(fmt: str) -> None:
     assert params["as_of"].default is None
 
 
-@pytest.mark.parametrize("fmt", [f for f in FORMATS if f != "dream-cycle"])
-def test_as_of_does_not_change_a_non_dream_archive(fixtures_copy: Path, fmt: str) -> None:
+@pytest.mark.parametrize("fmt", [f for f in OWN_FORMATS if f != "dream-cycle"])
+def test_as_of_does_not_change_a_non_dream_archive(own_fixtures_copy: Path, fmt: str) -> None:
     """Only Dream Cycle records a date on archive; the others ignore as_of."""
-    root = fixtures_copy / fmt
-    m = get(root, ARCHIVABLE[fmt])
+    root = own_fixtures_copy / fmt
+    m = archivable(root)
     w = writer_for(fmt)
     plain = w.plan_archive(m, "decay")
     dated = w.plan_archive(m, "decay", as_of=date(2030, 1, 1))
@@ -95,9 +100,9 @@ def test_as_of_does_not_change_a_non_dream_archive(fixtures_copy: Path, fmt: str
         assert [c.data for c in dated.changes] == [c.data for c in plain.changes]
 
 
-def test_dream_cycle_archive_dates_the_entry_with_as_of(fixtures_copy: Path) -> None:
-    root = fixtures_copy / "dream-cycle"
-    m = get(root, ARCHIVABLE["dream-cycle"])
+def test_dream_cycle_archive_dates_the_entry_with_as_of(own_fixtures_copy: Path) -> None:
+    root = own_fixtures_copy / "dream-cycle"
+    m = get(root, DREAM_FIRST)
     plan = writer_for("dream-cycle").plan_archive(m, "decay", as_of=date(2026, 12, 1))
     archive = next(c for c in plan.changes if c.path.name == "archive.jsonl")
     assert archive.data is not None
@@ -107,57 +112,65 @@ def test_dream_cycle_archive_dates_the_entry_with_as_of(fixtures_copy: Path) -> 
 # --------------------------------------------------------------------------- project-ocean promote
 
 
-PO_SOURCE = "hawk/obs-2026-09-01-001"
+@pytest.fixture
+def ocean(tmp_path: Path) -> Path:
+    """A writable copy of the bundled project-ocean demo vault."""
+    return Path(shutil.copytree(DEMO_OCEAN, tmp_path / "project-ocean"))
 
 
-def test_project_ocean_promote_records_what_it_read(fixtures_copy: Path) -> None:
-    root = fixtures_copy / "project-ocean"
-    m = get(root, PO_SOURCE)
+def ocean_source(root: Path) -> Memory:
+    """An agent's live memory that has no copy in shared/ yet (promotable)."""
+    return next(
+        m
+        for m in open_catalog(root).memories()
+        if m.path.startswith("agents/")
+        and not m.archived
+        and not (root / "shared/observations" / Path(m.path).name).exists()
+    )
+
+
+def test_project_ocean_promote_records_what_it_read(ocean: Path) -> None:
+    m = ocean_source(ocean)
     plan = Action("promote", m, {"as_of": AS_OF}).plan()
     read = {s.path for s in plan.reads}
-    assert root / m.path in read
-    assert root / "shared/observations/archive/obs-2026-09-01-001.md" in read
+    assert ocean / m.path in read
+    assert ocean / "shared/observations/archive" / Path(m.path).name in read
     assert [c.kind for c in plan.changes] == ["create"]
 
 
-def test_project_ocean_promote_refused_when_source_changed(fixtures_copy: Path) -> None:
-    root = fixtures_copy / "project-ocean"
-    m = get(root, PO_SOURCE)
+def test_project_ocean_promote_refused_when_source_changed(ocean: Path) -> None:
+    m = ocean_source(ocean)
     plan = Action("promote", m, {"as_of": AS_OF}).plan()
-    refused_and_untouched(plan, root, root / m.path)
-    assert not (root / "shared/observations/obs-2026-09-01-001.md").exists()
+    refused_and_untouched(plan, ocean, ocean / m.path)
+    assert not (ocean / "shared/observations" / Path(m.path).name).exists()
 
 
-def test_project_ocean_promote_refused_when_an_archived_copy_appeared(
-    fixtures_copy: Path,
-) -> None:
-    root = fixtures_copy / "project-ocean"
-    m = get(root, PO_SOURCE)
+def test_project_ocean_promote_refused_when_an_archived_copy_appeared(ocean: Path) -> None:
+    m = ocean_source(ocean)
     plan = Action("promote", m, {"as_of": AS_OF}).plan()
-    archived = root / "shared/observations/archive/obs-2026-09-01-001.md"
+    archived = ocean / "shared/observations/archive" / Path(m.path).name
     archived.parent.mkdir(parents=True, exist_ok=True)
-    archived.write_bytes((root / m.path).read_bytes())
-    before = all_bytes(root)
+    archived.write_bytes((ocean / m.path).read_bytes())
+    before = all_bytes(ocean)
     with pytest.raises(ConflictError):
         apply_plan(plan)
-    assert all_bytes(root) == before
-    assert not (root / "shared/observations/obs-2026-09-01-001.md").exists()
+    assert all_bytes(ocean) == before
+    assert not (ocean / "shared/observations" / Path(m.path).name).exists()
 
 
-def test_project_ocean_promote_unchanged_source_still_applies(fixtures_copy: Path) -> None:
-    root = fixtures_copy / "project-ocean"
-    m = get(root, PO_SOURCE)
-    source = (root / m.path).read_bytes()
+def test_project_ocean_promote_unchanged_source_still_applies(ocean: Path) -> None:
+    m = ocean_source(ocean)
+    source = (ocean / m.path).read_bytes()
     apply_plan(Action("promote", m, {"as_of": AS_OF}).plan())
-    assert (root / "shared/observations/obs-2026-09-01-001.md").exists()
-    assert (root / m.path).read_bytes() == source
+    assert (ocean / "shared/observations" / Path(m.path).name).exists()
+    assert (ocean / m.path).read_bytes() == source
 
 
 # --------------------------------------------------------------------------- observation-v1 promote
 
 
-def test_observation_v1_promote_refused_when_source_changed(fixtures_copy: Path) -> None:
-    root = fixtures_copy / "observation-v1"
+def test_observation_v1_promote_refused_when_source_changed(own_fixtures_copy: Path) -> None:
+    root = own_fixtures_copy / "observation-v1"
     m = get(root, "obs-001")
     plan = Action("promote", m, {"as_of": "2026-11-22"}).plan()
     assert root / m.path in {s.path for s in plan.reads}
@@ -166,8 +179,8 @@ def test_observation_v1_promote_refused_when_source_changed(fixtures_copy: Path)
     assert created and not any(p.exists() for p in created)
 
 
-def test_observation_v1_promote_refused_when_a_cited_extra_changed(fixtures_copy: Path) -> None:
-    root = fixtures_copy / "observation-v1"
+def test_observation_v1_promote_refused_when_a_cited_extra_changed(own_fixtures_copy: Path) -> None:
+    root = own_fixtures_copy / "observation-v1"
     cat = open_catalog(root)
     m = cat.get("obs-001")
     other = next(
@@ -178,8 +191,8 @@ def test_observation_v1_promote_refused_when_a_cited_extra_changed(fixtures_copy
     refused_and_untouched(plan, root, root / other.path)
 
 
-def test_observation_v1_promote_unchanged_sources_still_apply(fixtures_copy: Path) -> None:
-    root = fixtures_copy / "observation-v1"
+def test_observation_v1_promote_unchanged_sources_still_apply(own_fixtures_copy: Path) -> None:
+    root = own_fixtures_copy / "observation-v1"
     m = get(root, "obs-001")
     plan = Action("promote", m, {"as_of": "2026-11-22"}).plan()
     apply_plan(plan)
@@ -201,17 +214,17 @@ def test_observation_v1_promote_unchanged_sources_still_apply(fixtures_copy: Pat
     ],
 )
 def test_experience_records_refused_when_a_read_store_changed(
-    fixtures_copy: Path, action: str, params: dict[str, Any], written: str, changed: str
+    own_fixtures_copy: Path, action: str, params: dict[str, Any], written: str, changed: str
 ) -> None:
-    root = fixtures_copy / "experience-records"
+    root = own_fixtures_copy / "experience-records"
     plan = Action(action, get(root, EXP), dict(params)).plan()
     assert [c.path.name for c in plan.changes] == [written]
     assert root / changed in {s.path for s in plan.reads}
     refused_and_untouched(plan, root, root / changed)
 
 
-def test_experience_records_reads_never_include_the_written_store(fixtures_copy: Path) -> None:
-    root = fixtures_copy / "experience-records"
+def test_experience_records_reads_never_include_the_written_store(own_fixtures_copy: Path) -> None:
+    root = own_fixtures_copy / "experience-records"
     m = get(root, EXP)
     for action, params in (("pin", {}), ("archive", {}), ("promote", {})):
         plan = Action(action, m, params).plan()
@@ -223,8 +236,8 @@ def test_experience_records_reads_never_include_the_written_store(fixtures_copy:
         }
 
 
-def test_experience_records_plan_applies_when_nothing_changed(fixtures_copy: Path) -> None:
-    root = fixtures_copy / "experience-records"
+def test_experience_records_plan_applies_when_nothing_changed(own_fixtures_copy: Path) -> None:
+    root = own_fixtures_copy / "experience-records"
     apply_plan(Action("pin", get(root, EXP)).plan())
     assert get(root, EXP).pinned
 
@@ -233,18 +246,18 @@ def test_experience_records_plan_applies_when_nothing_changed(fixtures_copy: Pat
 
 
 def test_dream_cycle_restore_summary_names_the_heading_without_hashes(
-    fixtures_copy: Path,
+    own_fixtures_copy: Path,
 ) -> None:
-    root = fixtures_copy / "dream-cycle"
-    entry = Action("archive", get(root, ARCHIVABLE["dream-cycle"])).apply()
+    root = own_fixtures_copy / "dream-cycle"
+    entry = Action("archive", get(root, DREAM_FIRST)).apply()
     archived_id = next(i for i in entry["memory_ids"] if i.startswith("OBS-"))
     plan = Action("restore", get(root, archived_id)).plan()
-    assert "section 'NAS firmware and update policy'" in plan.summary
+    assert "section 'Clinic X-ray unit service contract'" in plan.summary
     assert "'## " not in plan.summary
 
 
-def test_dream_cycle_archived_entry_title_has_no_heading_marker(fixtures_copy: Path) -> None:
-    root = fixtures_copy / "dream-cycle"
-    entry = Action("archive", get(root, ARCHIVABLE["dream-cycle"])).apply()
+def test_dream_cycle_archived_entry_title_has_no_heading_marker(own_fixtures_copy: Path) -> None:
+    root = own_fixtures_copy / "dream-cycle"
+    entry = Action("archive", get(root, DREAM_FIRST)).apply()
     archived_id = next(i for i in entry["memory_ids"] if i.startswith("OBS-"))
-    assert get(root, archived_id).title == "NAS firmware and update policy"
+    assert get(root, archived_id).title == "Clinic X-ray unit service contract"

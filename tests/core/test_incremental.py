@@ -29,13 +29,22 @@ from memlens.core.vault import (
     stale_paths,
 )
 
-FORMATS = (
+ALL_FORMATS = (
     "dream-cycle",
     "observation-v1",
     "experience-records",
     "project-ocean",
     "cognitive-memory",
 )
+#: The formats with an own test vault (all five once every vault is written).
+OWN = Path(__file__).resolve().parents[1] / "fixtures"
+FORMATS = tuple(f for f in ALL_FORMATS if (OWN / f).is_dir())
+DEMO = Path(__file__).resolve().parents[2] / "core" / "demo_vaults"
+
+
+def demo_copy(tmp_path: Path, fmt: str) -> Path:
+    """A writable copy of one bundled demo vault (for one format's own rules)."""
+    return Path(shutil.copytree(DEMO / fmt, tmp_path / "demo" / fmt))
 
 
 def assert_same(got: ScanResult, want: ScanResult) -> None:
@@ -60,8 +69,8 @@ def per_file(vault: Vault) -> dict[str, FileScan]:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_scan_is_link_over_scan_file(fixtures_dir: Path, fmt: str) -> None:
-    vault = vault_of(fixtures_dir, fmt)
+def test_scan_is_link_over_scan_file(own_fixtures_dir: Path, fmt: str) -> None:
+    vault = vault_of(own_fixtures_dir, fmt)
     adapter = vault.adapter
     full = adapter.scan(vault.root)
     assert full.memories, "fixture vault should hold memories"
@@ -69,9 +78,9 @@ def test_scan_is_link_over_scan_file(fixtures_dir: Path, fmt: str) -> None:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_link_is_repeatable(fixtures_dir: Path, fmt: str) -> None:
+def test_link_is_repeatable(own_fixtures_dir: Path, fmt: str) -> None:
     """Linking the same FileScans again (as a rescan does) never accumulates state."""
-    vault = vault_of(fixtures_dir, fmt)
+    vault = vault_of(own_fixtures_dir, fmt)
     adapter = vault.adapter
     scans = per_file(vault)
     first = adapter.link(vault.root, scans)
@@ -82,8 +91,8 @@ def test_link_is_repeatable(fixtures_dir: Path, fmt: str) -> None:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_scan_file_with_bytes_equals_reading(fixtures_dir: Path, fmt: str) -> None:
-    vault = vault_of(fixtures_dir, fmt)
+def test_scan_file_with_bytes_equals_reading(own_fixtures_dir: Path, fmt: str) -> None:
+    vault = vault_of(own_fixtures_dir, fmt)
     adapter = vault.adapter
     for path in adapter.files(vault.root):
         read = adapter.scan_file(vault.root, path)
@@ -92,8 +101,8 @@ def test_scan_file_with_bytes_equals_reading(fixtures_dir: Path, fmt: str) -> No
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_files_are_owned_and_sorted(fixtures_dir: Path, fmt: str) -> None:
-    vault = vault_of(fixtures_dir, fmt)
+def test_files_are_owned_and_sorted(own_fixtures_dir: Path, fmt: str) -> None:
+    vault = vault_of(own_fixtures_dir, fmt)
     adapter = vault.adapter
     files = adapter.files(vault.root)
     rels = [rel_posix(vault.root, p) for p in files]
@@ -108,8 +117,8 @@ def test_files_are_owned_and_sorted(fixtures_dir: Path, fmt: str) -> None:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_file_scans_survive_pickle(fixtures_dir: Path, fmt: str) -> None:
-    vault = vault_of(fixtures_dir, fmt)
+def test_file_scans_survive_pickle(own_fixtures_dir: Path, fmt: str) -> None:
+    vault = vault_of(own_fixtures_dir, fmt)
     scans = per_file(vault)
     again: dict[str, FileScan] = pickle.loads(pickle.dumps(scans))
     assert_same(vault.adapter.link(vault.root, again), vault.adapter.scan(vault.root))
@@ -143,10 +152,10 @@ def _cases(vault: Vault) -> list[str]:
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("change", ["edit", "remove", "rename", "add"])
 def test_rescan_after_one_change_equals_full_scan(
-    fixtures_copy: Path, fmt: str, change: str
+    own_fixtures_copy: Path, fmt: str, change: str
 ) -> None:
-    root = vault_of(fixtures_copy, fmt).root
-    for rel in _cases(vault_of(fixtures_copy, fmt)):
+    root = vault_of(own_fixtures_copy, fmt).root
+    for rel in _cases(vault_of(own_fixtures_copy, fmt)):
         # Each case starts from a fresh scan of the vault as the last one left it.
         vault = scan_vault(Vault(root=root, format=fmt, rel="."))
         path = root / rel
@@ -177,8 +186,8 @@ def test_rescan_after_one_change_equals_full_scan(
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_rescan_of_a_removed_folder(fixtures_copy: Path, fmt: str) -> None:
-    vault = scan_vault(vault_of(fixtures_copy, fmt))
+def test_rescan_of_a_removed_folder(own_fixtures_copy: Path, fmt: str) -> None:
+    vault = scan_vault(vault_of(own_fixtures_copy, fmt))
     rels = [rel_posix(vault.root, p) for p in vault.adapter.files(vault.root)]
     folders = sorted({r.rpartition("/")[0] for r in rels if "/" in r})
     if not folders:
@@ -188,10 +197,14 @@ def test_rescan_of_a_removed_folder(fixtures_copy: Path, fmt: str) -> None:
     assert_same(rescan_paths(vault, [gone]), vault.adapter.scan(vault.root))
 
 
-def test_rescan_ignores_foreign_and_outside_paths(fixtures_copy: Path, tmp_path: Path) -> None:
-    vault = scan_vault(vault_of(fixtures_copy, "project-ocean"))
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_rescan_ignores_foreign_and_outside_paths(
+    own_fixtures_copy: Path, tmp_path: Path, fmt: str
+) -> None:
+    vault = scan_vault(vault_of(own_fixtures_copy, fmt))
     before = vault.result
-    swap = vault.root / "agents" / "hawk" / "memory" / "vault" / ".obs.md.swp"
+    folder = min(m.abs_path.parent for m in vault.memories)
+    swap = folder / ".obs.md.swp"
     swap.parent.mkdir(parents=True, exist_ok=True)
     swap.write_text("junk")
     outside = tmp_path / "elsewhere.md"
@@ -216,8 +229,8 @@ def test_rescan_dream_cycle_ids_follow_the_other_file(tmp_path: Path) -> None:
     assert ids[0] in {m.id for m in got.memories}
 
 
-def test_rescan_observation_incorporation_is_recomputed(fixtures_copy: Path) -> None:
-    vault = scan_vault(vault_of(fixtures_copy, "observation-v1"))
+def test_rescan_observation_incorporation_is_recomputed(own_fixtures_copy: Path) -> None:
+    vault = scan_vault(vault_of(own_fixtures_copy, "observation-v1"))
     incorporated = [m for m in vault.memories if m.native.get("incorporated_by")]
     assert incorporated
     comps = {c for m in incorporated for c in m.native["incorporated_by"]}
@@ -228,8 +241,20 @@ def test_rescan_observation_incorporation_is_recomputed(fixtures_copy: Path) -> 
     assert_same(vault.result, vault.adapter.scan(vault.root))
 
 
-def test_rescan_cognitive_state_change(fixtures_copy: Path) -> None:
-    vault = scan_vault(vault_of(fixtures_copy, "cognitive-memory"))
+def with_state(root: Path) -> Path:
+    """Give a cognitive-memory vault a `_state.json` entry for each memory."""
+    vault = scan_vault(vault_of(root.parent, "cognitive-memory"))
+    entries = {
+        m.id: {"access_count": 2, "last_accessed": "2026-11-01T08:00:00+00:00"}
+        for m in vault.memories
+    }
+    (root / "_state.json").write_text(json.dumps({"version": 1, "entries": entries}))
+    return root
+
+
+def test_rescan_cognitive_state_change(tmp_path: Path) -> None:
+    root = with_state(demo_copy(tmp_path, "cognitive-memory"))
+    vault = scan_vault(vault_of(root.parent, "cognitive-memory"))
     state = vault.root / "_state.json"
     assert any(m.native.get("has_state") for m in vault.memories)
     state.write_text('{"entries": {}}')
@@ -240,8 +265,8 @@ def test_rescan_cognitive_state_change(fixtures_copy: Path) -> None:
     assert_same(rescan_paths(vault, [state]), vault.adapter.scan(vault.root))
 
 
-def test_rescan_experience_wal_erasure(fixtures_copy: Path) -> None:
-    vault = scan_vault(vault_of(fixtures_copy, "experience-records"))
+def test_rescan_experience_wal_erasure(own_fixtures_copy: Path) -> None:
+    vault = scan_vault(vault_of(own_fixtures_copy, "experience-records"))
     live = next(m for m in vault.memories if not m.tombstoned and not m.archived)
     wal = vault.root / "wal.jsonl"
     op = (
@@ -260,8 +285,8 @@ def test_rescan_experience_wal_erasure(fixtures_copy: Path) -> None:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_progressive_scan_ends_with_the_full_result(fixtures_dir: Path, fmt: str) -> None:
-    vault = vault_of(fixtures_dir, fmt)
+def test_progressive_scan_ends_with_the_full_result(own_fixtures_dir: Path, fmt: str) -> None:
+    vault = vault_of(own_fixtures_dir, fmt)
     steps = list(scan_progressive(vault, batch=5))
     assert steps[-1].done and all(not s.done for s in steps[:-1])
     final = steps[-1].result
@@ -273,8 +298,8 @@ def test_progressive_scan_ends_with_the_full_result(fixtures_dir: Path, fmt: str
     assert [s.files_done for s in steps] == sorted(s.files_done for s in steps)
 
 
-def test_progressive_scan_shows_rows_before_the_end(fixtures_dir: Path) -> None:
-    vault = vault_of(fixtures_dir, "project-ocean")
+def test_progressive_scan_shows_rows_before_the_end(own_fixtures_dir: Path) -> None:
+    vault = vault_of(own_fixtures_dir, "observation-v1")
     steps = scan_progressive(vault, batch=10)
     first = next(steps)
     assert not first.done and len(first.memories) >= 10
@@ -284,11 +309,11 @@ def test_progressive_scan_shows_rows_before_the_end(fixtures_dir: Path) -> None:
 
 
 def test_parallel_parse_gives_the_same_result(
-    fixtures_dir: Path, monkeypatch: pytest.MonkeyPatch
+    own_fixtures_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(scan_cache, "PARALLEL_MIN_FILES", 2)
-    vault = vault_of(fixtures_dir, "cognitive-memory")
-    adapter = adapter_for("cognitive-memory")
+    vault = vault_of(own_fixtures_dir, "observation-v1")
+    adapter = adapter_for("observation-v1")
     steps = list(scan_files(adapter, vault.root, parallel=True))
     result = steps[-1].result
     assert result is not None and steps[-1].stats.parallel > 0
@@ -296,8 +321,8 @@ def test_parallel_parse_gives_the_same_result(
     assert all(m.vault_root == vault.root for m in result.memories)
 
 
-def test_open_catalog_keeps_per_file_scans(fixtures_dir: Path) -> None:
-    catalog = open_catalog(fixtures_dir)
+def test_open_catalog_keeps_per_file_scans(own_fixtures_dir: Path) -> None:
+    catalog = open_catalog(own_fixtures_dir)
     assert {v.format for v in catalog.vaults} == set(FORMATS)
     for v in catalog.vaults:
         assert list(v.scans) == [rel_posix(v.root, p) for p in v.adapter.files(v.root)]
@@ -308,8 +333,9 @@ def test_open_catalog_keeps_per_file_scans(fixtures_dir: Path) -> None:
 # --------------------------------------------------------------------------- diffs for indexes
 
 
-def test_diff_results_names_exactly_what_changed(fixtures_copy: Path) -> None:
-    vault = scan_vault(vault_of(fixtures_copy, "project-ocean"))
+def test_diff_results_names_exactly_what_changed(tmp_path: Path) -> None:
+    # Project Ocean ids are file names: a copied file is a new memory.
+    vault = scan_vault(vault_of(demo_copy(tmp_path, "project-ocean").parent, "project-ocean"))
     rels = [r for r, fs in vault.scans.items() if len(fs.memories) == 1]
     edited, removed, copied = (vault.root / r for r in rels[:3])
 
@@ -335,8 +361,9 @@ def test_diff_results_names_exactly_what_changed(fixtures_copy: Path) -> None:
     assert not vault.last_rescan_vault_wide
 
 
-def test_vault_wide_file_marks_the_rescan(fixtures_copy: Path) -> None:
-    vault = scan_vault(vault_of(fixtures_copy, "cognitive-memory"))
+def test_vault_wide_file_marks_the_rescan(tmp_path: Path) -> None:
+    root = with_state(demo_copy(tmp_path, "cognitive-memory"))
+    vault = scan_vault(vault_of(root.parent, "cognitive-memory"))
     old = vault.result
     state = vault.root / "_state.json"
     state.write_text('{"entries": {}}')
@@ -361,8 +388,8 @@ NEW_EXPERIENCE = (
 )
 
 
-def test_appended_experiences_parse_only_the_tail(fixtures_copy: Path) -> None:
-    vault = scan_vault(vault_of(fixtures_copy, "experience-records"))
+def test_appended_experiences_parse_only_the_tail(own_fixtures_copy: Path) -> None:
+    vault = scan_vault(vault_of(own_fixtures_copy, "experience-records"))
     path = vault.root / "experiences.jsonl"
     if not path.read_bytes().endswith(b"\n"):
         _append_lines(path)  # the fast path needs the old bytes to end a line
@@ -378,8 +405,8 @@ def test_appended_experiences_parse_only_the_tail(fixtures_copy: Path) -> None:
     assert "exp_appended_by_test" in {m.id for m in got.memories}
 
 
-def test_rewritten_store_is_parsed_whole(fixtures_copy: Path) -> None:
-    vault = scan_vault(vault_of(fixtures_copy, "experience-records"))
+def test_rewritten_store_is_parsed_whole(own_fixtures_copy: Path) -> None:
+    vault = scan_vault(vault_of(own_fixtures_copy, "experience-records"))
     path = vault.root / "experiences.jsonl"
     data = path.read_bytes()
     first_end = data.index(b"\n")
@@ -391,19 +418,19 @@ def test_rewritten_store_is_parsed_whole(fixtures_copy: Path) -> None:
     assert_same(got, vault.adapter.scan(vault.root))
 
 
-def test_append_after_a_line_without_newline(fixtures_copy: Path) -> None:
-    vault_root = vault_of(fixtures_copy, "experience-records").root
+def test_append_after_a_line_without_newline(own_fixtures_copy: Path) -> None:
+    vault_root = vault_of(own_fixtures_copy, "experience-records").root
     path = vault_root / "experiences.jsonl"
     path.write_bytes(path.read_bytes().rstrip(b"\n"))
-    vault = scan_vault(vault_of(fixtures_copy, "experience-records"))
+    vault = scan_vault(vault_of(own_fixtures_copy, "experience-records"))
     # Appending to an unterminated last line changes that line: parsed whole.
     with path.open("ab") as fh:
         fh.write(b"\n" + NEW_EXPERIENCE.encode() + b"\n")
     assert_same(rescan_paths(vault, [path]), vault.adapter.scan(vault.root))
 
 
-def test_editing_one_section_changes_one_memory(fixtures_copy: Path) -> None:
-    vault = scan_vault(vault_of(fixtures_copy, "dream-cycle"))
+def test_editing_one_section_changes_one_memory(own_fixtures_copy: Path) -> None:
+    vault = scan_vault(vault_of(own_fixtures_copy, "dream-cycle"))
     target = next(m for m in vault.memories if m.path == "observations.md" and len(m.body) > 20)
     path = vault.root / "observations.md"
     text = path.read_text(encoding="utf-8")
@@ -692,8 +719,8 @@ def test_random_observation_changes_relink_like_a_full_scan(
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_file_rels_match_files(fixtures_dir: Path, fmt: str) -> None:
-    vault = vault_of(fixtures_dir, fmt)
+def test_file_rels_match_files(own_fixtures_dir: Path, fmt: str) -> None:
+    vault = vault_of(own_fixtures_dir, fmt)
     listed = [rel_posix(vault.root, p) for p in vault.adapter.files(vault.root)]
     assert walk_rels(vault.adapter, vault.root) == listed
 

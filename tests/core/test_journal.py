@@ -22,12 +22,12 @@ def _files(root: Path) -> dict[str, bytes]:
     }
 
 
-def test_undo_keeps_what_an_agent_appended_meanwhile(fixtures_copy: Path) -> None:
+def test_undo_keeps_what_an_agent_appended_meanwhile(own_fixtures_copy: Path) -> None:
     """Archive a dream-cycle section, let an agent append, undo: the section is back, and
     the appended section stays (observations.md is append-only for agents).
 
     Before the append-only handling this undo was refused as a conflict."""
-    root = fixtures_copy / "dream-cycle"
+    root = own_fixtures_copy / "dream-cycle"
     before = _files(root)
     catalog = open_catalog(root)
     memory = next(m for m in catalog.memories() if m.path == "observations.md" and m.index == 1)
@@ -43,8 +43,8 @@ def test_undo_keeps_what_an_agent_appended_meanwhile(fixtures_copy: Path) -> Non
     }
 
 
-def test_undo_after_conflict_is_resolved_restores_bytes(fixtures_copy: Path) -> None:
-    root = fixtures_copy / "dream-cycle"
+def test_undo_after_conflict_is_resolved_restores_bytes(own_fixtures_copy: Path) -> None:
+    root = own_fixtures_copy / "dream-cycle"
     before = _files(root)
     memory = next(m for m in open_catalog(root).memories() if m.index == 1)
     Action("archive", memory, {}).apply()
@@ -78,9 +78,11 @@ def test_state_dir_through_a_symlink_is_refused(tmp_path: Path) -> None:
     assert target.read_bytes() == b"old"
 
 
-def test_failed_revert_is_rolled_back(fixtures_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_revert_is_rolled_back(
+    own_fixtures_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """If the second revert of a two-file undo fails, the first is put back."""
-    root = fixtures_copy / "dream-cycle"
+    root = own_fixtures_copy / "dream-cycle"
     memory = next(m for m in open_catalog(root).memories() if m.index == 1)
     Action("archive", memory, {}).apply()
     after_action = _files(root)

@@ -28,8 +28,8 @@ NOW = "2026-11-22T10:00:00Z"
 
 
 @pytest.fixture
-def root(fixtures_copy: Path) -> Path:
-    return fixtures_copy / "observation-v1"
+def root(own_fixtures_copy: Path) -> Path:
+    return own_fixtures_copy / "observation-v1"
 
 
 def get(root: Path, memory_id: str) -> Memory:
@@ -120,8 +120,8 @@ def test_pin_keeps_crlf_and_bom(root: Path) -> None:
 
 
 def test_pin_comprehension(root: Path) -> None:
-    applied(W.plan_pin(get(root, "comp-rate-limit-004")))
-    m = get(root, "comp-rate-limit-004")
+    applied(W.plan_pin(get(root, "comp-quota-004")))
+    m = get(root, "comp-quota-004")
     assert m.pinned and m.kind == "comprehension"
 
 
@@ -134,7 +134,7 @@ def test_set_rewrites_only_the_changed_line(root: Path) -> None:
     applied(W.plan_set(get(root, "obs-013"), {"source": "agent/reviewer"}))
     after = path.read_bytes()
     assert diff(before, after) == [
-        "-source: agent/oncall-assistant\n",
+        "-source: agent/triage-assistant\n",
         "+source: agent/reviewer\n",
     ]
     m = get(root, "obs-013")
@@ -154,9 +154,9 @@ def test_set_rewrites_only_the_changed_line(root: Path) -> None:
     ]
     assert m.extra == {
         "type": "observation",
-        "severity": "warning",
-        "x-reviewed-by": "ops-lead",
-        "labels": ["tls", "cert-manager"],
+        "severity": "high",
+        "x-reviewed-by": "harbour-ops",
+        "labels": ["dns", "resolver"],
     }
     assert after.split(b"\n---\n", 1)[1] == before.split(b"\n---\n", 1)[1]
 
@@ -164,14 +164,14 @@ def test_set_rewrites_only_the_changed_line(root: Path) -> None:
 def test_set_extra_field_and_list(root: Path) -> None:
     path = root / "observations/obs-013.md"
     before = path.read_bytes()
-    applied(W.plan_set(get(root, "obs-013"), {"labels": ["tls"], "severity": "critical"}))
+    applied(W.plan_set(get(root, "obs-013"), {"labels": ["dns"], "severity": "critical"}))
     assert diff(before, path.read_bytes()) == [
-        "-severity: warning\n",
+        "-severity: high\n",
         "+severity: critical\n",
-        "-labels: [tls, cert-manager]\n",
-        "+labels: [tls]\n",
+        "-labels: [dns, resolver]\n",
+        "+labels: [dns]\n",
     ]
-    assert get(root, "obs-013").tags == ("tls",)
+    assert get(root, "obs-013").tags == ("dns",)
 
 
 def test_set_nested_context_value(root: Path) -> None:
@@ -179,7 +179,7 @@ def test_set_nested_context_value(root: Path) -> None:
     before = path.read_bytes()
     applied(W.plan_set(get(root, "obs-001"), {"context.task": "rotate-keys"}))
     assert diff(before, path.read_bytes()) == [
-        "-  task: authenticate-service-account\n",
+        "-  task: register-gateway-webhook\n",
         "+  task: rotate-keys\n",
     ]
     assert get(root, "obs-001").fields["context"]["task"] == "rotate-keys"
@@ -188,21 +188,21 @@ def test_set_nested_context_value(root: Path) -> None:
 def test_set_new_nested_key_goes_inside_its_block(root: Path) -> None:
     path = root / "observations/obs-002.md"
     before = path.read_bytes()
-    applied(W.plan_set(get(root, "obs-002"), {"context.prior_belief": "comp-billing-auth-001/v2"}))
+    applied(W.plan_set(get(root, "obs-002"), {"context.prior_belief": "comp-webhook-auth-001/v2"}))
     after = path.read_bytes()
-    assert diff(before, after) == ["+  prior_belief: comp-billing-auth-001/v2\n"]
+    assert diff(before, after) == ["+  prior_belief: comp-webhook-auth-001/v2\n"]
     cat = open_catalog(root)
     m = cat.get("obs-002")
-    assert m.relations[0].resolved == "comp-billing-auth-001"
+    assert m.relations[0].resolved == "comp-webhook-auth-001"
     assert not [p for p in cat.ref_problems() if p.id == "obs-002"]
 
 
 def test_set_comprehension_confidence_changes_the_posterior_line(root: Path) -> None:
-    path = root / "comprehension/comp-billing-auth-001.md"
+    path = root / "comprehension/comp-webhook-auth-001.md"
     before = path.read_bytes()
-    applied(W.plan_set(get(root, "comp-billing-auth-001"), {"confidence": "low"}))
+    applied(W.plan_set(get(root, "comp-webhook-auth-001"), {"confidence": "low"}))
     assert diff(before, path.read_bytes()) == ["-  confidence: high\n", "+  confidence: low\n"]
-    m = get(root, "comp-billing-auth-001")
+    m = get(root, "comp-webhook-auth-001")
     assert m.confidence == "low"
     assert m.fields["prior"]["confidence"] == "medium"
 
@@ -235,15 +235,15 @@ def test_set_id_to_a_new_bare_id(root: Path) -> None:
         ("obs-001", {"id": "a/b"}, "id"),
         ("obs-001", {"id": "obs-002"}, "id"),
         ("obs-001", {"id": "obs-024"}, "id"),  # used only by invalid duplicates
-        ("obs-001", {"id": "comp-rate-limit-004"}, "id"),
+        ("obs-001", {"id": "comp-quota-004"}, "id"),
         ("obs-001", {"context.project.name": "x"}, "context.project.name"),
         ("obs-001", {"event.x": "y"}, "event.x"),
-        ("comp-billing-auth-001", {"posterior.confidence": "sure"}, "posterior.confidence"),
-        ("comp-billing-auth-001", {"confidence": "sure"}, "posterior.confidence"),
-        ("comp-billing-auth-001", {"version": "two"}, "version"),
-        ("comp-billing-auth-001", {"verified": "yes"}, "verified"),
-        ("comp-billing-auth-001", {"observations": "obs-001"}, "observations"),
-        ("comp-billing-auth-001", {"spec": "observation/v1"}, "spec"),
+        ("comp-webhook-auth-001", {"posterior.confidence": "sure"}, "posterior.confidence"),
+        ("comp-webhook-auth-001", {"confidence": "sure"}, "posterior.confidence"),
+        ("comp-webhook-auth-001", {"version": "two"}, "version"),
+        ("comp-webhook-auth-001", {"verified": "yes"}, "verified"),
+        ("comp-webhook-auth-001", {"observations": "obs-001"}, "observations"),
+        ("comp-webhook-auth-001", {"spec": "observation/v1"}, "spec"),
     ],
 )
 def test_set_refusals_name_the_field(
@@ -258,7 +258,7 @@ def test_set_refusals_name_the_field(
 
 def test_set_unchanged_value_is_refused_as_no_op(root: Path) -> None:
     with pytest.raises(RefusedError, match="nothing to change"):
-        W.plan_set(get(root, "obs-001"), {"source": "agent/api-integration-agent"})
+        W.plan_set(get(root, "obs-001"), {"source": "agent/integration-agent"})
 
 
 # -- edit body ------------------------------------------------------------------
@@ -306,7 +306,7 @@ def test_promote_creates_a_valid_comprehension(root: Path) -> None:
     assert len(plan.changes) == 1 and plan.changes[0].kind == "create"
     new_id = plan.memory_ids[-1]
     assert plan.memory_ids[0] == "obs-001"
-    assert re.fullmatch(r"comp-ledgerline-\d{3}", new_id)
+    assert re.fullmatch(r"comp-tidewater-\d{3}", new_id)
     assert new_id not in existing
     assert plan.describe() == [f"create comprehension/{new_id}.md"]
     applied(plan)
@@ -315,7 +315,7 @@ def test_promote_creates_a_valid_comprehension(root: Path) -> None:
     comp = cat.get(new_id)
     assert comp.kind == "comprehension" and comp.path == f"comprehension/{new_id}.md"
     assert comp.title == obs.title  # topic defaults to the observation's title
-    assert comp.fields["domain"] == "ledgerline"  # context.project
+    assert comp.fields["domain"] == "tidewater"  # context.project
     assert comp.fields["observations"] == ["obs-001"]
     assert comp.fields["posterior"]["observations_used"] == ["obs-001"]
     assert comp.fields["posterior"]["statement"] == obs.fields["event"]
@@ -404,7 +404,7 @@ def test_promote_never_overwrites_a_file_in_the_way(root: Path) -> None:
         ({"id": "../../evil"}, "id"),
         ({"id": "/tmp/evil"}, "id"),
         ({"id": "a\\b"}, "id"),
-        ({"id": "comp-billing-auth-001"}, "id"),
+        ({"id": "comp-webhook-auth-001"}, "id"),
         ({"id": "obs-002"}, "id"),
         ({"topic": ""}, "topic"),
         ({"domain": 3}, "domain"),
@@ -426,10 +426,12 @@ def test_promote_refusals(root: Path, options: dict[str, Any], field: str) -> No
     assert sorted(p.name for p in outside.iterdir()) == before_outside
 
 
-def test_promote_refuses_comprehension_and_mixed_vaults(root: Path, fixtures_copy: Path) -> None:
+def test_promote_refuses_comprehension_and_mixed_vaults(
+    root: Path, own_fixtures_copy: Path
+) -> None:
     with pytest.raises(RefusedError, match="only observations"):
-        W.plan_promote(get(root, "comp-billing-auth-001"), {})
-    other = open_catalog(fixtures_copy / "cognitive-memory")
+        W.plan_promote(get(root, "comp-webhook-auth-001"), {})
+    other = open_catalog(own_fixtures_copy / "dream-cycle")
     with pytest.raises(RefusedError):
         plan_promote_many([get(root, "obs-001"), next(other.memories())], {})
     with pytest.raises(RefusedError):
@@ -457,9 +459,9 @@ def test_archive_and_restore_observation(root: Path) -> None:
 
 
 def test_archive_comprehension_goes_to_archive_comprehension(root: Path) -> None:
-    applied(W.plan_archive(get(root, "comp-flaky-e2e-005"), reason="manual"))
-    assert (root / "archive/comprehension/comp-flaky-e2e-005.md").is_file()
-    assert get(root, "comp-flaky-e2e-005").archived
+    applied(W.plan_archive(get(root, "comp-ui-tests-005"), reason="manual"))
+    assert (root / "archive/comprehension/comp-ui-tests-005.md").is_file()
+    assert get(root, "comp-ui-tests-005").archived
 
 
 def test_archive_refuses_an_existing_destination(root: Path) -> None:
@@ -502,13 +504,13 @@ PLANNERS: dict[str, Planner] = {
     "pin": lambda r: W.plan_pin(get(r, "obs-011")),
     "set": lambda r: W.plan_set(get(r, "obs-013"), {"severity": "low", "context.project": "x"}),
     "set_comprehension": lambda r: W.plan_set(
-        get(r, "comp-billing-auth-001"), {"confidence": "low", "verified": True}
+        get(r, "comp-webhook-auth-001"), {"confidence": "low", "verified": True}
     ),
     "edit_body": lambda r: W.plan_edit_body(get(r, "obs-007"), "# changed\n"),
     "promote": lambda r: W.plan_promote(get(r, "obs-001"), {"now": NOW}),
     "promote_many": lambda r: plan_promote_many([get(r, "obs-020"), get(r, "obs-022")]),
     "archive": lambda r: W.plan_archive(get(r, "obs-013")),
-    "archive_comprehension": lambda r: W.plan_archive(get(r, "comp-rate-limit-004")),
+    "archive_comprehension": lambda r: W.plan_archive(get(r, "comp-quota-004")),
 }
 
 
@@ -538,12 +540,12 @@ def test_external_rewrite_after_scan_is_a_conflict(root: Path, name: str) -> Non
     memory_id = {
         "pin": "obs-011",
         "set": "obs-013",
-        "set_comprehension": "comp-billing-auth-001",
+        "set_comprehension": "comp-webhook-auth-001",
         "edit_body": "obs-007",
         "promote": "obs-001",
         "promote_many": "obs-020",
         "archive": "obs-013",
-        "archive_comprehension": "comp-rate-limit-004",
+        "archive_comprehension": "comp-quota-004",
     }[name]
     m = get(root, memory_id)
     path = root / m.path
@@ -571,7 +573,7 @@ def test_same_size_same_mtime_rewrite_is_a_conflict(root: Path) -> None:
     path = root / m.path
     data = path.read_bytes()
     st = path.stat()
-    changed = data.replace(b"severity: warning", b"severity: WARNING")
+    changed = data.replace(b"severity: high", b"severity: HIGH")
     assert len(changed) == len(data) and changed != data
     path.write_bytes(changed)
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
@@ -587,7 +589,7 @@ def test_change_between_plan_and_apply_is_a_conflict(root: Path) -> None:
     plan = W.plan_pin(m)
     data = path.read_bytes()
     st = path.stat()
-    changed = data.replace(b"ops-lead", b"ops-LEAD")
+    changed = data.replace(b"harbour-ops", b"ops-LEAD")
     path.write_bytes(changed)
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     with pytest.raises(ConflictError):
@@ -615,12 +617,12 @@ def test_file_gone_or_now_invalid_is_a_conflict(root: Path) -> None:
 
 
 def test_set_title_on_comprehension_means_topic(root: Path) -> None:
-    path = root / "comprehension/comp-rate-limit-004.md"
+    path = root / "comprehension/comp-quota-004.md"
     before = path.read_bytes()
-    applied(W.plan_set(get(root, "comp-rate-limit-004"), {"title": "Rate limits: 100/min"}))
+    applied(W.plan_set(get(root, "comp-quota-004"), {"title": "Rate limits: 100/min"}))
     changed = diff(before, path.read_bytes())
     assert len(changed) == 2 and changed[1] == '+topic: "Rate limits: 100/min"\n'
-    assert get(root, "comp-rate-limit-004").title == "Rate limits: 100/min"
+    assert get(root, "comp-quota-004").title == "Rate limits: 100/min"
 
 
 def test_remove_fields_top_level_and_nested(root: Path) -> None:
@@ -631,8 +633,8 @@ def test_remove_fields_top_level_and_nested(root: Path) -> None:
     # observation/v1 rejects (wrong_type).
     assert diff(before, path.read_bytes()) == [
         "-context:\n",
-        "-  project: ledgerline\n",
-        "-severity: warning\n",
+        "-  project: tidewater\n",
+        "-severity: high\n",
         "+context: {}\n",
     ]
     m = get(root, "obs-013")

@@ -1,6 +1,6 @@
 """The real `memlens` in a real terminal (tmux): keys in, captured screen out.
 
-Starts `memlens FIXTURES --as-of 2026-11-22` at 120x40 on a private tmux
+Starts `memlens tests/fixtures --as-of 2026-11-22` (the own test vaults) at 120x40 on a private tmux
 server, drives it with keys and checks the captured pane, including the raw
 escape sequences the app wrote (`capture-pane -e`): colours only, no ESC from
 memory content, no OSC 8 hyperlink.
@@ -111,8 +111,8 @@ def _memlens_command() -> list[str]:
 
 
 @pytest.fixture
-def tmux_app(fixtures_dir: Path, tmp_path: Path) -> Iterator[Tmux]:
-    tmux = Tmux([*_memlens_command(), str(fixtures_dir), "--as-of", "2026-11-22"], cwd=tmp_path)
+def tmux_app(own_fixtures_dir: Path, tmp_path: Path) -> Iterator[Tmux]:
+    tmux = Tmux([*_memlens_command(), str(own_fixtures_dir), "--as-of", "2026-11-22"], cwd=tmp_path)
     try:
         yield tmux
     finally:
@@ -137,8 +137,8 @@ def test_browse_the_fixtures_in_a_real_terminal(tmux_app: Tmux) -> None:
     # Filter to the dream-cycle injection memory and open its detail.
     tmux.keys("/")
     time.sleep(0.2)
-    tmux.keys("pi-hole", literal=True)
-    screen = tmux.wait_for("Pi-hole update output")
+    tmux.keys("backup script", literal=True)
+    screen = tmux.wait_for("Backup script output")
     assert "1 of" in screen
     tmux.keys("Enter")
     time.sleep(0.3)
@@ -147,7 +147,7 @@ def test_browse_the_fixtures_in_a_real_terminal(tmux_app: Tmux) -> None:
     tmux.keys("z")  # zoom the detail pane; the body is at its top
     time.sleep(0.5)
     tmux.keys("g")
-    injected = "[link=file:///etc/passwd]click[/link]"
+    injected = "[link=file:///etc/shadow]log[/link]"
     for _ in range(60):  # scroll down through the body until the injected line shows
         if injected in tmux.screen():
             break

@@ -1,7 +1,9 @@
-"""Pilot tests: every screen and key of the app, on the fixture vaults at 2026-11-22."""
+"""Pilot tests: every screen and key of the app, on the own test vaults at 2026-11-22."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -21,7 +23,17 @@ from memlens.tui.widgets.memory_table import MemoryTable, layout
 from memlens.tui.widgets.raw_view import RawTextView
 from memlens.tui.widgets.vault_sidebar import VaultSidebar
 
-from .conftest import SIZE, AppFactory, settle
+from .conftest import AS_OF, SIZE, AppFactory, settle
+
+
+@pytest.fixture
+def make_app(own_fixtures_dir: Path) -> AppFactory:
+    """`make_app()` opens every own test vault as of 2026-11-22; pass paths to open others."""
+
+    def factory(paths: Sequence[Path | str] | None = None, as_of: date = AS_OF) -> MemlensApp:
+        return MemlensApp(list(paths) if paths is not None else [own_fixtures_dir], as_of=as_of)
+
+    return factory
 
 
 def table(app: MemlensApp) -> MemoryTable:
@@ -33,8 +45,8 @@ def main(app: MemlensApp) -> MainScreen:
     return app.screen
 
 
-async def test_loads_every_vault_with_counts(make_app: AppFactory, fixtures_dir: Path) -> None:
-    catalog = open_catalog(fixtures_dir)
+async def test_loads_every_vault_with_counts(make_app: AppFactory, own_fixtures_dir: Path) -> None:
+    catalog = open_catalog(own_fixtures_dir)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -101,9 +113,9 @@ async def test_filter_narrows_as_you_type_and_esc_clears(make_app: AppFactory) -
         await pilot.press("slash")
         filter_input = app.screen.query_one("#filter", Input)
         assert app.focused is filter_input
-        await pilot.press(*"pi-hole")
+        await pilot.press(*"farrier")
         assert len(table(app).model) == 1
-        assert "pi-hole" in table(app).model[0].title.lower()
+        assert "farrier" in table(app).model[0].title.lower()
         await pilot.press("enter")
         assert app.focused is table(app)
         await pilot.press("escape")
@@ -208,9 +220,9 @@ async def test_sidebar_scopes_the_list_to_one_vault(make_app: AppFactory) -> Non
 
 
 async def test_relation_enter_jumps_to_the_target_and_b_goes_back(
-    make_app: AppFactory, fixtures_dir: Path
+    make_app: AppFactory, own_fixtures_dir: Path
 ) -> None:
-    catalog = open_catalog(fixtures_dir)
+    catalog = open_catalog(own_fixtures_dir)
     source = next(
         m
         for m in catalog.memories()
@@ -314,9 +326,9 @@ async def test_triage_enter_opens_the_memory(make_app: AppFactory) -> None:
 
 
 async def test_problems_screen_lists_every_problem_and_opens_raw_text(
-    make_app: AppFactory, fixtures_dir: Path
+    make_app: AppFactory, own_fixtures_dir: Path
 ) -> None:
-    catalog = open_catalog(fixtures_dir)
+    catalog = open_catalog(own_fixtures_dir)
     expected = problem_entries(catalog.vaults)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -371,12 +383,12 @@ async def test_raw_view_of_a_memory_finds_its_line(make_app: AppFactory) -> None
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("slash", *"pi-hole", "enter", "v")
+        await pilot.press("slash", *"farrier", "enter", "v")
         await pilot.pause()
         assert isinstance(app.screen, RawScreen)
         view = app.screen.query_one(RawTextView)
         assert view.mark_line is not None
-        assert "Pi-hole" in view.lines[view.mark_line - 1]
+        assert "Farrier" in view.lines[view.mark_line - 1]
 
 
 async def test_command_palette_offers_app_commands(make_app: AppFactory) -> None:

@@ -1,14 +1,17 @@
-"""Content is data: markup and escapes in the fixtures show literally on every screen.
+"""Content is data: markup and escapes in the own test vaults show literally on every screen.
 
-Each fixture memory holding raw ESC sequences or Rich markup is opened in the
+Each test-vault memory holding raw ESC sequences or Rich markup is opened in the
 app; the rendered screen (SVG export and the strips the terminal would get) must
 hold no ESC byte, no hyperlink and no click action, and must show the text.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import date
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 from rich.segment import Segment
 
@@ -17,11 +20,21 @@ from memlens.tui.app import MemlensApp
 from memlens.tui.screens.main import MainScreen
 from memlens.tui.screens.raw import RawScreen
 
-from .conftest import SIZE, AppFactory, settle
+from .conftest import AS_OF, SIZE, AppFactory, settle
 
 
-def injection_memories(fixtures_dir: Path) -> list[Memory]:
-    catalog = open_catalog(fixtures_dir)
+@pytest.fixture
+def make_app(own_fixtures_dir: Path) -> AppFactory:
+    """`make_app()` opens every own test vault as of 2026-11-22; pass paths to open others."""
+
+    def factory(paths: Sequence[Path | str] | None = None, as_of: date = AS_OF) -> MemlensApp:
+        return MemlensApp(list(paths) if paths is not None else [own_fixtures_dir], as_of=as_of)
+
+    return factory
+
+
+def injection_memories(own_fixtures_dir: Path) -> list[Memory]:
+    catalog = open_catalog(own_fixtures_dir)
     return [m for m in catalog.memories() if "\x1b" in m.body or "\x1b" in m.title]
 
 
@@ -51,21 +64,18 @@ def assert_inert(app: MemlensApp, svg: bool = True) -> str:
     return "".join(s.text for s in segments)
 
 
-def test_fixtures_hold_the_injection_memories(fixtures_dir: Path) -> None:
-    found = {m.format for m in injection_memories(fixtures_dir)}
-    assert {
-        "dream-cycle",
-        "observation-v1",
-        "project-ocean",
-        "cognitive-memory",
-        "experience-records",
-    } <= found
+def test_fixtures_hold_the_injection_memories(own_fixtures_dir: Path) -> None:
+    found = {m.format for m in injection_memories(own_fixtures_dir)}
+    # Every format that has an own vault carries one (all five once written).
+    own = {v.format for v in open_catalog(own_fixtures_dir).vaults}
+    assert {"dream-cycle", "observation-v1", "experience-records"} <= own
+    assert own <= found
 
 
 async def test_injection_memories_render_literally_in_the_detail_pane(
-    make_app: AppFactory, fixtures_dir: Path
+    make_app: AppFactory, own_fixtures_dir: Path
 ) -> None:
-    memories = injection_memories(fixtures_dir)
+    memories = injection_memories(own_fixtures_dir)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -99,8 +109,8 @@ async def test_injection_rows_in_the_list_and_filter(make_app: AppFactory) -> No
         assert app.is_running
 
 
-async def test_injection_memory_raw_text(make_app: AppFactory, fixtures_dir: Path) -> None:
-    memory = next(m for m in injection_memories(fixtures_dir) if m.format == "observation-v1")
+async def test_injection_memory_raw_text(make_app: AppFactory, own_fixtures_dir: Path) -> None:
+    memory = next(m for m in injection_memories(own_fixtures_dir) if m.format == "observation-v1")
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -111,7 +121,7 @@ async def test_injection_memory_raw_text(make_app: AppFactory, fixtures_dir: Pat
         await settle(pilot)
         assert isinstance(app.screen, RawScreen)
         text = assert_inert(app)
-        assert "␛]8;;file:///etc/passwd" in text
+        assert "␛]8;;https://evil.example/steal" in text
 
 
 async def test_triage_and_problems_screens_are_inert(make_app: AppFactory) -> None:
