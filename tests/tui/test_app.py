@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import date
 from pathlib import Path
 
 import pytest
@@ -23,17 +21,7 @@ from memlens.tui.widgets.memory_table import MemoryTable, layout
 from memlens.tui.widgets.raw_view import RawTextView
 from memlens.tui.widgets.vault_sidebar import VaultSidebar
 
-from .conftest import AS_OF, SIZE, AppFactory, settle
-
-
-@pytest.fixture
-def make_app(own_fixtures_dir: Path) -> AppFactory:
-    """`make_app()` opens every own test vault as of 2026-11-22; pass paths to open others."""
-
-    def factory(paths: Sequence[Path | str] | None = None, as_of: date = AS_OF) -> MemlensApp:
-        return MemlensApp(list(paths) if paths is not None else [own_fixtures_dir], as_of=as_of)
-
-    return factory
+from .conftest import SIZE, AppFactory, settle
 
 
 def table(app: MemlensApp) -> MemoryTable:

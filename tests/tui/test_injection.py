@@ -7,11 +7,8 @@ hold no ESC byte, no hyperlink and no click action, and must show the text.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import date
 from pathlib import Path
 
-import pytest
 from rich.console import Console
 from rich.segment import Segment
 
@@ -20,17 +17,7 @@ from memlens.tui.app import MemlensApp
 from memlens.tui.screens.main import MainScreen
 from memlens.tui.screens.raw import RawScreen
 
-from .conftest import AS_OF, SIZE, AppFactory, settle
-
-
-@pytest.fixture
-def make_app(own_fixtures_dir: Path) -> AppFactory:
-    """`make_app()` opens every own test vault as of 2026-11-22; pass paths to open others."""
-
-    def factory(paths: Sequence[Path | str] | None = None, as_of: date = AS_OF) -> MemlensApp:
-        return MemlensApp(list(paths) if paths is not None else [own_fixtures_dir], as_of=as_of)
-
-    return factory
+from .conftest import SIZE, AppFactory, settle
 
 
 def injection_memories(own_fixtures_dir: Path) -> list[Memory]:
