@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from .errors import ConflictError, NotFoundError, UnsafePathError
 from .paths import is_inside
+from .safe_io import read_regular
 from .writes import (
     FileSnapshot,
     WriteError,
@@ -124,7 +125,7 @@ def _store_blob(vault_root: Path, data: bytes) -> str:
 def _load_blob(vault_root: Path, sha: str) -> bytes:
     if not all(c in "0123456789abcdef" for c in sha) or len(sha) != 64:
         raise UnsafePathError(f"bad blob name {sha!r} in the journal")
-    data = (vault_root / STATE_DIR / "blobs" / sha).read_bytes()
+    data = read_regular(vault_root / STATE_DIR / "blobs" / sha)
     if digest(data) != sha:
         raise ConflictError(f"journal blob {sha} is corrupt; not restoring from it")
     return data
@@ -168,7 +169,7 @@ def apply_plan(plan: Plan) -> dict[str, Any]:
                 made.extend(_make_dirs(root, target.parent))
             if c.kind == "write":
                 assert c.data is not None
-                before = c.path.read_bytes()
+                before = read_regular(c.path)
                 blob = _store_blob(root, before)
                 after = atomic_write(c.path, c.data, c.expected, root=root)
                 done.append(
@@ -259,7 +260,7 @@ def _remove_empty_dirs(folders: list[Path]) -> None:
 def _append_journal(root: Path, entry: dict[str, Any]) -> None:
     path = state_dir(root) / JOURNAL
     line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
-    old = path.read_bytes() if path.exists() else b""
+    old = read_regular(path) if path.exists() else b""
     atomic_write(path, old + line, None, root=root)
 
 
@@ -269,7 +270,7 @@ def read_journal(root: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     out: list[dict[str, Any]] = []
-    for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for raw in read_regular(path).decode("utf-8", errors="replace").splitlines():
         try:
             item = json.loads(raw)
         except json.JSONDecodeError:
@@ -306,7 +307,7 @@ def _undo_ops(root: Path, ops: list[dict[str, Any]], *, force: bool = False) -> 
             continue
         if not force and current.sha256 != op["after"]:
             raise ConflictError(f"{path} changed after the action; undo refused")
-        data = path.read_bytes() if current.exists else None
+        data = read_regular(path) if current.exists else None
         steps.append((op, path, current, data))
     done: list[tuple[str, Path, Path | bytes]] = []
     try:

@@ -14,7 +14,7 @@ import click
 
 from memlens.core import Catalog, MemlensError, open_catalog
 from memlens.core.config import CONFIG_ENV, Config, load_config
-from memlens.core.sanitize import json_text, visible
+from memlens.core.sanitize import json_text, one_line, visible
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1  # problems found / operation refused
@@ -56,6 +56,17 @@ def load_catalog(*paths: str | Path) -> Catalog:
         where = ", ".join(str(p) for p in paths)
         raise click.UsageError(f"no memory vault found at or below {where}")
     return catalog
+
+
+def error_line(exc: BaseException) -> str:
+    """One line for an error: an OSError names its path and says what the system said."""
+    if isinstance(exc, OSError) and not isinstance(exc, MemlensError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        text = f"{where}{exc.strerror or exc}"
+    else:
+        text = str(exc)
+    line: str = one_line(text)
+    return line
 
 
 def emit_json(data: Any) -> None:

@@ -50,6 +50,7 @@ from ..model import (
     ScanResult,
 )
 from ..paths import has_path_syntax
+from ..safe_io import open_regular
 from ..textio import decode_bytes, read_text
 from .base import (
     Changes,
@@ -417,7 +418,7 @@ def _folder_has_marker(folder: Path, marker: re.Pattern[bytes]) -> bool:
                 try:
                     if not entry.is_file():
                         continue
-                    with open(entry.path, "rb") as fh:
+                    with os.fdopen(open_regular(entry.path), "rb") as fh:
                         head = fh.read(_DETECT_BYTES)
                 except OSError:
                     continue
