@@ -340,7 +340,9 @@ def _swap(path: Path, tmp: Path, cur_fd: int, cur: bytes, sha: str) -> tuple[int
                 exchange(tmp, path)  # not a file we can check: put it back
                 raise
         # No exchange here: the fd held on the old file still reads what the
-        # replace unlinks (the inode check above narrows what can slip in).
+        # replace unlinks, so appends to it are seen.  What this fallback
+        # cannot see is a whole new file put at the path between the inode
+        # check above and the replace; the exchange has no such gap.
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -373,8 +375,9 @@ def _drop(tmp: Path, out_fd: int, swapped: bool) -> None:
     with contextlib.suppress(FileNotFoundError):
         at = os.lstat(tmp)
         if (at.st_ino, at.st_dev) == (st.st_ino, st.st_dev):
+            # No fsync for this: a crash before it lands leaves a stray temp,
+            # which the next run's `clean_stray_temps` removes.
             os.unlink(tmp)
-    _fsync_dir(tmp.parent)
 
 
 def _swap_back(
