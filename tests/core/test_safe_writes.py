@@ -9,13 +9,18 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from memlens.core import safe_io, writes
+from memlens.core.cache import read_stamped
+from memlens.core.config import load_config
 from memlens.core.errors import ConflictError
+from memlens.core.journal import read_journal
 from memlens.core.safe_io import (
     FS_APPEND_FL,
     FS_IMMUTABLE_FL,
@@ -24,6 +29,7 @@ from memlens.core.safe_io import (
     ProtectedFileError,
     WriteError,
 )
+from memlens.core.textio import read_text
 from memlens.core.writes import append_bytes, atomic_write, move_no_clobber, snapshot
 
 Swap = Callable[[Path, Path], bool]
@@ -491,3 +497,33 @@ def test_clean_stray_temps_removes_only_memlens_temps(tmp_path: Path) -> None:
     assert memory.read_bytes() == b"memory" and outside.exists()
     assert (vault / f"{TEMP_PREFIX}dir").is_dir() and (vault / f"{TEMP_PREFIX}link").is_symlink()
     assert safe_io.clean_stray_temps(vault) == []
+
+
+def _bounded(fn: Callable[[], object]) -> object:
+    """fn()'s result or exception, run in a thread so a regression cannot hang the suite."""
+    out: list[object] = []
+
+    def run() -> None:
+        try:
+            out.append(fn())
+        except Exception as exc:  # the exception is the result under test
+            out.append(exc)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(timeout=60)  # a guard, not a measure
+    assert not worker.is_alive(), "blocked on a FIFO"
+    return out[0]
+
+
+def test_state_readers_never_wait_on_a_fifo(tmp_path: Path) -> None:
+    fifo = tmp_path / "thing"
+    os.mkfifo(fifo)
+    assert isinstance(_bounded(lambda: read_text(fifo)), NotRegularFileError)
+    assert isinstance(_bounded(lambda: read_stamped(fifo)), NotRegularFileError)
+    _config, warnings = cast(tuple[object, list[str]], _bounded(lambda: load_config(fifo)))
+    assert len(warnings) == 1 and "named pipe" in warnings[0]
+    vault = tmp_path / "vault"
+    (vault / ".memlens").mkdir(parents=True)
+    os.mkfifo(vault / ".memlens" / "journal.jsonl")
+    assert isinstance(_bounded(lambda: read_journal(vault)), NotRegularFileError)
