@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import errno
 import fcntl
 import os
@@ -204,10 +203,11 @@ def _renameat2() -> _Renameat2 | None:
         fn: _Renameat2 | None = None
         if sys.platform.startswith("linux"):
             with contextlib.suppress(OSError, AttributeError):
-                libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+                # The running process's own symbols include libc's: no
+                # find_library, which would start ldconfig or a compiler.
+                libc = ctypes.CDLL(None, use_errno=True)
                 raw = libc.renameat2
-                raw.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p]
-                raw.argtypes += [ctypes.c_uint]
+                raw.argtypes = [ctypes.c_int, ctypes.c_char_p] * 2 + [ctypes.c_uint]
                 raw.restype = ctypes.c_int
                 fn = raw
         _renameat2_fn.append(fn)
