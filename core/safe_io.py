@@ -207,7 +207,8 @@ def _renameat2() -> _Renameat2 | None:
                 # find_library, which would start ldconfig or a compiler.
                 libc = ctypes.CDLL(None, use_errno=True)
                 raw = libc.renameat2
-                raw.argtypes = [ctypes.c_int, ctypes.c_char_p] * 2 + [ctypes.c_uint]
+                at, name = ctypes.c_int, ctypes.c_char_p
+                raw.argtypes = [at, name, at, name, ctypes.c_uint]
                 raw.restype = ctypes.c_int
                 fn = raw
         _renameat2_fn.append(fn)
