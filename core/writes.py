@@ -63,7 +63,7 @@ __all__ = [
     "snapshot",
 ]
 
-#: Swaps one write may take while carrying tails other writers keep appending.
+#: Looks at a swapped-out file for bytes an appender still writes to it.
 MAX_ROUNDS = 5
 
 
@@ -281,55 +281,72 @@ def _create(path: Path, data: bytes, *, no_clobber: bool) -> FileSnapshot:
 def _swap_in(
     path: Path, data: bytes, cur_fd: int, like: os.stat_result, base: _Base, carry: bool
 ) -> FileSnapshot:
-    """Swap `data` (+ carried tails) in for the file at `path`, checked before and after.
+    """Swap `data` (+ a carried tail) in for the file at `path`, checked before and after.
 
-    Each round: the bytes at the path must be `base` (+ an appended tail
-    when carrying); a temp holding `want + tail` is swapped in; the file
-    that came out must be what was checked.  If it grew meanwhile and tails
-    are carried, the next round carries the longer tail over the file just
-    swapped in; otherwise the swap is undone and ConflictError raised.
+    The bytes at the path must be `base` (+ an appended tail when carrying);
+    a temp holding `data + tail` is swapped in; the file that came out must
+    be what was checked.  If it was rewritten, or appended to without
+    carrying, the swap is undone and ConflictError raised.  When carrying,
+    bytes an appender with the old file open wrote after the swap are
+    appended to the new file, so the appender loses nothing.
     """
-    want = data
-    held: list[int] = []  # fds this function opened, closed on the way out
+    cur = read_fd(cur_fd)
+    tail = base.tail(cur, carry)
+    if tail is None:
+        raise ConflictError(f"{path}: the file changed on disk since it was read")
+    payload = data + tail
+    tmp, new_fd = _write_temp(path, payload, like)
+    held = [new_fd]  # fds opened here, closed on the way out
     try:
+        out_fd, swapped = _swap(path, tmp, cur_fd, len(cur), digest(payload), carry)
+        if out_fd != cur_fd:
+            held.append(out_fd)
+        seen = tail
         for _ in range(MAX_ROUNDS):
-            cur = read_fd(cur_fd)
-            tail = base.tail(cur, carry)
-            if tail is None:
-                raise ConflictError(f"{path}: the file changed on disk since it was read")
-            payload = want + tail
-            tmp, new_fd = _write_temp(path, payload, like)
-            held.append(new_fd)
-            out_fd, swapped = _swap(path, tmp, cur_fd, cur, digest(payload))
-            if out_fd != cur_fd:
-                held.append(out_fd)
-            out = _settled(path.parent, out_fd)
-            later = base.tail(out, carry)
-            if later == tail:
-                _drop(tmp, out_fd, swapped)
-                st = os.fstat(new_fd)
-                return FileSnapshot(path, digest(payload), len(payload), st.st_mtime_ns, st.st_mode)
-            if later is None or not carry:
+            later = base.tail(_settled(path.parent, out_fd), carry)
+            if later == seen:
+                break
+            if later is None or not carry or not later.startswith(seen):
+                # (After a forwarded tail this may repeat those bytes in the
+                # restored file: a double race, and a repeat is not a loss.)
                 _swap_back(path, tmp, payload, new_fd, out_fd, swapped)
                 raise ConflictError(f"{path}: the file changed on disk while memlens wrote it")
-            # Appended to while swapping: the path holds our payload now; carry
-            # the whole tail over it in the next round.
-            _drop(tmp, out_fd, swapped)
-            base, want, cur_fd = _Base(digest(payload), len(payload)), want + later, new_fd
-        raise ConflictError(f"{path}: other writers kept changing the file; nothing lost, retry")
+            _append(path, later[len(seen) :])
+            seen = later
+        _drop(tmp, out_fd, swapped)
+        written = read_fd(new_fd)
+        st = os.fstat(new_fd)
+        return FileSnapshot(path, digest(written), len(written), st.st_mtime_ns, st.st_mode)
     finally:
         for fd in held:
             with contextlib.suppress(OSError):
                 os.close(fd)
 
 
-def _swap(path: Path, tmp: Path, cur_fd: int, cur: bytes, sha: str) -> tuple[int, bool]:
-    """Put `tmp` at `path`; return an fd on the file that was there, and whether exchanged."""
+def _append(path: Path, data: bytes) -> None:
+    """Append `data` to the file at `path` in one write (bytes another writer put elsewhere)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
+def _swap(
+    path: Path, tmp: Path, cur_fd: int, size: int, sha: str, grown_ok: bool
+) -> tuple[int, bool]:
+    """Put `tmp` at `path`; return an fd on the file that was there, and whether exchanged.
+
+    Refused first if another file took the path, or (unless `grown_ok`, when
+    an appended tail is carried after the swap) if the file grew from `size`.
+    """
     cur_st = os.fstat(cur_fd)
     try:
         at_path = os.lstat(path)
         if (at_path.st_ino, at_path.st_dev) != (cur_st.st_ino, cur_st.st_dev) or (
-            cur_st.st_size != len(cur)
+            cur_st.st_size != size and not grown_ok
         ):
             raise ConflictError(f"{path}: the file changed on disk since it was read")
         note_write(path, sha)  # before the change lands, so the watcher never echoes it
@@ -398,11 +415,7 @@ def _swap_back(
         os.replace(back, path)
     extra = read_fd(new_fd, len(payload))
     if extra:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
-        try:
-            os.write(fd, extra)
-        finally:
-            os.close(fd)
+        _append(path, extra)
     if swapped:
         with contextlib.suppress(FileNotFoundError):
             if os.lstat(tmp).st_ino == os.fstat(new_fd).st_ino:

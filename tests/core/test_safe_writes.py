@@ -527,3 +527,44 @@ def test_state_readers_never_wait_on_a_fifo(tmp_path: Path) -> None:
     (vault / ".memlens").mkdir(parents=True)
     os.mkfifo(vault / ".memlens" / "journal.jsonl")
     assert isinstance(_bounded(lambda: read_journal(vault)), NotRegularFileError)
+
+
+def test_append_while_the_temp_is_written_is_carried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, swap_mode: str
+) -> None:
+    f = _file(tmp_path)
+    snap = snapshot(f)
+    real = writes._write_temp
+
+    def then_agent(path: Path, data: bytes, like: os.stat_result | None) -> tuple[Path, int]:
+        out = real(path, data, like)
+        _append(b"agent line\n")(path)
+        return out
+
+    monkeypatch.setattr(writes, "_write_temp", then_agent)
+    append_bytes(f, b"memlens line\n", snap)
+    assert f.read_bytes() == b"line 1\nmemlens line\nagent line\n"
+    assert _temps(tmp_path) == []
+
+
+def test_an_appender_still_writing_to_the_old_file_is_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, swap_mode: str
+) -> None:
+    """Each look at the swapped-out file finds one more late line; each is carried once."""
+    f = _file(tmp_path)
+    snap = snapshot(f)
+    real = writes._settled
+    late = [b"late 1\n", b"late 2\n"]
+
+    def appender_at_work(folder: Path, out_fd: int) -> bytes:
+        if late:
+            fd = os.open(f"/proc/self/fd/{out_fd}", os.O_WRONLY | os.O_APPEND)
+            os.write(fd, late.pop(0))
+            os.close(fd)
+        return real(folder, out_fd)
+
+    monkeypatch.setattr(writes, "_settled", appender_at_work)
+    new = append_bytes(f, b"memlens line\n", snap)
+    assert f.read_bytes() == b"line 1\nmemlens line\nlate 1\nlate 2\n"
+    assert new.sha256 == writes.digest(f.read_bytes())
+    assert _temps(tmp_path) == []
