@@ -303,7 +303,13 @@ def _swap_in(
             held.append(out_fd)
         seen = tail
         for _ in range(MAX_ROUNDS):
-            later = base.tail(_settled(path.parent, out_fd), carry)
+            try:
+                later = base.tail(_settled(path.parent, out_fd), carry)
+            except OSError:
+                # The old file cannot be checked: it must not stay at a temp
+                # name (stray temps are cleaned), so put it back and fail.
+                _swap_back(path, tmp, payload, new_fd, out_fd, swapped)
+                raise
             if later == seen:
                 break
             if later is None or not carry or not later.startswith(seen):

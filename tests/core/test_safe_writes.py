@@ -568,3 +568,18 @@ def test_an_appender_still_writing_to_the_old_file_is_followed(
     assert f.read_bytes() == b"line 1\nmemlens line\nlate 1\nlate 2\n"
     assert new.sha256 == writes.digest(f.read_bytes())
     assert _temps(tmp_path) == []
+
+
+def test_old_file_that_cannot_be_checked_after_the_swap_is_put_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, swap_mode: str
+) -> None:
+    f = _file(tmp_path)
+
+    def unreadable(folder: Path, out_fd: int) -> bytes:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(writes, "_settled", unreadable)
+    with pytest.raises(WriteError) as info:
+        atomic_write(f, b"new\n", snapshot(f))
+    assert "input/output error" in str(info.value)
+    assert f.read_bytes() == b"line 1\n" and _temps(tmp_path) == []
