@@ -71,6 +71,7 @@ from typing import Any, BinaryIO
 from .formats import FormatAdapter, adapter_for
 from .formats.base import Listing, rel_posix, skipped_scan, walk_listing
 from .model import FileScan, Memory, Problem, ReferenceProblem, Relation, ScanResult
+from .safe_io import NotRegularFileError, kind_of, open_regular, read_regular
 
 #: Environment variable that moves the cache (tests point it at a tmp dir).
 CACHE_DIR_ENV = "MEMLENS_CACHE_DIR"
@@ -230,7 +231,7 @@ def code_fingerprint(format_id: str) -> str:
         names.append(Path(source))
     for path in names:
         with contextlib.suppress(OSError):
-            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+            digest.update(path.name.encode() + b"\0" + read_regular(path))
     _fingerprints[format_id] = value = digest.hexdigest()
     return value
 
@@ -294,10 +295,14 @@ def _read_stamped(path: Path | str, prefix: int | None) -> tuple[bytes, FileStam
     """`read_stamped`, plus the sha256 of the first `prefix` bytes (in the same pass)."""
     # os.open/os.read, not open(): no file object per file (half the cost of
     # reading a small file, which is what a vault mostly holds).
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    # O_NONBLOCK: a FIFO put where a memory file was opens at once (and is
+    # refused below) instead of waiting for a writer forever.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
         for _ in range(3):
             before = os.fstat(fd)
+            if not stat.S_ISREG(before.st_mode):
+                raise NotRegularFileError(path, kind_of(before.st_mode))
             data = _read_all(fd, before.st_size)
             after = os.fstat(fd)
             if (before.st_mtime_ns, before.st_ctime_ns, before.st_size) == (
@@ -695,7 +700,7 @@ def open_checked(
     if st.st_mode & 0o022:
         return None, f"the {what} is writable by others"
     try:
-        fh = open(path, "rb")  # noqa: SIM115 (returned to the caller, who closes it)
+        fh = os.fdopen(open_regular(path), "rb")  # returned to the caller, who closes it
     except OSError as exc:
         return None, f"cannot read the {what}: {exc.strerror or exc}"
     try:

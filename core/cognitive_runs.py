@@ -75,6 +75,7 @@ from .frontmatter import load_frontmatter
 from .journal import ChangeKind, FileChange, Plan
 from .model import Memory
 from .paths import is_inside
+from .safe_io import read_regular
 from .textio import decode_bytes, read_text
 from .writes import digest, snapshot
 
@@ -533,7 +534,7 @@ def _read_state_file(root: Path) -> tuple[Path, bytes, str, dict[str, Any] | Non
     """(path, bytes, text, parsed) of `_state.json`, read once; bytes b"" if it is missing."""
     path = _target(root, STATE_FILE)
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)
     except FileNotFoundError:
         return path, b"", "", None
     except OSError as exc:

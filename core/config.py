@@ -27,6 +27,8 @@ from typing import Any, Literal
 
 import platformdirs
 
+from .safe_io import read_regular
+
 APP_NAME = "memlens"
 CONFIG_FILE_NAME = "config.toml"
 #: Environment variable naming the config file (overridden by `--config`).
@@ -162,7 +164,7 @@ def load_config(
         how = "--config" if where.origin == "option" else f"${CONFIG_ENV}"
         return base, [f"{label}: no such file (from {how}); using default settings"]
     try:
-        raw = where.path.read_bytes()
+        raw = read_regular(where.path)
     except OSError as exc:
         return base, [f"{label}: cannot read ({exc.strerror or exc}); using default settings"]
     try:

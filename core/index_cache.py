@@ -38,6 +38,7 @@ import numpy.typing as npt
 
 from .cache import cache_dir, code_fingerprint, open_checked, quiet_gc, write_checked
 from .model import Memory
+from .safe_io import read_regular
 
 if TYPE_CHECKING:
     from .search import SearchIndex
@@ -83,7 +84,7 @@ def _fingerprint(vaults: list[Vault]) -> str:
         digest.update(code_fingerprint(fmt).encode())
     for name in ("search.py", "query.py", "decay.py"):
         with contextlib.suppress(OSError):
-            digest.update((here / name).read_bytes())
+            digest.update(read_regular(here / name))
     return digest.hexdigest()
 
 

@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 from .errors import ConflictError, UnsafePathError
 from .paths import is_inside
+from .safe_io import read_regular
 from .writes import FileSnapshot, WriteError, atomic_write, digest
 
 STATE_DIR = ".memlens"
@@ -128,7 +129,7 @@ def store_blob(vault_root: Path, data: bytes) -> str:
 def load_blob(vault_root: Path, sha: str) -> bytes:
     if not all(c in "0123456789abcdef" for c in sha) or len(sha) != 64:
         raise UnsafePathError(f"bad blob name {sha!r} in the journal")
-    data = (vault_root / STATE_DIR / "blobs" / sha).read_bytes()
+    data = read_regular(vault_root / STATE_DIR / "blobs" / sha)
     if digest(data) != sha:
         raise ConflictError(f"journal blob {sha} is corrupt; not restoring from it")
     return data
@@ -228,7 +229,7 @@ def read_journal(root: Path) -> list[dict[str, Any]]:
     """Every journal entry of a vault, oldest first (torn or unreadable lines skipped)."""
     path = root / STATE_DIR / JOURNAL
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)
     except FileNotFoundError:
         return []
     out: list[dict[str, Any]] = []

@@ -37,6 +37,7 @@ from .journal import (
     safe_rel,
     state_dir,
 )
+from .safe_io import clean_stray_temps, read_regular
 from .vault_lock import vault_lock
 from .writes import TEMP_PREFIX, atomic_write, digest, move_no_clobber, snapshot
 
@@ -85,7 +86,7 @@ def pending_intents(root: Path) -> list[Path]:
 
 def _read(path: Path) -> bytes | None:
     try:
-        return path.read_bytes()
+        return read_regular(path)
     except FileNotFoundError:
         return None
 
@@ -112,8 +113,7 @@ def _rollback_write(root: Path, op: dict[str, Any]) -> str | None:
         return None  # not written yet; an agent appended since
     else:
         raise Mismatch(f"{op['path']} changed after the interrupted action")
-    # TODO(writes merge): pass the append-only keyword of atomic_write here.
-    atomic_write(path, data, snapshot(path, cur), root=root)
+    atomic_write(path, data, snapshot(path, cur), root=root, carry_appended=append_only)
     return f"restored {op['path']}"
 
 
@@ -213,6 +213,8 @@ class RecoveryReport:
     conflicts: list[str] = field(default_factory=list)
     #: Another memlens process holds the vault: nothing was checked.
     busy: bool = False
+    #: Stray `.memlens-tmp-*` files removed by a full sweep (`recover(..., sweep=True)`).
+    temps_removed: int = 0
 
     @property
     def needs_user(self) -> bool:
@@ -233,6 +235,7 @@ class RecoveryReport:
             "finished": self.finished,
             "conflicts": self.conflicts,
             "busy": self.busy,
+            "temps_removed": self.temps_removed,
         }
 
 
@@ -251,16 +254,23 @@ def needs_recovery(root: Path) -> bool:
     return False
 
 
-def recover(root: Path) -> RecoveryReport:
-    """Roll back every unfinished transaction of the vault, unless a live process holds it."""
+def recover(root: Path, *, sweep: bool = False) -> RecoveryReport:
+    """Roll back every unfinished transaction of the vault, unless a live process holds it.
+
+    `sweep` (the explicit `memlens recover`) also walks the whole vault for
+    stray temp files, which an open skips to stay cheap: under the lock no
+    live memlens process is writing one.
+    """
     report = RecoveryReport(root)
-    if not needs_recovery(root):
+    if not sweep and not needs_recovery(root):
         return report
     with vault_lock(state_dir(root), wait=False) as held:
         if not held:
             report.busy = True
             return report
         recover_locked(root, report)
+        if sweep:
+            report.temps_removed = len(clean_stray_temps(root))
     return report
 
 
@@ -272,7 +282,7 @@ def recover_locked(root: Path, report: RecoveryReport | None = None) -> Recovery
     folders: set[Path] = set()
     for path in intents:
         try:
-            record = json.loads(path.read_bytes())
+            record = json.loads(read_regular(path))
             txid, ops = str(record["id"]), list(record.get("ops", []))
         except (ValueError, KeyError, TypeError, OSError):
             report.conflicts.append(f"{path.name}: unreadable intent record")

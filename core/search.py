@@ -97,6 +97,7 @@ from .decay import decay_of
 from .errors import NotFoundError
 from .model import DecayInfo, Health, Memory
 from .query import ANY_HEALTH, Filter, Query, QueryError, confidence_value, parse_query
+from .safe_io import read_regular
 
 if TYPE_CHECKING:
     from .vault import Catalog, Vault
@@ -449,7 +450,7 @@ def load_stored_vectors(root: Path) -> tuple[str, dict[str, list[float]]] | None
     """
     path = root / "_embeddings.json"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(path))
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or not isinstance(data.get("entries"), dict):

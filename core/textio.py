@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .errors import ParseError
 from .model import Reason
+from .safe_io import read_regular
 
 BOM = "\ufeff"
 
@@ -50,5 +51,5 @@ def decode_bytes(data: bytes, path: Path | str) -> DecodedText:
 
 
 def read_text(path: Path) -> DecodedText:
-    """Read and decode one file (see decode_bytes)."""
-    return decode_bytes(path.read_bytes(), path)
+    """Read and decode one file (see decode_bytes); a FIFO & co. is an OSError, never a hang."""
+    return decode_bytes(read_regular(path), path)

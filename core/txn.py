@@ -173,8 +173,10 @@ class Transaction:
                 make_dirs(root, target.parent)
         if c.kind == "write":
             assert c.data is not None
-            # TODO(writes merge): atomic_write(..., <append-only keyword>=c.append_only)
-            after = atomic_write(c.path, c.data, c.expected, root=root)
+            # An agent's append to an append-only file since the plan was made is carried.
+            after = atomic_write(
+                c.path, c.data, c.expected, root=root, carry_appended=c.append_only
+            )
             op["after"], op["after_size"] = after.sha256, after.size
         elif c.kind == "create":
             assert c.data is not None

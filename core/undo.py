@@ -23,6 +23,7 @@ from .journal import (
     remove_empty_dirs,
     safe_rel,
 )
+from .safe_io import read_regular
 from .txn import transaction
 from .writes import digest, snapshot
 
@@ -52,7 +53,7 @@ def _revert_changes(root: Path, ops: list[dict[str, Any]], tag: str) -> list[Fil
 
     def now(p: Path) -> bytes | None:
         if p not in state:
-            state[p] = p.read_bytes() if p.exists() else None
+            state[p] = read_regular(p) if p.exists() else None
         return state[p]
 
     out: list[FileChange] = []

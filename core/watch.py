@@ -36,6 +36,7 @@ import hashlib
 import logging
 import os
 import queue
+import stat
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
@@ -46,8 +47,8 @@ from . import selfwrites
 from .changes import Change, ChangeKind, added_all, diff_results, removed_all, vault_label
 from .errors import MemlensError
 from .model import ScanResult
+from .safe_io import TEMP_PREFIX, read_regular
 from .vault import Catalog, Vault, detect_format, discover, rescan_paths, scan_vault
-from .writes import TEMP_PREFIX
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +116,7 @@ def _stat(path: Path) -> Stat | None:
 
 def _sha(path: Path) -> str | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(read_regular(path)).hexdigest()
     except FileNotFoundError:
         return None
     except OSError:
@@ -125,14 +126,23 @@ def _sha(path: Path) -> str | None:
 def _readable(path: Path) -> bool | None:
     """True if readable, False if it exists but cannot be read, None if absent."""
     try:
-        with open(path, "rb") as fh:
-            fh.read(1)
+        # O_NONBLOCK: never wait on a FIFO put in a vault (it counts as unreadable).
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
-    except IsADirectoryError:
-        return True
     except OSError:
         return False
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            return True
+        if not stat.S_ISREG(mode):
+            return False
+        os.read(fd, 1)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
     return True
 
 

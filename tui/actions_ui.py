@@ -53,6 +53,7 @@ from memlens.core.journal import Plan
 from memlens.core.listing import MemoryRow
 from memlens.core.model import Memory
 from memlens.core.ocean_runs import decay_candidates, promotion_candidates, split_name_clashes
+from memlens.core.safe_io import read_regular
 from memlens.core.txn import apply_plan, apply_run
 from memlens.core.vault import Catalog, Vault
 
@@ -171,7 +172,7 @@ def diff_stat(plan: Plan) -> list[str]:
         if c.data is None:
             continue
         try:
-            old = c.path.read_text(encoding="utf-8") if c.kind == "write" else ""
+            old = read_regular(c.path).decode("utf-8") if c.kind == "write" else ""
             new = c.data.decode("utf-8")
         except (OSError, UnicodeDecodeError):
             continue

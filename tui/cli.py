@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from memlens.core import Catalog, Memory, NotFoundError, decay_of
+from memlens.core import Catalog, MemlensError, Memory, NotFoundError, decay_of
 from memlens.core.decay import archive_candidates
 from memlens.core.demo import copy_demo
 from memlens.core.records import (
@@ -37,6 +37,7 @@ from .cli_common import (
     current_config,
     echo,
     emit_json,
+    error_line,
     is_terminal,
     json_option,
     load_catalog,
@@ -75,6 +76,21 @@ class _AppByDefaultGroup(click.Group):
         if i >= len(args) or args[i] not in self.commands:
             args = [*args[:i], "open", *args[i:]]
         return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; a failure core did not expect to be asked about is one line.
+
+        Commands report refusals themselves; this catches what gets past
+        them (a read-only file system, a full disk, a FIFO where a state file
+        belongs): one line naming the path, exit 1, never a traceback.
+        """
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            raise
+        except (MemlensError, OSError) as exc:
+            echo(f"memlens: {error_line(exc)}", err=True)
+            ctx.exit(EXIT_PROBLEMS)
 
 
 def _version() -> str:

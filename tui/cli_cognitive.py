@@ -34,6 +34,7 @@ from memlens.core.cognitive_runs import (
 )
 from memlens.core.formats.cognitive_memory import FORMAT_ID
 from memlens.core.journal import Plan, apply_plan
+from memlens.core.safe_io import read_regular
 
 from .cli_common import EXIT_PROBLEMS, as_of_option, echo, load_catalog, resolve_as_of
 from .cli_recover import recover_roots
@@ -70,7 +71,7 @@ def _diff(plan: Plan) -> list[str]:
             continue
         rel = c.path.relative_to(plan.vault_root).as_posix()
         try:
-            old = c.path.read_text(encoding="utf-8") if c.kind == "write" else ""
+            old = read_regular(c.path).decode("utf-8") if c.kind == "write" else ""
             new = c.data.decode("utf-8")
         except (OSError, UnicodeDecodeError):
             continue

@@ -64,6 +64,17 @@ def load_catalog(*paths: str | Path) -> Catalog:
     return catalog
 
 
+def error_line(exc: BaseException) -> str:
+    """One line for an error: an OSError names its path and says what the system said."""
+    if isinstance(exc, OSError) and not isinstance(exc, MemlensError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        text = f"{where}{exc.strerror or exc}"
+    else:
+        text = str(exc)
+    line: str = one_line(text)
+    return line
+
+
 def emit_json(data: Any) -> None:
     """JSON to stdout, UTF-8, stable key order, no raw control or bidi characters."""
     sys.stdout.write(json_text(json.dumps(data, ensure_ascii=False, indent=2, default=str)))

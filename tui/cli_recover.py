@@ -58,7 +58,7 @@ def recover_cmd(path: Path, as_json: bool) -> None:
     reports: list[RecoveryReport] = []
     for v in vaults:
         try:
-            reports.append(recover(v.root))
+            reports.append(recover(v.root, sweep=True))
         except (MemlensError, OSError) as exc:
             report = RecoveryReport(v.root)
             report.conflicts.append(f"could not recover: {exc}")

@@ -58,6 +58,7 @@ from ..frontmatter import load_frontmatter
 from ..journal import FileChange, Plan
 from ..model import Memory
 from ..paths import is_inside, safe_join, safe_name
+from ..safe_io import read_regular
 from ..textio import BOM, decode_bytes
 from ..writes import snapshot
 from ..yamledit import REMOVE, edit_frontmatter
@@ -147,7 +148,7 @@ def _read_current(memory: Memory) -> _Current:
     if path.is_symlink():
         raise UnsafePathError(f"{rel} is a symbolic link; memlens does not write through links")
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)
     except FileNotFoundError:
         raise ConflictError(f"{rel}: the file was moved or deleted since it was read") from None
     try:

@@ -46,6 +46,7 @@ from ..dates import parse_date, parse_datetime
 from ..decay import STATUS_HEALTH, clamp01, importance_band
 from ..model import DecayInfo, FileScan, Health, Memory, Problem, Reason, ScanResult
 from ..refs import PointerField
+from ..safe_io import open_regular, read_regular
 from .base import Changes, Listing, list_files, scan_by_files, split_duplicates
 
 OBSERVATIONS = "observations.md"
@@ -885,7 +886,7 @@ def _read(path: Path) -> bytes | OSError | None:
     try:
         if not path.is_file():
             return None
-        return path.read_bytes()
+        return read_regular(path)
     except OSError as exc:
         return exc
 
@@ -911,7 +912,7 @@ class DreamCycleAdapter:
                 return False
             if (root / ARCHIVE_JSONL).is_file() or (root / ARCHIVED_MD).is_file():
                 return True
-            with obs.open("rb") as fh:
+            with os.fdopen(open_regular(obs), "rb") as fh:
                 for raw in fh:
                     if raw.startswith(b"\xef\xbb\xbf"):
                         raw = raw[3:]

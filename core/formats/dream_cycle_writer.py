@@ -72,6 +72,7 @@ from ..errors import ConflictError, RefusedError, UnsafePathError
 from ..journal import FileChange, Plan
 from ..model import Memory, ScanResult
 from ..paths import has_path_syntax, safe_join
+from ..safe_io import read_regular
 from ..writes import FileSnapshot, check_unchanged, snapshot
 from ..yamledit import REMOVE
 from .dream_cycle import (
@@ -142,7 +143,7 @@ def read_file(root: Path, rel: str) -> TextFile:
     if path.is_symlink():
         raise UnsafePathError(f"{rel} is a symbolic link; memlens does not write through links")
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except FileNotFoundError:
         data = b""
         snap = snapshot(path)

@@ -120,6 +120,7 @@ from ..model import (
     ScanResult,
 )
 from ..refs import PointerField, PointerKind, is_uri, pointer_values, reference_issue
+from ..safe_io import read_regular
 from .base import Changes, Listing, list_files, scan_by_files, split_duplicates
 
 FORMAT_ID = "experience-records"
@@ -318,7 +319,7 @@ def read_json_lines(path: Path) -> list[JsonLine | LineError]:
     """Read one JSON Lines file (see `parse_json_lines`); [] if it is absent."""
     if not path.is_file():
         return []
-    return parse_json_lines(path.read_bytes())
+    return parse_json_lines(read_regular(path))
 
 
 # --------------------------------------------------------------------------
@@ -1099,7 +1100,7 @@ class ExperienceRecordAdapter:
         else:
             if data is None and path.is_file():
                 with contextlib.suppress(OSError):  # `scan.read` reports it
-                    data = path.read_bytes()
+                    data = read_regular(path)
             _read_experiences(scan, scan.read(EXPERIENCES, data), out.memories)
             if data is not None:
                 # Where appended lines start next time (see `scan_appended`).

@@ -70,6 +70,7 @@ from ..errors import ConflictError, RefusedError, UnsafePathError
 from ..journal import FileChange, Plan
 from ..model import Memory
 from ..paths import has_path_syntax, is_inside
+from ..safe_io import read_regular
 from ..writes import FileSnapshot, check_unchanged, snapshot
 from .experience_record import (
     EDITABLE_FIELDS,
@@ -283,7 +284,7 @@ class ExperienceRecordWriter:
                 f"{path} is a symbolic link or leaves the vault; memlens does not write through it"
             )
         try:
-            data: bytes | None = path.read_bytes()
+            data: bytes | None = read_regular(path)
         except FileNotFoundError:
             data = None
         snap = snapshot(path, data) if data is not None else snapshot(path)

@@ -60,6 +60,7 @@ from ..model import (
 )
 from ..paths import has_path_syntax
 from ..refs import PointerField, PointerKind, reference_issue
+from ..safe_io import open_regular
 from ..textio import decode_bytes, read_text
 from .base import (
     Changes,
@@ -436,7 +437,7 @@ def _folder_has_marker(folder: Path, marker: re.Pattern[bytes]) -> bool:
                 try:
                     if not entry.is_file():
                         continue
-                    with open(entry.path, "rb") as fh:
+                    with os.fdopen(open_regular(entry.path), "rb") as fh:
                         head = fh.read(_DETECT_BYTES)
                 except OSError:
                     continue

@@ -42,6 +42,7 @@ from ..frontmatter import load_frontmatter
 from ..journal import FileChange, Plan
 from ..model import Memory, ScanResult
 from ..paths import has_path_syntax, is_inside, safe_join
+from ..safe_io import read_regular
 from ..textio import BOM, decode_bytes
 from ..writes import FileSnapshot, snapshot
 from ..yamledit import REMOVE, edit_frontmatter, render_scalar
@@ -284,7 +285,7 @@ def _load(memory: Memory) -> _Loaded:
     path = _vault_path(root, rel)
     changed = f"{rel}: {memory.id} changed on disk since it was read"
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except FileNotFoundError:
         raise ConflictError(f"{changed} (the file is gone)") from None
     snap = snapshot(path, data)

@@ -44,6 +44,7 @@ from ..errors import ConflictError, ParseError, RefusedError, UnsafePathError
 from ..journal import FileChange, Plan
 from ..model import Memory
 from ..paths import safe_join, safe_name
+from ..safe_io import read_regular
 from ..writes import FileSnapshot, WriteError, snapshot
 from ..yamledit import REMOVE, edit_frontmatter
 from .project_ocean import (
@@ -268,7 +269,7 @@ def _load(memory: Memory) -> _Loaded:
     if path.is_symlink():
         raise UnsafePathError(f"{rel} is a symbolic link; memlens does not write through links")
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except FileNotFoundError:
         raise ConflictError(f"{rel}: {memory.id} was moved or deleted since it was read") from None
     except OSError as exc:

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memlens.core.formats import adapter_for
+from memlens.core.formats import adapter_for, dream_cycle
 from memlens.core.formats.dream_cycle import (
     DreamCycleAdapter,
     classify,
@@ -706,22 +706,22 @@ def test_scan_survives_odd_directory(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert not ADAPTER.detect(tmp_path / "missing")
 
     # Unreadable files are reported, not raised (simulated: tests may run as root).
-    real_read = Path.read_bytes
-    real_open = Path.open
+    real_read = dream_cycle.read_regular
+    real_open = dream_cycle.open_regular
 
-    def deny_read(self: Path) -> bytes:
-        if self.name in {"observations.md", "archive.jsonl"}:
-            raise PermissionError(13, "Permission denied", str(self))
-        return real_read(self)
+    def deny_read(path: Path, **kwargs: Any) -> bytes:
+        if Path(path).name in {"observations.md", "archive.jsonl"}:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_read(path, **kwargs)
 
-    def deny_open(self: Path, *args: Any, **kwargs: Any) -> Any:
-        if self.name == "observations.md":
-            raise PermissionError(13, "Permission denied", str(self))
-        return real_open(self, *args, **kwargs)
+    def deny_open(path: Path, **kwargs: Any) -> int:
+        if Path(path).name == "observations.md":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, **kwargs)
 
     plain = write_vault(tmp_path / "w", "## A\nbody\n", "")
-    monkeypatch.setattr(Path, "read_bytes", deny_read)
-    monkeypatch.setattr(Path, "open", deny_open)
+    monkeypatch.setattr(dream_cycle, "read_regular", deny_read)
+    monkeypatch.setattr(dream_cycle, "open_regular", deny_open)
     result = ADAPTER.scan(plain)
     assert result.memories == []
     assert sorted(p.path for p in result.problems) == ["archive.jsonl", "observations.md"]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from memlens.core import writes
 from memlens.core.errors import ConflictError, UnsafePathError
 from memlens.core.paths import has_path_syntax, is_inside, safe_join, safe_name
 from memlens.core.writes import (
@@ -91,15 +92,22 @@ def test_crash_after_half_the_bytes_leaves_old_bytes_and_no_temp(
     assert _temps(tmp_path) == []
 
 
-def test_crash_between_write_and_replace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("swap", ["exchange", "replace"])
+def test_crash_between_write_and_replace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, swap: str
+) -> None:
     f = tmp_path / "m.md"
     f.write_bytes(b"original")
     snap = snapshot(f)
 
-    def die(src: str, dst: str) -> None:
+    def die(src: object, dst: object) -> bool:
         raise SystemExit("killed")
 
-    monkeypatch.setattr(os, "replace", die)
+    if swap == "exchange":
+        monkeypatch.setattr(writes, "exchange", die)
+    else:
+        monkeypatch.setattr(writes, "exchange", lambda a, b: False)
+        monkeypatch.setattr(os, "replace", die)
     with pytest.raises(SystemExit):
         atomic_write(f, b"new", snap)
     monkeypatch.undo()

@@ -7,12 +7,15 @@ stand-ins, and CRLF line ends are dropped as line ends.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
+
+from memlens.core.safe_io import open_regular
 
 from ..safe_text import visible
 from .line_list import LineList
@@ -24,7 +27,8 @@ MAX_RAW_BYTES = 8 * 1024 * 1024
 def read_raw_lines(path: Path) -> tuple[list[str], str | None]:
     """The file's lines as text, and an error message if it could not be read."""
     try:
-        with path.open("rb") as fh:
+        # Never wait on a FIFO put where the memory file was.
+        with os.fdopen(open_regular(path), "rb") as fh:
             data = fh.read(MAX_RAW_BYTES + 1)
     except OSError as exc:
         return [], f"cannot read {path.name}: {exc.strerror or exc}"
