@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from .errors import ConflictError, UnsafePathError
 from .paths import is_inside
-from .safe_io import read_regular
+from .safe_io import NotRegularFileError, kind_of, read_regular
 from .writes import FileSnapshot, WriteError, atomic_write, digest
 
 STATE_DIR = ".memlens"
@@ -204,7 +204,7 @@ def append_journal(root: Path, entry: dict[str, Any]) -> None:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise UnsafePathError(f"{path} is not a regular file")
+            raise NotRegularFileError(path, kind_of(st.st_mode))
         size = st.st_size
         torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
         line = (b"\n" if torn else b"") + (json.dumps(entry, ensure_ascii=False) + "\n").encode()

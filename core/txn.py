@@ -37,6 +37,7 @@ from .journal import (
     check_inside,
     make_dirs,
     rel_path,
+    safe_rel,
     state_dir,
     store_blob,
 )
@@ -45,6 +46,7 @@ from .recovery import (
     recover_locked,
     remove_intent,
     rollback_ops,
+    sweep_temps,
     write_intent,
 )
 from .vault_lock import lock_depth, vault_lock
@@ -287,9 +289,24 @@ def transaction(root: Path, action: str) -> Iterator[Transaction]:
         except BaseException as exc:
             if tx.entry is None and not tx.broken and tx.ops:
                 tx._fail(exc)
+            if isinstance(exc, Exception):
+                _sweep(tx)
             raise
         if tx.entry is None and not tx.broken and tx.ops:
             tx._fail(RefusedError("transaction left without a commit"))
+        _sweep(tx)
+
+
+def _sweep(tx: Transaction) -> None:
+    """Remove temp files a failed step left in the folders this transaction touched.
+
+    Still under the vault lock, so no live memlens process owns one of them.
+    """
+    folders = {
+        safe_rel(tx.root, op[key]).parent for op in tx.ops for key in ("path", "dst") if op.get(key)
+    }
+    with suppress(OSError, MemlensError):
+        sweep_temps(tx.root, folders)
 
 
 def apply_plan(plan: Plan) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import UnsafePathError
+from .safe_io import NotRegularFileError, kind_of
 
 LOCK_NAME = "lock"
 
@@ -54,9 +55,10 @@ def _open_lock_file(state: Path) -> int:
         if exc.errno == errno.ELOOP:
             raise UnsafePathError(f"{state / LOCK_NAME} is a symbolic link") from None
         raise
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
         os.close(fd)
-        raise UnsafePathError(f"{state / LOCK_NAME} is not a regular file")
+        raise NotRegularFileError(state / LOCK_NAME, kind_of(mode))
     return fd
 
 

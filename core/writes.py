@@ -399,8 +399,11 @@ def _drop(tmp: Path, out_fd: int, swapped: bool) -> None:
         at = os.lstat(tmp)
         if (at.st_ino, at.st_dev) == (st.st_ino, st.st_dev):
             # No fsync for this: a crash before it lands leaves a stray temp,
-            # which the next run's `clean_stray_temps` removes.
-            os.unlink(tmp)
+            # which the next run's `clean_stray_temps` removes.  Nor does a
+            # failure here fail the write, which is complete and durable: the
+            # transaction sweeps its folders for such leftovers at its end.
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
 
 def _swap_back(

@@ -25,6 +25,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from memlens.core import safe_io
+
 #: Functions that change the disk, by name in `os`.
 MUTATING = (
     "write",
@@ -37,6 +39,7 @@ MUTATING = (
     "mkdir",
     "rmdir",
     "fchmod",
+    "fchown",
     "chmod",
     "ftruncate",
     "truncate",
@@ -44,7 +47,7 @@ MUTATING = (
     "utime",
 )
 #: Of those, the ones that take a file descriptor first.
-FD_CALLS = frozenset({"write", "fsync", "fchmod", "ftruncate"})
+FD_CALLS = frozenset({"write", "fsync", "fchmod", "fchown", "ftruncate"})
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
@@ -79,12 +82,24 @@ class FaultLayer:
             real = getattr(os, name)
             self._saved[name] = real
             setattr(os, name, self._wrap(name, real))
+        # renameat2 (exchange, no-replace rename) is called through ctypes,
+        # not `os`: without this a "killed" process could still rename.
+        real2 = safe_io._rename2
+        self._rename2 = real2
+
+        def rename2(a: Path, b: Path, flags: int) -> bool:
+            if self._ours(a) or self._ours(b):
+                self._point("renameat2")
+            return bool(real2(a, b, flags))
+
+        safe_io._rename2 = rename2
         return self
 
     def uninstall(self) -> None:
         for name, real in self._saved.items():
             setattr(os, name, real)
         self._saved.clear()
+        safe_io._rename2 = self._rename2
 
     def __enter__(self) -> FaultLayer:
         return self.install()
