@@ -298,7 +298,7 @@ async def test_slash_escape_and_down_move_between_input_and_results(
         await pilot.press("escape")
         await settle(pilot)
         assert app.focused is results(app)
-        assert field.value == "backup"
+        assert field.value == "refund"
         assert results(app).hits
 
 
