@@ -48,6 +48,12 @@ class Vault:
     scans: dict[str, FileScan] = field(default_factory=dict)
     #: What each file looked like when it was read (stat key and sha256).
     stamps: dict[str, FileStamp] = field(default_factory=dict)
+    #: The result linked from `scans` as they are now: what the next
+    #: `rescan_paths` relinks from and the cache keeps.  Usually `result`
+    #: itself, but the watcher keeps showing an older `result` while it holds
+    #: a batch back, and a relink from that one would start from files that
+    #: are no longer the ones read (stale references, a KeyError).
+    linked: ScanResult | None = None
     #: How the persistent cache served the last full scan (None: not scanned).
     cache_stats: CacheStats | None = None
     #: Set by `rescan_paths`: a changed file was vault-wide (a state file, a
@@ -260,7 +266,7 @@ def scan_vault(
 
 def _adopt(vault: Vault, progress: ScanProgress) -> None:
     assert progress.result is not None
-    vault.result = progress.result
+    vault.result = vault.linked = progress.result
     vault.scans = progress.scans
     vault.stamps = progress.stamps
     vault.cache_stats = progress.stats
@@ -312,11 +318,12 @@ def rescan_paths(vault: Vault, changed: Iterable[Path | str]) -> ScanResult:
     vault.last_rescan_vault_wide = vault_wide
     result: ScanResult | None = None
     relink = getattr(adapter, "relink", None)
-    if relink is not None and vault.result.link_state and not vault_wide:
+    previous = vault.linked
+    if relink is not None and previous is not None and previous.link_state and not vault_wide:
         # Only what the changed files affect (see each adapter's relink);
         # None when the change needs a full link after all.
-        result = relink(root, scans, vault.result, changes)
-    vault.result = result if result is not None else adapter.link(root, scans)
+        result = relink(root, scans, previous, changes)
+    vault.result = vault.linked = result if result is not None else adapter.link(root, scans)
     return vault.result
 
 
@@ -517,7 +524,7 @@ def save_cache(vault: Vault) -> CacheStats:
             vault.format,
             _cache.entries_of(vault.scans, vault.stamps),
             stats.path,
-            result=vault.result if stamped else None,
+            result=vault.linked if stamped else None,
         )
         stats.saved = True
     except Exception as exc:  # a cache that cannot be written is only slower

@@ -94,7 +94,9 @@ def reload_vault(vault: Vault, changed: Collection[Path]) -> ScanResult:
     The one place that chooses how: `rescan_paths` re-reads only those files
     and relinks; a vault that was never scanned file by file (no per-file
     scans to build on) is scanned whole.  `vault.result` is left as it was:
-    the caller decides when the new result is shown.
+    the caller decides when the new result is shown.  `vault.linked` moves on
+    with the per-file scans, so a batch held back and read again with the
+    next one relinks from what was read, not from what is shown.
     """
     before = vault.result
     try:

@@ -723,8 +723,10 @@ class ProjectOceanAdapter:
         gone, new = split
         for m in (*gone, *new):
             twin = _twin(m.path)
-            if twin is not None and twin in scans:
-                return None  # a vault/archive pair: duplicates may change
+            # A vault/archive pair, now or before this batch (both files of
+            # a pair may go at once): duplicates may change.
+            if twin is not None and (twin in scans or twin in changes):
+                return None
         delta: Counter[str] = Counter()
         for m in gone:
             if (a := _agent_of(m)) is not None:

@@ -254,7 +254,7 @@ def test_dream_cycle_rescan_after_a_cache_round_trip(tmp_path: Path) -> None:
     root = tmp_path / "dc"
     vault = _dc_vault(root, rng, 20)
     vault.scans = pickle.loads(pickle.dumps(vault.scans))
-    vault.result = pickle.loads(pickle.dumps(vault.result))
+    vault.result = vault.linked = pickle.loads(pickle.dumps(vault.result))
     path = root / "observations.md"
     path.write_bytes(path.read_bytes() + _section(rng))
     previous = vault.scans["observations.md"]
