@@ -443,7 +443,7 @@ def test_record_access_increments_and_undoes(vault: Path) -> None:
 def test_rescore_then_access_undoes_fully(vault: Path) -> None:
     """rescore writes _state.json, access writes it again: two undos restore every byte."""
     before = tree(vault)
-    m = next(x for x in live(vault) if x.id.startswith("6f170630"))
+    m = next(x for x in live(vault) if x.id.startswith("08e5b3f7"))  # has a state entry
     apply_plan(plan_decay_scores(vault, date(2026, 12, 1), datetime(2026, 12, 1, tzinfo=UTC)))
     apply_plan(plan_record_access(m, datetime(2026, 12, 2, tzinfo=UTC)))
     assert undo_last(vault)["action"] == "access"

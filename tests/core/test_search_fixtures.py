@@ -190,10 +190,13 @@ def test_source_filter(index: SearchIndex) -> None:
 def test_date_filters(index: SearchIndex) -> None:
     # Only obs-030 (2025-03-11) of the observations predates October 2025.
     assert ids(index.search("before:2025-10-01 allocator")) == ["obs-030"]
-    # Created after 2026-11-17 outside dream-cycle: three observation/v1
+    # Created after 2026-11-17 outside dream-cycle, Project Ocean and
+    # cognitive-memory: three observation/v1
     # records (obs-029's own date is 2026-11-18, at +02:00); the latest
     # experience is of 2026-11-12.
-    assert set(ids(index.search("after:2026-11-17 -format:dream"))) == {
+    assert set(
+        ids(index.search("after:2026-11-17 -format:dream -format:ocean -format:cognitive"))
+    ) == {
         "obs-029",
         "obs-031",
         "obs-20261118-b2c9",
