@@ -103,7 +103,9 @@ def cognitive_links(fx: Path, expected: dict[str, Any]) -> tuple[set[str], set[L
     bad = _invalid_paths(expected, "cognitive-memory")
     ids: set[str] = set()
     declared: list[tuple[str, dict[str, Any]]] = []
-    for p in sorted([*root.glob("graph/*/*.md"), *root.glob("vault/*.md")]):
+    # Memories live in graph/<type-dir>/, vault/ (pinned) and archive/<type-dir>/.
+    areas = ("graph/*/*.md", "vault/*.md", "archive/*/*.md")
+    for p in sorted(p for area in areas for p in root.glob(area)):
         if p.relative_to(root).as_posix() in bad:
             continue
         fm = _frontmatter(p)
