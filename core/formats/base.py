@@ -16,6 +16,7 @@ from typing import Any, ClassVar, NamedTuple, Protocol, runtime_checkable
 from ..errors import ParseError
 from ..model import DecayInfo, FileScan, Memory, Problem, Reason, ReferenceProblem, ScanResult
 from ..refs import PointerField
+from ..safe_io import kind_of
 
 
 @runtime_checkable
@@ -410,15 +411,7 @@ def _inside(real_root: str, real: str) -> bool:
 
 def _not_regular(mode: int) -> str:
     """Why a file of this mode is not read (it is not a regular file)."""
-    if stat.S_ISDIR(mode):
-        return IS_FOLDER
-    if stat.S_ISFIFO(mode):
-        return "is a named pipe, not a regular file"
-    if stat.S_ISSOCK(mode):
-        return "is a socket, not a regular file"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "is a device, not a regular file"
-    return "is not a regular file"
+    return IS_FOLDER if stat.S_ISDIR(mode) else kind_of(mode)
 
 
 def _link_problem(path: str, real_root: str | None, want_dir: bool = False) -> str | None:
