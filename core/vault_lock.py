@@ -17,14 +17,24 @@ import fcntl
 import os
 import stat
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import UnsafePathError
+from .errors import RefusedError, UnsafePathError
 from .safe_io import NotRegularFileError, kind_of
 
 LOCK_NAME = "lock"
+
+#: How long a writer waits for another memlens process before it gives up.
+#: Actions hold the lock for milliseconds and whole runs for seconds, so a
+#: longer wait means a stuck process; saying so beats hanging a cron job.
+WAIT_SECONDS = 120.0
+
+
+class VaultBusyError(RefusedError):
+    """Another memlens process has held the vault's lock for longer than the wait."""
 
 
 @dataclass(slots=True)
@@ -63,12 +73,13 @@ def _open_lock_file(state: Path) -> int:
 
 
 @contextlib.contextmanager
-def vault_lock(state: Path, *, wait: bool = True) -> Iterator[bool]:
+def vault_lock(state: Path, *, wait: bool = True, seconds: float = WAIT_SECONDS) -> Iterator[bool]:
     """Hold the lock of the vault whose state folder is `state`; yield whether it is held.
 
     With `wait=False` the lock is only taken if nobody holds it (yields False
     otherwise): recovery on open must never wait for, nor disturb, a live
-    writer.
+    writer.  With `wait`, VaultBusyError after `seconds` (another process
+    that holds the lock that long is stuck).
     """
     held = _held(state)
     if not held.guard.acquire(blocking=wait):
@@ -78,14 +89,19 @@ def vault_lock(state: Path, *, wait: bool = True) -> Iterator[bool]:
         if held.depth == 0:
             fd = _open_lock_file(state)
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-            except BlockingIOError:
-                os.close(fd)
-                yield False
-                return
+                got = _flock(fd, seconds if wait else 0.0)
             except BaseException:
                 os.close(fd)
                 raise
+            if not got:
+                os.close(fd)
+                if wait:
+                    raise VaultBusyError(
+                        f"{state.parent}: another memlens process has been writing to this "
+                        f"vault for over {seconds:g} s; try again, or stop that process"
+                    )
+                yield False
+                return
             held.fd = fd
         held.depth += 1
         try:
@@ -98,6 +114,21 @@ def vault_lock(state: Path, *, wait: bool = True) -> Iterator[bool]:
                 held.fd = None
     finally:
         held.guard.release()
+
+
+def _flock(fd: int, seconds: float) -> bool:
+    """Take the exclusive flock on `fd`, polling for up to `seconds`; whether it was taken."""
+    deadline = time.monotonic() + seconds
+    pause = 0.005
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
 
 
 def lock_depth(state: Path) -> int:

@@ -183,3 +183,40 @@ def test_dream_decay_gives_year_one_sections_distinct_archive_ids(tmp_path: Path
     apply_plan(plan)
     lines = [json.loads(x) for x in (root / "archive.jsonl").read_text().splitlines()]
     assert len({x["id"] for x in lines}) == len(lines)
+
+
+def test_a_writer_gives_up_on_a_vault_another_process_holds(tmp_path: Path) -> None:
+    """A lock held by a live process: recovery passes by, a writer says so instead of hanging."""
+    import subprocess
+    import sys
+
+    from memlens.core.journal import state_dir
+    from memlens.core.vault_lock import LOCK_NAME, VaultBusyError, vault_lock
+
+    state = state_dir(tmp_path)
+    (state / LOCK_NAME).touch()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, sys; f = open(sys.argv[1], 'r+'); fcntl.flock(f, fcntl.LOCK_EX);"
+            " print('held', flush=True); sys.stdin.read()",
+            str(state / LOCK_NAME),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with vault_lock(state, wait=False) as held:
+            assert held is False
+        with (
+            pytest.raises(VaultBusyError, match="another memlens process"),
+            vault_lock(state, seconds=0.05),
+        ):
+            pass
+    finally:
+        holder.communicate("")
+    with vault_lock(state, seconds=0.05) as held:
+        assert held is True
