@@ -82,7 +82,7 @@ class Tmux:
             if ready(screen):
                 return screen
             time.sleep(0.2)
-        raise AssertionError(f"{what} never showed; screen was:\n{screen}")
+        raise AssertionError(f"{what} never showed; screen was:\n{screen}\n(waited for {what})")
 
     def wait_for(self, *texts: str, timeout: float = DEADLINE) -> str:
         return self.wait_until(lambda s: all(t in s for t in texts), repr(texts), timeout)
