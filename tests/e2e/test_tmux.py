@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -27,6 +27,8 @@ pytestmark = [
 
 WIDTH, HEIGHT = 120, 40
 SGR = re.compile(r"\x1b\[[0-9;:]*m")
+#: Generous bound for one screen state to show: a loaded machine is slow, not broken.
+DEADLINE = 60.0
 
 
 class Tmux:
@@ -71,25 +73,27 @@ class Tmux:
     def screen(self, escapes: bool = False) -> str:
         return self.run("capture-pane", "-p", *(["-e"] if escapes else []), "-t", self.session)
 
-    def wait_for(self, text: str, timeout: float = 60.0) -> str:
+    def wait_until(self, ready: Callable[[str], bool], what: str, timeout: float = DEADLINE) -> str:
+        """Poll the pane until `ready(screen)`: app state, not a guessed delay, paces the test."""
         deadline = time.monotonic() + timeout
         screen = ""
         while time.monotonic() < deadline:
             screen = self.screen()
-            if text in screen:
+            if ready(screen):
                 return screen
             time.sleep(0.2)
-        raise AssertionError(f"{text!r} never appeared; screen was:\n{screen}")
+        raise AssertionError(f"{what} never showed; screen was:\n{screen}\n(waited for {what})")
 
-    def wait_until_loaded(self, timeout: float = 90.0) -> str:
-        deadline = time.monotonic() + timeout
-        screen = ""
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if "rows" in screen and "loading" not in screen:
-                return screen
-            time.sleep(0.2)
-        raise AssertionError(f"app never finished loading; screen was:\n{screen}")
+    def wait_for(self, *texts: str, timeout: float = DEADLINE) -> str:
+        return self.wait_until(lambda s: all(t in s for t in texts), repr(texts), timeout)
+
+    def wait_gone(self, text: str) -> str:
+        return self.wait_until(lambda s: text not in s, f"the end of {text!r}")
+
+    def wait_until_loaded(self, timeout: float = 2 * DEADLINE) -> str:
+        return self.wait_until(
+            lambda s: "rows" in s and "loading" not in s, "the loaded list", timeout
+        )
 
     def alive(self) -> bool:
         dead = self.run("display-message", "-p", "-t", self.session, "#{pane_dead}").strip()
@@ -125,72 +129,138 @@ def assert_only_colours(raw: str) -> None:
     assert "\x1b" not in SGR.sub("", raw)
 
 
+# Where the keyboard focus is shows in the footer: each widget lists its own keys there.
+def _footer(screen: str) -> str:
+    lines = screen.rstrip("\n").splitlines()
+    return lines[-1] if lines else ""
+
+
+def _top(screen: str) -> str:
+    lines = screen.splitlines()
+    return lines[0] if lines else ""
+
+
+def filter_focused(screen: str) -> bool:
+    footer = _footer(screen)
+    return "/ Filter" in footer and "s Sort" not in footer
+
+
+def list_focused(screen: str) -> bool:
+    return "⏎ Open  / Filter" in _footer(screen)
+
+
+def detail_focused(screen: str) -> bool:
+    footer = _footer(screen)
+    return "/ Filter  s Sort" in footer and "⏎ Open" not in footer
+
+
+def focus_filter(tmux: Tmux) -> None:
+    """Press `/` until the filter has the focus, then empty it.
+
+    Textual queries the terminal at start-up and keys sent during that are
+    lost, so one press may do nothing; a repeated press that does arrive types
+    a `/` into the filter, which ctrl+u (sent after every `/`) deletes again.
+    """
+    for _ in range(5):
+        tmux.keys("/")
+        try:
+            tmux.wait_until(filter_focused, "the focused filter", timeout=DEADLINE / 4)
+            break
+        except AssertionError:
+            continue
+    tmux.keys("C-u")
+    tmux.wait_until(filter_focused, "the focused filter")
+
+
 def test_browse_the_fixtures_in_a_real_terminal(tmux_app: Tmux) -> None:
     tmux = tmux_app
     screen = tmux.wait_until_loaded()
     assert "as of 2026-11-22" in screen
     assert "All vaults" in screen
     assert_only_colours(tmux.screen(escapes=True))
-    # Textual queries the terminal at start-up; keys sent during that are lost.
-    time.sleep(1.5)
 
     # Filter to the dream-cycle injection memory and open its detail.
-    tmux.keys("/")
-    time.sleep(0.2)
+    focus_filter(tmux)
     tmux.keys("backup script", literal=True)
-    screen = tmux.wait_for("Backup script output")
+    screen = tmux.wait_until(
+        lambda s: (
+            _top(s).rstrip().endswith("· filter backup script") and "Backup script output" in s
+        ),
+        "the list filtered to 'backup script'",
+    )
     assert "1 of" in screen
-    tmux.keys("Enter")
-    time.sleep(0.3)
-    tmux.keys("Enter")
-    time.sleep(0.5)
+    tmux.keys("Enter")  # the filter hands the focus to the list
+    tmux.wait_until(list_focused, "the focused list")
+    tmux.keys("Enter")  # the list opens the highlighted memory in the detail pane
+    tmux.wait_until(
+        lambda s: detail_focused(s) and "dream-cycle/observations.md" in s, "the focused detail"
+    )
     tmux.keys("z")  # zoom the detail pane; the body is at its top
-    time.sleep(0.5)
+    tmux.wait_until(
+        lambda s: _top(s).strip() == "Backup script output" and detail_focused(s),
+        "the zoomed detail",
+    )
     tmux.keys("g")
     injected = "[link=file:///etc/shadow]log[/link]"
     for _ in range(60):  # scroll down through the body until the injected line shows
-        if injected in tmux.screen():
+        before = tmux.screen()
+        if injected in before:
             break
         tmux.keys("j")
-        time.sleep(0.15)
+        try:  # one line at a time: the next `j` only once this one scrolled
+            tmux.wait_until(lambda s, b=before: s != b, "a scroll", timeout=DEADLINE / 6)
+        except AssertionError:
+            break  # the end of the body; the wait below reports the screen
     screen = tmux.wait_for(injected)
     assert "␛[1;31m" in screen  # the raw ESC shows as a visible stand-in
     assert_only_colours(tmux.screen(escapes=True))
 
     # Back to the list, clear the filter; j/k move.
     tmux.keys("z")
-    time.sleep(0.3)
+    tmux.wait_until(
+        lambda s: _top(s).startswith(" memlens") and detail_focused(s), "the unzoomed detail"
+    )
     tmux.keys("Escape")
-    time.sleep(0.3)
+    tmux.wait_until(list_focused, "the focused list")
     tmux.keys("Escape")
+    tmux.wait_until(
+        lambda s: "· filter" not in _top(s) and list_focused(s), "the list without a filter"
+    )
     tmux.wait_until_loaded()
     tmux.keys("j", "j", "k")
 
     # Decay triage, one day later.
     tmux.keys("2")
-    tmux.wait_for("Decay triage as of 2026-11-22")
+    tmux.wait_until(
+        lambda s: "Decay triage as of 2026-11-22" in s and "] +1 day" in _footer(s),
+        "the triage screen",
+    )
     tmux.keys("]")
-    screen = tmux.wait_for("2026-11-23")
+    screen = tmux.wait_for("2026-11-23", "+1 days", "Fades within")
     assert "+1 days" in screen and "Fades within" in screen
     assert_only_colours(tmux.screen(escapes=True))
 
     # Problems: open the first one's raw text.
+    def problems_ready(s: str) -> bool:
+        return "invalid items" in s and "⏎ Open  m Go to memory" in _footer(s)
+
     tmux.keys("3")
-    screen = tmux.wait_for("invalid items")
+    screen = tmux.wait_until(problems_ready, "the focused problem list")
     tmux.keys("Enter")
-    screen = tmux.wait_for("raw text")
+    screen = tmux.wait_until(lambda s: "raw text" in s and "esc Back" in _footer(s), "the raw text")
     assert_only_colours(tmux.screen(escapes=True))
     tmux.keys("Escape")
-    tmux.wait_for("invalid items")
+    tmux.wait_until(problems_ready, "the problem list again")
 
     # Help, then quit.
     tmux.keys("?")
     tmux.wait_for("memlens keys")
     tmux.keys("Escape")
-    time.sleep(0.3)
+    tmux.wait_gone("memlens keys")
+    tmux.wait_until(problems_ready, "the problem list after help")
     assert tmux.alive()
     tmux.keys("q")
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + DEADLINE
     while tmux.alive() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not tmux.alive()
