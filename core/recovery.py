@@ -262,6 +262,8 @@ def recover(root: Path, *, sweep: bool = False) -> RecoveryReport:
     live memlens process is writing one.
     """
     report = RecoveryReport(root)
+    if not (root / STATE_DIR).is_dir():
+        return report  # memlens never wrote here: nothing to finish, and nothing to create
     if not sweep and not needs_recovery(root):
         return report
     with vault_lock(state_dir(root), wait=False) as held:

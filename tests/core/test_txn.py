@@ -220,3 +220,12 @@ def test_a_writer_gives_up_on_a_vault_another_process_holds(tmp_path: Path) -> N
         holder.communicate("")
     with vault_lock(state, seconds=0.05) as held:
         assert held is True
+
+
+def test_recover_on_a_vault_memlens_never_wrote_creates_nothing(tmp_path: Path) -> None:
+    vault = tmp_path / "dream"
+    vault.mkdir()
+    (vault / "observations.md").write_text("## one\nbody\n", encoding="utf-8")
+    report = recover(vault, sweep=True)
+    assert not report.rolled_back and not report.conflicts and not report.busy
+    assert sorted(p.name for p in vault.iterdir()) == ["observations.md"]
