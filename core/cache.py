@@ -35,7 +35,7 @@ When a cached entry is trusted
 
 Why pickle is acceptable here
     The cache holds only our own objects, in a file we wrote ourselves
-    (atomically, through `core.writes.atomic_write`), in a per-user cache
+    (atomically, through `write_checked`), in a per-user cache
     directory created 0700 with the file 0600.  It is loaded only if it is a
     regular file owned by this user and writable by no one else, carries our
     magic bytes and format version, a matching code fingerprint (any change to
@@ -68,6 +68,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from .cache_temps import sweep_once, temp_path
 from .formats import FormatAdapter, adapter_for
 from .formats.base import Listing, rel_posix, skipped_scan, walk_listing
 from .model import FileScan, Memory, Problem, ReferenceProblem, Relation, ScanResult
@@ -685,8 +686,10 @@ def open_checked(
     sha256 are all verified before a single byte is unpickled.  The payload
     is hashed in chunks and then unpickled from the file, so a 100 MB cache
     never sits in memory twice.  The reason is None only when there is no
-    file at all.  The caller closes the file.
+    file at all.  The caller closes the file.  The first open of a folder
+    also removes the temps killed writers left in it (`core.cache_temps`).
     """
+    sweep_once(path.parent)
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -764,7 +767,8 @@ def write_checked(path: Path, magic: bytes, version: int, dump: Callable[[Any], 
     twice its size on top of the index itself.
     """
     _private_dir(path.parent)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.time_ns()}.tmp")
+    sweep_once(path.parent)
+    tmp = temp_path(path)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
     try:
         with os.fdopen(fd, "wb") as fh:
