@@ -112,7 +112,13 @@ def state_dir(vault_root: Path) -> Path:
             )
     ignore = d / ".gitignore"
     if not ignore.exists():
-        atomic_write(ignore, b"*\n", None, root=vault_root)
+        # Called before the vault lock is taken (the lock file lives here), so
+        # two processes may race to create it: never replace, and the loser
+        # simply finds the winner's identical file.
+        with contextlib.suppress(ConflictError):
+            atomic_write(
+                ignore, b"*\n", FileSnapshot(ignore, None, None, None, None), root=vault_root
+            )
     return d
 
 

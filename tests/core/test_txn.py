@@ -229,3 +229,24 @@ def test_recover_on_a_vault_memlens_never_wrote_creates_nothing(tmp_path: Path) 
     report = recover(vault, sweep=True)
     assert not report.rolled_back and not report.conflicts and not report.busy
     assert sorted(p.name for p in vault.iterdir()) == ["observations.md"]
+
+
+def test_processes_racing_to_create_the_state_folder_all_succeed(tmp_path: Path) -> None:
+    """`.memlens/.gitignore` is made before the lock exists: racers never trip on each other."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys; from pathlib import Path; from memlens.core.journal import state_dir\n"
+        "for i in range(150):\n"
+        "    d = Path(sys.argv[1]) / f'v{i}'; d.mkdir(exist_ok=True); state_dir(d)\n"
+    )
+    racers = [
+        subprocess.Popen([sys.executable, "-c", script, str(tmp_path)], stderr=subprocess.PIPE)
+        for _ in range(3)
+    ]
+    errors = [p.communicate()[1].decode() for p in racers]
+    assert [p.returncode for p in racers] == [0, 0, 0], errors
+    for i in range(150):
+        assert (tmp_path / f"v{i}" / STATE_DIR / ".gitignore").read_bytes() == b"*\n"
+    assert not list(tmp_path.rglob(".memlens-tmp-*"))
