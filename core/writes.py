@@ -29,6 +29,7 @@ import hashlib
 import os
 import secrets
 import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -304,7 +305,8 @@ def _swap_in(
         seen = tail
         for _ in range(MAX_ROUNDS):
             try:
-                later = base.tail(_settled(path.parent, out_fd), carry)
+                grace = APPEND_GRACE_SECONDS if carry else 0.0
+                later = base.tail(_settled(path.parent, out_fd, grace), carry)
             except OSError:
                 # The old file cannot be checked: it must not stay at a temp
                 # name (stray temps are cleaned), so put it back and fail.
@@ -375,13 +377,23 @@ def _swap(
     return cur_fd, False
 
 
-def _settled(folder: Path, out_fd: int) -> bytes:
+#: How long an append-only file's swapped-out old copy is watched for an
+#: appender that opened it just before the swap (`open(path, "a")` then a
+#: write a moment later).  Only writes that carry appended bytes pay it.
+APPEND_GRACE_SECONDS = 0.03
+
+
+def _settled(folder: Path, out_fd: int, grace: float) -> bytes:
     """The bytes of the swapped-out file once writers holding it open are done.
 
     Fsyncing the folder first gives an appender with an fd on the old file a
-    moment to finish; a last fstat catches one still growing it.
+    moment to finish, and for append-only files (`grace`) memlens waits a
+    little longer, since agents append without any lock; a last fstat
+    catches one still growing it.
     """
     _fsync_dir(folder)
+    if grace > 0:
+        time.sleep(grace)
     out = read_fd(out_fd)
     for _ in range(3):
         if os.fstat(out_fd).st_size == len(out):

@@ -556,12 +556,12 @@ def test_an_appender_still_writing_to_the_old_file_is_followed(
     real = writes._settled
     late = [b"late 1\n", b"late 2\n"]
 
-    def appender_at_work(folder: Path, out_fd: int) -> bytes:
+    def appender_at_work(folder: Path, out_fd: int, grace: float) -> bytes:
         if late:
             fd = os.open(f"/proc/self/fd/{out_fd}", os.O_WRONLY | os.O_APPEND)
             os.write(fd, late.pop(0))
             os.close(fd)
-        return real(folder, out_fd)
+        return real(folder, out_fd, grace)
 
     monkeypatch.setattr(writes, "_settled", appender_at_work)
     new = append_bytes(f, b"memlens line\n", snap)
@@ -575,7 +575,7 @@ def test_old_file_that_cannot_be_checked_after_the_swap_is_put_back(
 ) -> None:
     f = _file(tmp_path)
 
-    def unreadable(folder: Path, out_fd: int) -> bytes:
+    def unreadable(folder: Path, out_fd: int, grace: float) -> bytes:
         raise OSError(errno.EIO, "Input/output error")
 
     monkeypatch.setattr(writes, "_settled", unreadable)
