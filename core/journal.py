@@ -112,14 +112,30 @@ def state_dir(vault_root: Path) -> Path:
             )
     ignore = d / ".gitignore"
     if not ignore.exists():
-        # Called before the vault lock is taken (the lock file lives here), so
-        # two processes may race to create it: never replace, and the loser
-        # simply finds the winner's identical file.
-        with contextlib.suppress(ConflictError):
-            atomic_write(
-                ignore, b"*\n", FileSnapshot(ignore, None, None, None, None), root=vault_root
-            )
+        _create_gitignore(ignore)
     return d
+
+
+def _create_gitignore(ignore: Path) -> None:
+    """Write `.memlens/.gitignore` once, with no temp file.
+
+    This runs before the vault lock is taken (the lock file lives beside it),
+    so two processes may race here, and a temp file in `.memlens/` could be
+    swept as stray by a process that holds the lock.  An exclusive create of
+    two bytes needs neither: the loser finds the winner's identical file.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(ignore, flags, 0o644)
+    except FileExistsError:
+        return
+    except OSError as exc:
+        raise WriteError(f"{ignore}: could not write: {exc.strerror or exc}") from exc
+    try:
+        os.write(fd, b"*\n")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def store_blob(vault_root: Path, data: bytes) -> str:
