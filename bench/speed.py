@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from .generate import AS_OF, ensure_vaults
+from .procs import compile_bytecode
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -224,16 +225,6 @@ def _phase_env(cache: Path) -> dict[str, str]:
     env = dict(os.environ, MEMLENS_CACHE_DIR=str(cache))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
-
-
-def compile_bytecode() -> None:
-    """Compile memlens and the benchmark once, as installing the package does."""
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", "core", "tui", "bench"],
-        cwd=REPO,
-        env=_phase_env(Path(tempfile.gettempdir())),
-        check=True,
-    )
 
 
 def _run_phase(kind: str, root: Path, cache: Path) -> dict[str, Any]:
