@@ -34,7 +34,7 @@ from pathlib import Path
 
 from memlens.core.listing import SORT_KEYS, MemoryList, MemoryRow, memory_row
 from memlens.core.model import DecayInfo, Health, Memory, ScanResult
-from memlens.core.vault import Vault
+from memlens.core.scan.vault import Vault
 
 AS_OF = date(2026, 11, 22)
 SIZE = (120, 40)

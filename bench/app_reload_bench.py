@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memlens.core.changes import Change
-from memlens.core.vault import Catalog
+from memlens.core.scan.changes import Change
+from memlens.core.scan.vault import Catalog
 
 from .generate import AS_OF, FORMATS, ensure_vaults
 from .reload_bench import TARGET_P95_MS, Writer, pct

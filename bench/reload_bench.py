@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from memlens.core import Catalog, open_catalog
-from memlens.core.changes import Change, ChangeKind
-from memlens.core.vault import Vault, scan_vault
-from memlens.core.watch import VaultWatcher
+from memlens.core.scan.changes import Change, ChangeKind
+from memlens.core.scan.vault import Vault, scan_vault
+from memlens.core.scan.watch import VaultWatcher
 
 from .generate import FORMATS, ensure_vaults
 
@@ -192,8 +192,8 @@ def run_size(
 
     before: Callable[[list[Change]], object] | None = None
     if with_search:
-        from memlens.core.changes import apply_to_search
-        from memlens.core.search import SearchIndex
+        from memlens.core.scan.changes import apply_to_search
+        from memlens.core.search.index import SearchIndex
 
         from .generate import AS_OF
 

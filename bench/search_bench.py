@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from memlens.core import Catalog, Memory, decay_of, open_catalog
-from memlens.core.query import QueryError, confidence_value
-from memlens.core.search import SearchIndex, index_text
+from memlens.core.search.index import SearchIndex, index_text
+from memlens.core.search.query import QueryError, confidence_value
 
 from .generate import AS_OF, ensure_vaults
 

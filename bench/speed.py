@@ -85,7 +85,7 @@ def _open(root: Path, t0: float) -> tuple[Any, float | None, float, float]:
     when the last vault's linked result arrives; the scan caches are written
     after that (the app does it in a worker), so their time is apart.
     """
-    from memlens.core.vault import Catalog, discover, scan_progressive, start_walk_ahead
+    from memlens.core.scan.vault import Catalog, discover, scan_progressive, start_walk_ahead
 
     first: float | None = None
     vaults = []
@@ -142,7 +142,7 @@ def _touch(vault: Any, i: int) -> tuple[Path, bytes]:
 
 
 def _one_file_updates(catalog: Any, index: Any) -> dict[str, float]:
-    from memlens.core.vault import diff_results, rescan_paths
+    from memlens.core.scan.vault import diff_results, rescan_paths
 
     out: dict[str, float] = {}
     for vault in catalog.vaults:
@@ -171,7 +171,7 @@ def _one_file_updates(catalog: Any, index: Any) -> dict[str, float]:
 def phase(kind: str, root: Path) -> dict[str, Any]:
     """One cold or warm start, measured from before `import memlens.core`."""
     t0 = time.perf_counter()
-    from memlens.core.index_cache import load_index, save_index
+    from memlens.core.search.index_cache import load_index, save_index
 
     imports = time.perf_counter() - t0
     catalog, first, listed, scan_save = _open(root, t0)

@@ -25,7 +25,7 @@ from .model import (
     Relation,
     ScanResult,
 )
-from .vault import Catalog, Vault, discover, open_catalog, scan_vault, survey
+from .scan.vault import Catalog, Vault, discover, open_catalog, scan_vault, survey
 
 __all__ = [
     "Catalog",

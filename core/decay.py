@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from .model import DecayInfo, Health, Memory
 
 if TYPE_CHECKING:  # vault imports the formats, which import this module
-    from .vault import Catalog
+    from .scan.vault import Catalog
 
 #: Native status -> unified health (DESIGN.md "Native status per format").
 STATUS_HEALTH: dict[str, Health] = {

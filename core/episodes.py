@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .vault import Vault
+from .scan.vault import Vault
 
 #: Link states of an entry: it names a memory that exists, one that does
 #: not (a dangling or unsafe link), or no memory at all.

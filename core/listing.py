@@ -25,7 +25,7 @@ from typing import Any, overload
 from .decay import decay_of
 from .formats.base import FormatAdapter
 from .model import HEALTH_ORDER, DecayInfo, Health, Memory, Problem, ReferenceProblem
-from .vault import Vault
+from .scan.vault import Vault
 
 #: Health shown for invalid items; not a `Health` because they have no decay.
 INVALID = "invalid"

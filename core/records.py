@@ -6,9 +6,9 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from .dates import iso
 from .decay import decay_of
 from .model import DecayInfo, Memory, Problem, ReferenceProblem
+from .text.dates import iso
 
 
 def _rel_vault(root: Path, base: Path) -> str:

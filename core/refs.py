@@ -25,7 +25,7 @@ from enum import StrEnum
 from typing import Any
 
 from .model import RefIssue
-from .paths import has_path_syntax
+from .text.paths import has_path_syntax
 
 # `uri:...`, `urn:...` or `scheme://...` (a scheme of two or more letters, so
 # `C://x` stays a drive path); `file:` names local paths and is never a URI.

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_core_imports_neither_textual_nor_tui() -> None:
     code = (
-        "import sys, memlens.core, memlens.core.formats, memlens.core.vault, "
+        "import sys, memlens.core, memlens.core.formats, memlens.core.scan.vault, "
         "memlens.core.decay, memlens.core.records, memlens.core.demo;"
         "import pkgutil, importlib;"
         "[importlib.import_module(m.name) for m in pkgutil.walk_packages("

@@ -116,7 +116,7 @@ def test_the_console_script_is_memlens(wheel: zipfile.ZipFile) -> None:
     (entry_points,) = [n for n in _names(wheel) if n.endswith(".dist-info/entry_points.txt")]
     parser = configparser.ConfigParser()
     parser.read_string(wheel.read(entry_points).decode())
-    assert dict(parser["console_scripts"]) == {"memlens": "memlens.tui.cli:main"}
+    assert dict(parser["console_scripts"]) == {"memlens": "memlens.tui.cli.main:main"}
 
 
 def test_only_the_memlens_package_is_installed(wheel: zipfile.ZipFile) -> None:

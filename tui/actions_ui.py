@@ -1,6 +1,6 @@
 """Glue between the app and core actions: keys and palette commands -> safe, undoable writes.
 
-Every write goes through `memlens.core.actions` or `core.journal.apply_plan`
+Every write goes through `memlens.core.write.actions` or `core.journal.apply_plan`
 (validated, conflict-checked, atomic, journaled), in a thread, never on the
 event loop.  This module decides the flow around it:
 
@@ -36,26 +36,30 @@ from textual.app import SuspendNotSupported
 from textual.notifications import SeverityLevel
 from textual.timer import Timer
 
-from memlens.core.actions import Action, undo
-from memlens.core.cognitive_runs import (
+from memlens.core.config import Config
+from memlens.core.decay import archive_candidates
+from memlens.core.errors import ConflictError, MemlensError, NotFoundError, RefusedError
+from memlens.core.formats.cognitive_memory.runs import (
     plan_core,
     plan_decay_scores,
     plan_record_access,
     plan_reflection,
     plan_reindex,
 )
-from memlens.core.config import Config
-from memlens.core.decay import archive_candidates
-from memlens.core.dream_runs import decay_run
-from memlens.core.errors import ConflictError, MemlensError, NotFoundError, RefusedError
-from memlens.core.formats.observation_v1_writer import plan_promote_many
-from memlens.core.journal import Plan
+from memlens.core.formats.dream_cycle.runs import decay_run
+from memlens.core.formats.observation_v1.writer import plan_promote_many
+from memlens.core.formats.project_ocean.runs import (
+    decay_candidates,
+    promotion_candidates,
+    split_name_clashes,
+)
 from memlens.core.listing import MemoryRow
 from memlens.core.model import Memory
-from memlens.core.ocean_runs import decay_candidates, promotion_candidates, split_name_clashes
 from memlens.core.safe_io import read_regular
-from memlens.core.txn import apply_plan, apply_run
-from memlens.core.vault import Catalog, Vault
+from memlens.core.scan.vault import Catalog, Vault
+from memlens.core.write.actions import Action, undo
+from memlens.core.write.journal import Plan
+from memlens.core.write.txn import apply_plan, apply_run
 
 from .commands import PaletteCommand
 from .safe_text import visible
@@ -63,7 +67,13 @@ from .screens.confirm import ChangeItem, ConfirmScreen
 from .screens.conflict import ConflictScreen, reread_memory
 from .screens.edit_metadata import EditMetadataScreen
 from .screens.promote import PromoteScreen
-from .screens.run_preview import RunOutcome, RunPreview, RunPreviewScreen, RunStep, ThresholdScreen
+from .screens.run_preview import (
+    RunOutcome,
+    RunPreview,
+    RunPreviewScreen,
+    RunStep,
+    ThresholdScreen,
+)
 
 if TYPE_CHECKING:
     from .app import MemlensApp

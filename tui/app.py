@@ -38,14 +38,13 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from memlens.core.cache import ScanProgress
-from memlens.core.changes import Change, ChangeKind, diff_results
 from memlens.core.config import Config
 from memlens.core.errors import MemlensError
 from memlens.core.listing import COLUMNS, MemoryRow, health_counts, memory_row, rows_for_vault
 from memlens.core.model import Memory
-from memlens.core.recovery import needs_recovery, recover
-from memlens.core.vault import (
+from memlens.core.scan.cache import ScanProgress
+from memlens.core.scan.changes import Change, ChangeKind, diff_results
+from memlens.core.scan.vault import (
     Catalog,
     Vault,
     rescan_paths,
@@ -53,7 +52,8 @@ from memlens.core.vault import (
     start_walk_ahead,
     survey,
 )
-from memlens.core.walk_ahead import WalkAhead
+from memlens.core.scan.walk_ahead import WalkAhead
+from memlens.core.write.recovery import needs_recovery, recover
 
 from .actions_ui import palette_commands as actions_palette_commands
 from .actions_ui import tell
@@ -88,7 +88,7 @@ from .widgets.memory_table import MemoryTable
 from .widgets.vault_sidebar import VaultSummary
 
 if TYPE_CHECKING:
-    from memlens.core.watch import VaultWatcher
+    from memlens.core.scan.watch import VaultWatcher
 
 #: Memories per progressive-load step (first rows show after this many).
 LOAD_BATCH = 2000
@@ -530,7 +530,7 @@ class MemlensApp(App[None]):
     # ------------------------------------------------------------------ live reload
     def _start_watching(self) -> None:
         """Follow the loaded vaults on disk (a thread of its own, not a worker)."""
-        from memlens.core.watch import VaultWatcher
+        from memlens.core.scan.watch import VaultWatcher
 
         self._stop_watching()
         vaults = [v for v, _ in self.loaded if str(v.root) not in self.partial]

@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Literal
 
-from memlens.core.changes import Change, ChangeKind
 from memlens.core.listing import MemoryList, MemoryRow, memory_row, problem_row
 from memlens.core.model import Memory, Problem
-from memlens.core.vault import Vault
+from memlens.core.scan.changes import Change, ChangeKind
+from memlens.core.scan.vault import Vault
 
 from .widgets.line_list import LineList
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from textual.message import Message
 
 from memlens.core.listing import MemoryRow
-from memlens.core.vault import Vault
+from memlens.core.scan.vault import Vault
 
 
 class VaultsDiscovered(Message):

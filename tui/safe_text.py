@@ -9,7 +9,7 @@ character is replaced by a visible stand-in:
 * C0 controls become the Unicode control pictures (ESC -> "␛", NUL -> "␀");
 * DEL becomes "␡";
 * C1 controls, bidi marks/overrides/isolates, zero-width characters and the
-  BOM (`memlens.core.sanitize.INVISIBLE`) become `\\x9b` / `\\u202e` text.
+  BOM (`memlens.core.text.sanitize.INVISIBLE`) become `\\x9b` / `\\u202e` text.
 
 Text is then wrapped in `Content` / `rich.text.Text` objects, never parsed as
 markup.  Every widget that shows vault text goes through this module.
@@ -21,7 +21,7 @@ from rich.text import Text
 from textual.content import Content
 from textual.style import Style
 
-from memlens.core.sanitize import INVISIBLE, undecodable
+from memlens.core.text.sanitize import INVISIBLE, undecodable
 
 
 def _table(keep: str) -> dict[int, str]:

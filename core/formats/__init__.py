@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from .base import FormatAdapter
-from .cognitive_memory import CognitiveMemoryAdapter
-from .dream_cycle import DreamCycleAdapter
-from .experience_record import ExperienceRecordAdapter
-from .observation_v1 import ObservationV1Adapter
-from .project_ocean import ProjectOceanAdapter
+from .cognitive_memory.adapter import CognitiveMemoryAdapter
+from .dream_cycle.adapter import DreamCycleAdapter
+from .experience_record.adapter import ExperienceRecordAdapter
+from .observation_v1.adapter import ObservationV1Adapter
+from .project_ocean.adapter import ProjectOceanAdapter
 
 #: Every adapter, in detection order (most specific markers first).
 ADAPTERS: tuple[FormatAdapter, ...] = (

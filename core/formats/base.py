@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import Any, ClassVar, NamedTuple, Protocol, runtime_checkable
 
 from ..errors import ParseError
-from ..model import DecayInfo, FileScan, Memory, Problem, Reason, ReferenceProblem, ScanResult
+from ..model import (
+    DecayInfo,
+    FileScan,
+    Memory,
+    Problem,
+    Reason,
+    ReferenceProblem,
+    ScanResult,
+)
 from ..refs import PointerField
 from ..safe_io import kind_of
 

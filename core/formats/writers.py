@@ -9,11 +9,11 @@ from __future__ import annotations
 import importlib
 
 WRITER_MODULES: tuple[str, ...] = (
-    "project_ocean_writer",
-    "experience_record_writer",
-    "cognitive_memory_writer",
-    "observation_v1_writer",
-    "dream_cycle_writer",
+    "project_ocean.writer",
+    "experience_record.writer",
+    "cognitive_memory.writer",
+    "observation_v1.writer",
+    "dream_cycle.writer",
 )
 
 for _name in WRITER_MODULES:

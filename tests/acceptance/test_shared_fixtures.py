@@ -18,7 +18,7 @@ import pytest
 
 from memlens.core.decay import decay_of
 from memlens.core.model import Memory
-from memlens.core.vault import Catalog, Vault, open_catalog
+from memlens.core.scan.vault import Catalog, Vault, open_catalog
 
 FORMATS = (
     "dream-cycle",

@@ -16,21 +16,21 @@ from pathlib import Path
 from typing import Any
 
 import memlens.core
-from memlens.core.actions import Action
-from memlens.core.cognitive_runs import (
+from memlens.core.decay import archive_candidates
+from memlens.core.errors import MemlensError
+from memlens.core.formats.cognitive_memory.runs import (
     plan_core,
     plan_decay_scores,
     plan_record_access,
     plan_reflection,
     plan_reindex,
 )
-from memlens.core.decay import archive_candidates
-from memlens.core.dream_runs import decay_run
-from memlens.core.errors import MemlensError
-from memlens.core.journal import read_journal, undo_last
-from memlens.core.ocean_runs import promotion_candidates
-from memlens.core.txn import apply_plan, apply_run
-from memlens.core.vault import open_catalog
+from memlens.core.formats.dream_cycle.runs import decay_run
+from memlens.core.formats.project_ocean.runs import promotion_candidates
+from memlens.core.scan.vault import open_catalog
+from memlens.core.write.actions import Action
+from memlens.core.write.journal import read_journal, undo_last
+from memlens.core.write.txn import apply_plan, apply_run
 
 DEMO = Path(memlens.core.__file__).parent / "demo_vaults"
 FORMATS = (

@@ -10,19 +10,26 @@ from pathlib import Path
 
 import pytest
 
-from memlens.core import cache as scan_cache
-from memlens.core.cache import (
+from memlens.core.formats.base import rel_posix
+from memlens.core.model import ScanResult
+from memlens.core.scan import cache as scan_cache
+from memlens.core.scan.cache import (
     CACHE_VERSION,
     MAGIC,
     cache_path,
     load_entries,
     save_entries,
 )
-from memlens.core.formats.base import rel_posix
-from memlens.core.index_cache import index_cache_path, load_index
-from memlens.core.model import ScanResult
-from memlens.core.search import SearchIndex
-from memlens.core.vault import Vault, discover, open_catalog, rescan_paths, save_cache, scan_vault
+from memlens.core.scan.vault import (
+    Vault,
+    discover,
+    open_catalog,
+    rescan_paths,
+    save_cache,
+    scan_vault,
+)
+from memlens.core.search.index import SearchIndex
+from memlens.core.search.index_cache import index_cache_path, load_index
 
 FORMATS = (
     "dream-cycle",

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from memlens.core import cache as scan_cache
 from memlens.core.formats import adapter_for
 from memlens.core.identity import ByIdentity, by_identity
 from memlens.core.model import ScanResult
-from memlens.core.vault import Vault, discover, rescan_paths, save_cache, scan_vault
+from memlens.core.scan import cache as scan_cache
+from memlens.core.scan.vault import Vault, discover, rescan_paths, save_cache, scan_vault
 
 #: The own test vaults; the formats below run where one exists (all five
 #: once every vault is written).

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from memlens.core import cache, cache_temps
-from memlens.core.cache import load_entries, save_entries
-from memlens.core.cache_temps import process_token, sweep_once, sweep_stale_temps, temp_path
+from memlens.core.scan import cache, cache_temps
+from memlens.core.scan.cache import load_entries, save_entries
+from memlens.core.scan.cache_temps import process_token, sweep_once, sweep_stale_temps, temp_path
 
 LINUX_PROC = process_token(os.getpid()) is not None
 needs_proc = pytest.mark.skipif(not LINUX_PROC, reason="needs /proc to tell processes apart")
@@ -128,7 +128,7 @@ _KILLED_WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from memlens.core.cache import write_checked
+    from memlens.core.scan.cache import write_checked
 
     def dump(out):
         for _ in range(64):

@@ -6,15 +6,6 @@ import math
 from dataclasses import replace
 from pathlib import Path
 
-from memlens.core.changes import (
-    Change,
-    ChangeKind,
-    added_all,
-    change_record,
-    diff_results,
-    removed_all,
-    vault_label,
-)
 from memlens.core.model import (
     Memory,
     Problem,
@@ -23,6 +14,15 @@ from memlens.core.model import (
     RefIssue,
     Relation,
     ScanResult,
+)
+from memlens.core.scan.changes import (
+    Change,
+    ChangeKind,
+    added_all,
+    change_record,
+    diff_results,
+    removed_all,
+    vault_label,
 )
 
 ROOT = Path("/vaults/ocean")
@@ -225,9 +225,9 @@ def test_vault_label_outside_base(tmp_path: Path) -> None:
 def test_apply_to_search_follows_a_rescan(own_fixtures_copy: Path) -> None:
     from datetime import date
 
-    from memlens.core.changes import apply_to_search
-    from memlens.core.search import SearchIndex
-    from memlens.core.vault import Vault, open_catalog, scan_vault
+    from memlens.core.scan.changes import apply_to_search
+    from memlens.core.scan.vault import Vault, open_catalog, scan_vault
+    from memlens.core.search.index import SearchIndex
 
     catalog = open_catalog(own_fixtures_copy)
     index = SearchIndex.from_catalog(catalog, date(2026, 11, 22))

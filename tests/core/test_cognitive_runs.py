@@ -18,7 +18,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from memlens.core.cognitive_runs import (
+from memlens.core.errors import ConflictError, NotFoundError, RefusedError
+from memlens.core.formats.cognitive_memory.adapter import CognitiveMemoryAdapter
+from memlens.core.formats.cognitive_memory.runs import (
     CORE_BUDGET_CHARS,
     CORE_PER_SECTION,
     KNOWN_PROJECTS,
@@ -32,11 +34,9 @@ from memlens.core.cognitive_runs import (
     render_index,
     render_reflection,
 )
-from memlens.core.errors import ConflictError, NotFoundError, RefusedError
-from memlens.core.formats.cognitive_memory import CognitiveMemoryAdapter
-from memlens.core.journal import apply_plan, undo_last
 from memlens.core.model import Memory
-from memlens.tui.cli_cognitive import COMMANDS, access, core, reflection, reindex, rescore
+from memlens.core.write.journal import apply_plan, undo_last
+from memlens.tui.cli.cognitive import COMMANDS, access, core, reflection, reindex, rescore
 
 ADAPTER = CognitiveMemoryAdapter()
 INDEX_TIME = datetime(2026, 11, 21, 22, 0, tzinfo=UTC)

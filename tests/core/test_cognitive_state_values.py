@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from memlens.core.formats.cognitive_memory import STATE_FILE, CognitiveMemoryAdapter
+from memlens.core.formats.cognitive_memory.adapter import STATE_FILE, CognitiveMemoryAdapter
 from memlens.core.model import Memory, Problem, Reason, ScanResult
-from memlens.core.vault import Vault, rescan_paths, scan_vault
+from memlens.core.scan.vault import Vault, rescan_paths, scan_vault
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 VAULT = FIXTURES / "cognitive-memory"

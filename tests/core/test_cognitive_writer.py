@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from memlens.core.actions import Action, apply_bulk, writer_for
 from memlens.core.errors import ConflictError, RefusedError, UnsafePathError
-from memlens.core.formats.cognitive_memory import TYPE_DIRS, CognitiveMemoryAdapter
-from memlens.core.formats.cognitive_memory_writer import WRITER, CognitiveMemoryWriter
-from memlens.core.journal import apply_plan, undo_last
+from memlens.core.formats.cognitive_memory.adapter import TYPE_DIRS, CognitiveMemoryAdapter
+from memlens.core.formats.cognitive_memory.writer import WRITER, CognitiveMemoryWriter
 from memlens.core.model import Memory
-from memlens.core.yamledit import REMOVE
+from memlens.core.text.yamledit import REMOVE
+from memlens.core.write.actions import Action, apply_bulk, writer_for
+from memlens.core.write.journal import apply_plan, undo_last
 
 ADAPTER = CognitiveMemoryAdapter()
 NOW = datetime(2026, 11, 22, 9, 30, 5, tzinfo=UTC)

@@ -14,7 +14,7 @@ import pytest
 
 from memlens.core.decay import decay_of
 from memlens.core.listing import memory_row
-from memlens.core.vault import open_catalog
+from memlens.core.scan.vault import open_catalog
 
 AS_OF = date(2026, 11, 22)
 

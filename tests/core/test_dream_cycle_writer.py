@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from memlens.core.actions import Action, writer_for
 from memlens.core.errors import ConflictError, RefusedError, UnsafePathError
-from memlens.core.formats.dream_cycle_writer import WRITER, DreamCycleWriter, edit_inner
-from memlens.core.journal import apply_plan, undo_last
+from memlens.core.formats.dream_cycle.writer import WRITER, DreamCycleWriter, edit_inner
 from memlens.core.model import Memory
-from memlens.core.vault import open_catalog
-from memlens.core.yamledit import REMOVE
+from memlens.core.scan.vault import open_catalog
+from memlens.core.text.yamledit import REMOVE
+from memlens.core.write.actions import Action, writer_for
+from memlens.core.write.journal import apply_plan, undo_last
 
 TODAY = date(2026, 11, 22)
 

@@ -14,9 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memlens.core.actions import Action, apply_bulk, writer_for
 from memlens.core.errors import ConflictError, RefusedError, UnsafePathError
-from memlens.core.formats.experience_record import (
+from memlens.core.formats.experience_record.adapter import (
     EXPERIENCES,
     LATTICE,
     STANCES,
@@ -29,10 +28,11 @@ from memlens.core.formats.experience_record import (
     pin_view,
     restore_op,
 )
-from memlens.core.formats.experience_record_writer import ExperienceRecordWriter, append_line
-from memlens.core.journal import apply_plan, undo_last
+from memlens.core.formats.experience_record.writer import ExperienceRecordWriter, append_line
 from memlens.core.model import Health, Memory, Reason
-from memlens.core.vault import open_catalog
+from memlens.core.scan.vault import open_catalog
+from memlens.core.write.actions import Action, apply_bulk, writer_for
+from memlens.core.write.journal import apply_plan, undo_last
 
 FORMAT = "experience-records"
 NOW = datetime(2026, 11, 22, 10, 0, 0, tzinfo=UTC)

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memlens.core.errors import ParseError
-from memlens.core.fastyaml import LOADER, fast_load
-from memlens.core.frontmatter import load_frontmatter, split_frontmatter
 from memlens.core.model import Reason
+from memlens.core.text.fastyaml import LOADER, fast_load
+from memlens.core.text.frontmatter import load_frontmatter, split_frontmatter
 
 
 def same(a: Any, b: Any) -> bool:

@@ -37,10 +37,10 @@ from typing import Any
 
 import pytest
 
-from memlens.core import writes
-from memlens.core.journal import read_journal, undo_last
-from memlens.core.recovery import recover
-from memlens.core.vault import open_catalog
+from memlens.core.scan.vault import open_catalog
+from memlens.core.write import writes
+from memlens.core.write.journal import read_journal, undo_last
+from memlens.core.write.recovery import recover
 
 
 def _load(name: str) -> ModuleType:

@@ -1,6 +1,6 @@
 """Real processes: the CLI killed with SIGKILL mid-action, and two writers on one vault.
 
-- SIGKILL sweep: the real CLI (`memlens.tui.cli:main`) runs in a subprocess
+- SIGKILL sweep: the real CLI (`memlens.tui.cli.main:main`) runs in a subprocess
   with the fault layer (tests/core/faultlayer.py) in "sigkill" mode, which
   sends itself SIGKILL at fault point k.  A fresh CLI process then opens the
   vault (`memlens recover`), and the vault must be byte for byte its before
@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 
 import memlens.core
-from memlens.core.journal import read_journal, undo_last
-from memlens.core.vault import open_catalog
+from memlens.core.scan.vault import open_catalog
+from memlens.core.write.journal import read_journal, undo_last
 
 HERE = Path(__file__).parent
 DEMO = Path(memlens.core.__file__).parent / "demo_vaults"
@@ -43,13 +43,13 @@ RUNNER = textwrap.dedent(
     layer = fl.FaultLayer(root, mode, k).install()
     atexit.register(lambda: open(count_file, "w").write(str(layer.count)))
     sys.argv = ["memlens", *sys.argv[6:]]
-    from memlens.tui.cli import main
+    from memlens.tui.cli.main import main
     main()
     """
 )
 
 #: A fresh CLI process.
-OPEN = "import sys; from memlens.tui.cli import main; sys.argv[0] = 'memlens'; main()"
+OPEN = "import sys; from memlens.tui.cli.main import main; sys.argv[0] = 'memlens'; main()"
 
 #: (format, CLI arguments after the vault path is substituted for {root}).
 CLI_CASES: list[tuple[str, list[str]]] = [
@@ -139,9 +139,9 @@ WORKER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from memlens.core.actions import Action
+    from memlens.core.write.actions import Action
     from memlens.core.errors import MemlensError
-    from memlens.core.vault import open_catalog
+    from memlens.core.scan.vault import open_catalog
     root, mem_id, rounds = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     done = 0
     cycle = [("pin", {}), ("unpin", {}), ("set", {"changes": {"confidence": 0.5}}),

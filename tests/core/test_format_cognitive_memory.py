@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memlens.core.formats import adapter_for
-from memlens.core.formats.cognitive_memory import (
+from memlens.core.formats.cognitive_memory.adapter import (
     LAMBDA,
     RELATION_TYPES,
     TYPE_DIRS,

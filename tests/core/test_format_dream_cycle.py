@@ -14,8 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memlens.core.formats import adapter_for, dream_cycle
-from memlens.core.formats.dream_cycle import (
+from memlens.core.formats import adapter_for
+from memlens.core.formats.dream_cycle import adapter as dream_cycle
+from memlens.core.formats.dream_cycle.adapter import (
     DreamCycleAdapter,
     classify,
     parse_sections,

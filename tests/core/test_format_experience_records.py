@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memlens.core.formats.experience_record import (
+from memlens.core.formats.experience_record.adapter import (
     ExperienceRecordAdapter,
     archive_op,
     is_external_pointer,

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memlens.core.formats import adapter_for
-from memlens.core.formats.observation_v1 import ObservationV1Adapter
+from memlens.core.formats.observation_v1.adapter import ObservationV1Adapter
 from memlens.core.model import Health, Memory, Reason, RefIssue, ScanResult
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memlens.core.formats import adapter_for
-from memlens.core.formats.project_ocean import (
+from memlens.core.formats.project_ocean.adapter import (
     ProjectOceanAdapter,
     backlink_name,
     parse_decay_spec,

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from memlens.core.errors import ParseError
-from memlens.core.frontmatter import load_frontmatter
 from memlens.core.model import Reason
+from memlens.core.text.frontmatter import load_frontmatter
 
 
 def test_python_object_tags_are_refused_and_nothing_runs(tmp_path: Path) -> None:

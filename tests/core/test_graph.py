@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from memlens.core.graph import (
+from memlens.core.graph.relations import (
     MAX_DEPTH,
     GraphEdge,
     MemoryGraph,
@@ -20,7 +20,7 @@ from memlens.core.graph import (
     truncate_cells,
 )
 from memlens.core.model import Memory, ReferenceProblem, RefIssue, Relation, ScanResult
-from memlens.core.vault import Vault
+from memlens.core.scan.vault import Vault
 
 CM = "cognitive-memory"
 ER = "experience-records"

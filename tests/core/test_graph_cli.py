@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from memlens.tui.cli_graph import graph
+from memlens.tui.cli.graph import graph
 
 AS_OF = ["--as-of", "2026-11-22"]
 

@@ -38,13 +38,13 @@ from memlens.core.formats.base import (
     walk_listing,
     walk_rels,
 )
-from memlens.core.formats.cognitive_memory import CognitiveMemoryAdapter
-from memlens.core.formats.dream_cycle import DreamCycleAdapter
-from memlens.core.formats.experience_record import ExperienceRecordAdapter
-from memlens.core.formats.observation_v1 import ObservationV1Adapter
-from memlens.core.formats.project_ocean import ProjectOceanAdapter
+from memlens.core.formats.cognitive_memory.adapter import CognitiveMemoryAdapter
+from memlens.core.formats.dream_cycle.adapter import DreamCycleAdapter
+from memlens.core.formats.experience_record.adapter import ExperienceRecordAdapter
+from memlens.core.formats.observation_v1.adapter import ObservationV1Adapter
+from memlens.core.formats.project_ocean.adapter import ProjectOceanAdapter
 from memlens.core.model import FileScan, Memory, Reason, ScanResult
-from memlens.core.vault import open_catalog, rescan_paths, save_cache
+from memlens.core.scan.vault import open_catalog, rescan_paths, save_cache
 
 LOOP = "cannot read: Too many levels of symbolic links"
 PIPE = "is a named pipe, not a regular file"

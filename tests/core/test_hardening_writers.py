@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from memlens.core.actions import Action, writer_for
 from memlens.core.errors import ConflictError
-from memlens.core.journal import Plan, apply_plan, read_journal
 from memlens.core.model import Memory
-from memlens.core.vault import open_catalog
+from memlens.core.scan.vault import open_catalog
+from memlens.core.write.actions import Action, writer_for
+from memlens.core.write.journal import Plan, apply_plan, read_journal
 
 AS_OF = date(2026, 11, 22)
 FORMATS = (

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from memlens.core import cache as scan_cache
-from memlens.core.cache import scan_files
 from memlens.core.formats import adapter_for
 from memlens.core.formats.base import rel_posix, walk_rels
 from memlens.core.model import FileScan, ScanResult
-from memlens.core.vault import (
+from memlens.core.scan import cache as scan_cache
+from memlens.core.scan.cache import scan_files
+from memlens.core.scan.vault import (
     Vault,
     diff_results,
     discover,

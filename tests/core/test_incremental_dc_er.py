@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from memlens.core.formats.dream_cycle import DreamCycleAdapter
-from memlens.core.formats.experience_record import ExperienceRecordAdapter
+from memlens.core.formats.dream_cycle.adapter import DreamCycleAdapter
+from memlens.core.formats.experience_record.adapter import ExperienceRecordAdapter
 from memlens.core.model import ScanResult
-from memlens.core.vault import Vault, diff_results, rescan_paths, scan_vault
+from memlens.core.scan.vault import Vault, diff_results, rescan_paths, scan_vault
 
 
 def assert_same(got: ScanResult, want: ScanResult) -> None:

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from memlens.core.formats.project_ocean import ProjectOceanAdapter
+from memlens.core.formats.project_ocean.adapter import ProjectOceanAdapter
 from memlens.core.model import ScanResult
-from memlens.core.vault import Vault, rescan_paths, scan_vault
-from memlens.core.watch import reload_vault
+from memlens.core.scan.vault import Vault, rescan_paths, scan_vault
+from memlens.core.scan.watch import reload_vault
 
 FOLDERS = (
     "agents/hawk/memory/vault",

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from memlens.core.actions import Action
 from memlens.core.errors import ConflictError, UnsafePathError
-from memlens.core.journal import FileChange, Plan, apply_plan, undo_last
-from memlens.core.vault import open_catalog
-from memlens.core.writes import snapshot
+from memlens.core.scan.vault import open_catalog
+from memlens.core.write.actions import Action
+from memlens.core.write.journal import FileChange, Plan, apply_plan, undo_last
+from memlens.core.write.writes import snapshot
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -86,7 +86,7 @@ def test_failed_revert_is_rolled_back(
     memory = next(m for m in open_catalog(root).memories() if m.index == 1)
     Action("archive", memory, {}).apply()
     after_action = _files(root)
-    import memlens.core.txn as journal  # where plans are applied
+    import memlens.core.write.txn as journal  # where plans are applied
 
     real = journal.atomic_write
     calls = {"n": 0}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memlens.core.formats.observation_v1 import ObservationV1Adapter
+from memlens.core.formats.observation_v1.adapter import ObservationV1Adapter
 
 ADAPTER = ObservationV1Adapter()
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from memlens.core.ocean_runs import promotion_candidates, split_name_clashes
-from memlens.core.vault import open_catalog
-from memlens.tui.cli import cli
+from memlens.core.formats.project_ocean.runs import promotion_candidates, split_name_clashes
+from memlens.core.scan.vault import open_catalog
+from memlens.tui.cli.main import cli
 
 AGENTS = ("hawk", "scout", "shield", "watchtower")
 NAMES = tuple(f"obs-2026-11-{day:02d}-{seq:03d}.md" for day in (19, 21) for seq in (1, 2))

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from memlens.core import cache as scan_cache
-from memlens.core.cache import scan_files
 from memlens.core.formats import adapter_for
 from memlens.core.model import ScanResult
-from memlens.core.vault import discover
+from memlens.core.scan import cache as scan_cache
+from memlens.core.scan.cache import scan_files
+from memlens.core.scan.vault import discover
 
 FORMATS = ("observation-v1", "project-ocean", "cognitive-memory")
 

@@ -25,7 +25,7 @@ from memlens.core.refs import (
     pointer_values,
     reference_issue,
 )
-from memlens.tui.cli import cli
+from memlens.tui.cli.main import cli
 
 UNSAFE = (
     "../x",

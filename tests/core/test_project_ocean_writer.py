@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from memlens.core.actions import Action, writer_for
 from memlens.core.decay import decay_of
 from memlens.core.errors import (
     ConflictError,
@@ -19,11 +18,12 @@ from memlens.core.errors import (
     RefusedError,
     UnsafePathError,
 )
-from memlens.core.formats.project_ocean import ProjectOceanAdapter
-from memlens.core.formats.project_ocean_writer import ProjectOceanWriter
-from memlens.core.journal import apply_plan, read_journal, undo_last
+from memlens.core.formats.project_ocean.adapter import ProjectOceanAdapter
+from memlens.core.formats.project_ocean.writer import ProjectOceanWriter
 from memlens.core.model import Memory
-from memlens.core.vault import open_catalog
+from memlens.core.scan.vault import open_catalog
+from memlens.core.write.actions import Action, writer_for
+from memlens.core.write.journal import apply_plan, read_journal, undo_last
 
 AS_OF = date(2026, 11, 22)
 

@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from memlens.core.query import QueryError, confidence_value, parse_query
+from memlens.core.search.query import QueryError, confidence_value, parse_query
 
 
 def test_words_phrases_and_negation() -> None:

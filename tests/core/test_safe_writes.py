@@ -16,11 +16,9 @@ from typing import cast
 
 import pytest
 
-from memlens.core import safe_io, writes
-from memlens.core.cache import read_stamped
+from memlens.core import safe_io
 from memlens.core.config import load_config
 from memlens.core.errors import ConflictError
-from memlens.core.journal import read_journal
 from memlens.core.safe_io import (
     FS_APPEND_FL,
     FS_IMMUTABLE_FL,
@@ -29,8 +27,11 @@ from memlens.core.safe_io import (
     ProtectedFileError,
     WriteError,
 )
-from memlens.core.textio import read_text
-from memlens.core.writes import append_bytes, atomic_write, move_no_clobber, snapshot
+from memlens.core.scan.cache import read_stamped
+from memlens.core.text.textio import read_text
+from memlens.core.write import writes
+from memlens.core.write.journal import read_journal
+from memlens.core.write.writes import append_bytes, atomic_write, move_no_clobber, snapshot
 
 Swap = Callable[[Path, Path], bool]
 

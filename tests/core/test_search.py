@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from memlens.core.model import DecayInfo, Health, Memory
-from memlens.core.query import QueryError
-from memlens.core.search import FUZZY_WEIGHT, Hit, SearchIndex, analyze, index_text
+from memlens.core.search.index import FUZZY_WEIGHT, Hit, SearchIndex, analyze, index_text
+from memlens.core.search.query import QueryError
 
 AS_OF = date(2026, 11, 22)
 ROOT_A = Path("/vaults/alpha")
@@ -378,7 +378,7 @@ def test_core_search_imports_no_scikit_learn_until_built() -> None:
     import sys
 
     code = (
-        "import sys, memlens.core.search as s; "
+        "import sys, memlens.core.search.index as s; "
         "assert 'sklearn' not in sys.modules, 'sklearn imported eagerly'; "
         "assert 'textual' not in sys.modules"
     )
@@ -386,7 +386,7 @@ def test_core_search_imports_no_scikit_learn_until_built() -> None:
 
 
 def test_many_phrase_candidates_are_checked_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
-    import memlens.core.search as search_mod
+    import memlens.core.search.index as search_mod
 
     ms = [
         mem(f"p{i:03d}", f"Note {i}", f"alpha beta {'gamma' if i % 3 else 'delta'} {i}")
@@ -407,7 +407,7 @@ def test_many_phrase_candidates_are_checked_lazily(monkeypatch: pytest.MonkeyPat
 def test_an_empty_index_builds_and_answers_nothing() -> None:
     from datetime import date
 
-    from memlens.core.search import SearchIndex
+    from memlens.core.search.index import SearchIndex
 
     index = SearchIndex.build([], date(2026, 11, 22))
     assert len(index) == 0

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memlens.core.model import DecayInfo, Health, Memory
-from memlens.core.search import SearchIndex, analyze, index_text
+from memlens.core.search.index import SearchIndex, analyze, index_text
 
 AS_OF = date(2026, 11, 22)
 ROOT = Path("/vaults/a")
@@ -52,8 +52,8 @@ def corpus(n: int, seed: int = 7) -> list[Memory]:
 @pytest.fixture(params=["one process", "half in a worker"])
 def fit_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """Run a test with the fit counted in one process, and with half in a parse worker."""
-    import memlens.core.cache as scan_cache
-    import memlens.core.search as search
+    import memlens.core.scan.cache as scan_cache
+    import memlens.core.search.index as search
 
     mode: str = request.param
     if mode == "half in a worker":
@@ -114,8 +114,8 @@ def test_a_fit_split_with_a_worker_equals_one_in_one_process(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Every id and array: the worker's names are renumbered in first-seen order."""
-    import memlens.core.cache as scan_cache
-    import memlens.core.search as search
+    import memlens.core.scan.cache as scan_cache
+    import memlens.core.search.index as search
 
     docs = corpus(400, seed=11)
     monkeypatch.setattr(search, "PARALLEL_FIT_MIN", 10**9)
@@ -189,7 +189,7 @@ def test_pickled_index_answers_the_same_after_incremental_changes() -> None:
 @settings(max_examples=500, deadline=None)
 @given(st.text(st.sampled_from(list("aZ09_ -.,'\"\\x\t\n!é€ΣK")), max_size=40))
 def test_analyze_equals_the_regex_rule(text: str) -> None:
-    from memlens.core.search import _TOKEN_RE
+    from memlens.core.search.index import _TOKEN_RE
 
     assert analyze(text) == _TOKEN_RE.findall(text.lower())
 
@@ -197,7 +197,7 @@ def test_analyze_equals_the_regex_rule(text: str) -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.text(st.characters(max_codepoint=127), max_size=60))
 def test_analyze_equals_the_regex_rule_on_any_ascii(text: str) -> None:
-    from memlens.core.search import _TOKEN_RE
+    from memlens.core.search.index import _TOKEN_RE
 
     assert analyze(text) == _TOKEN_RE.findall(text.lower())
 
@@ -206,7 +206,7 @@ def test_analyze_equals_the_regex_rule_on_any_ascii(text: str) -> None:
 def test_decay_brief_equals_decay(own_fixtures_dir: Path, days: int) -> None:
     from datetime import timedelta
 
-    from memlens.core.vault import open_catalog
+    from memlens.core.scan.vault import open_catalog
 
     as_of = AS_OF + timedelta(days=days)
     catalog = open_catalog(own_fixtures_dir)
@@ -224,7 +224,7 @@ def test_decay_brief_equals_decay(own_fixtures_dir: Path, days: int) -> None:
 
 
 def test_bulk_rows_equal_rows_added_one_by_one(own_fixtures_dir: Path) -> None:
-    from memlens.core.vault import open_catalog
+    from memlens.core.scan.vault import open_catalog
 
     catalog = open_catalog(own_fixtures_dir)
     bulk = SearchIndex.from_catalog(catalog, AS_OF)
@@ -238,8 +238,8 @@ def test_bulk_rows_equal_rows_added_one_by_one(own_fixtures_dir: Path) -> None:
 
 
 def test_a_loaded_index_builds_its_key_table_on_first_use(own_fixtures_copy: Path) -> None:
-    from memlens.core.index_cache import load_index, save_index
-    from memlens.core.vault import open_catalog
+    from memlens.core.scan.vault import open_catalog
+    from memlens.core.search.index_cache import load_index, save_index
 
     built, _ = load_index(open_catalog(own_fixtures_copy, cache=True), AS_OF)
     catalog = open_catalog(own_fixtures_copy, cache=True)

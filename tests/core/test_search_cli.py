@@ -9,7 +9,7 @@ from typing import Any
 
 from click.testing import CliRunner, Result
 
-from memlens.tui.cli_search import search
+from memlens.tui.cli.search import search
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

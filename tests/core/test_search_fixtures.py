@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from memlens.core import Catalog, open_catalog
-from memlens.core.search import FUZZY_WEIGHT, Hit, SearchIndex
+from memlens.core.search.index import FUZZY_WEIGHT, Hit, SearchIndex
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 DEMO_OCEAN = Path(__file__).resolve().parents[2] / "core" / "demo_vaults" / "project-ocean"

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import memlens.core.search as search_mod
+import memlens.core.search.index as search_mod
 from memlens.core.model import Memory
-from memlens.core.search import SearchIndex
-from memlens.core.vault import open_catalog as load_catalog
-from memlens.tui.cli_search import search
+from memlens.core.scan.vault import open_catalog as load_catalog
+from memlens.core.search.index import SearchIndex
+from memlens.tui.cli.search import search
 
 AS_OF = date(2026, 11, 22)
 AGENTS = ("hawk", "scout", "shield")

@@ -11,13 +11,20 @@ from pathlib import Path
 import pytest
 
 import memlens.core
-from memlens.core.dream_runs import decay_run
 from memlens.core.errors import ConflictError
-from memlens.core.journal import JOURNAL, STATE_DIR, FileChange, Plan, read_journal, store_blob
-from memlens.core.recovery import intent_path, recover, write_intent
-from memlens.core.txn import apply_plan, apply_run
-from memlens.core.undo import undo_last
-from memlens.core.writes import digest, snapshot
+from memlens.core.formats.dream_cycle.runs import decay_run
+from memlens.core.write.journal import (
+    JOURNAL,
+    STATE_DIR,
+    FileChange,
+    Plan,
+    read_journal,
+    store_blob,
+)
+from memlens.core.write.recovery import intent_path, recover, write_intent
+from memlens.core.write.txn import apply_plan, apply_run
+from memlens.core.write.undo import undo_last
+from memlens.core.write.writes import digest, snapshot
 
 DEMO = Path(memlens.core.__file__).parent / "demo_vaults"
 
@@ -190,8 +197,8 @@ def test_a_writer_gives_up_on_a_vault_another_process_holds(tmp_path: Path) -> N
     import subprocess
     import sys
 
-    from memlens.core.journal import state_dir
-    from memlens.core.vault_lock import LOCK_NAME, VaultBusyError, vault_lock
+    from memlens.core.write.journal import state_dir
+    from memlens.core.write.vault_lock import LOCK_NAME, VaultBusyError, vault_lock
 
     state = state_dir(tmp_path)
     (state / LOCK_NAME).touch()
@@ -237,7 +244,7 @@ def test_processes_racing_to_create_the_state_folder_all_succeed(tmp_path: Path)
     import sys
 
     script = (
-        "import sys; from pathlib import Path; from memlens.core.journal import state_dir\n"
+        "import sys; from pathlib import Path; from memlens.core.write.journal import state_dir\n"
         "for i in range(150):\n"
         "    d = Path(sys.argv[1]) / f'v{i}'; d.mkdir(exist_ok=True); state_dir(d)\n"
     )

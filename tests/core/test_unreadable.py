@@ -22,14 +22,14 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from memlens.core.changes import Change, ChangeKind
 from memlens.core.demo import copy_demo
 from memlens.core.formats import adapter_for
 from memlens.core.model import Problem, Reason
-from memlens.core.vault import Catalog, open_catalog, rescan_paths, survey
-from memlens.core.walk_ahead import walk_vault
-from memlens.core.watch import VaultWatcher, vault_files
-from memlens.tui.cli import cli
+from memlens.core.scan.changes import Change, ChangeKind
+from memlens.core.scan.vault import Catalog, open_catalog, rescan_paths, survey
+from memlens.core.scan.walk_ahead import walk_vault
+from memlens.core.scan.watch import VaultWatcher, vault_files
+from memlens.tui.cli.main import cli
 
 
 @contextmanager

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from memlens.core.model import Memory, ScanResult
-from memlens.core.vault import MemoryChanges, diff_results
+from memlens.core.scan.vault import MemoryChanges, diff_results
 
 
 def mem(mid: str) -> Memory:

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from memlens.core import walk_ahead as wa
 from memlens.core.formats import adapter_for
 from memlens.core.formats.base import walk_listing
 from memlens.core.model import ScanResult
-from memlens.core.vault import Vault, discover, scan_vault, start_walk_ahead
+from memlens.core.scan import walk_ahead as wa
+from memlens.core.scan.vault import Vault, discover, scan_vault, start_walk_ahead
 
 
 def assert_same(got: ScanResult, want: ScanResult) -> None:
@@ -101,15 +101,15 @@ def test_when_the_helper_starts(own_fixtures_copy: Path, monkeypatch: pytest.Mon
     for v in found:
         scan_vault(v, cache=True)
     monkeypatch.setattr(wa, "MIN_CACHE_BYTES", 1)
-    monkeypatch.setattr("memlens.core.cache.spare_cpu", lambda: True)
+    monkeypatch.setattr("memlens.core.scan.cache.spare_cpu", lambda: True)
     ahead = start_walk_ahead(found, cache=True)
     assert ahead is not None
     ahead.close()
     monkeypatch.setenv(wa.ENV, "0")
     assert start_walk_ahead(found, cache=True) is None
     monkeypatch.delenv(wa.ENV)
-    monkeypatch.setattr("memlens.core.cache.spare_cpu", lambda: False)
+    monkeypatch.setattr("memlens.core.scan.cache.spare_cpu", lambda: False)
     assert start_walk_ahead(found, cache=True) is None
     monkeypatch.setattr(wa, "MIN_CACHE_BYTES", 10**12)
-    monkeypatch.setattr("memlens.core.cache.spare_cpu", lambda: True)
+    monkeypatch.setattr("memlens.core.scan.cache.spare_cpu", lambda: True)
     assert start_walk_ahead(found, cache=True) is None

@@ -16,13 +16,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from memlens.core.vault import discover
+from memlens.core.scan.vault import discover
 
 TIMEOUT = 20.0
 DEMO = Path(__file__).resolve().parents[2] / "core" / "demo_vaults"
 # The command is imported directly: this test does not depend on how the
 # `memlens` group registers it.
-RUN = "import sys; from memlens.tui.cli_watch import watch; watch(prog_name='memlens watch')"
+RUN = "import sys; from memlens.tui.cli.watch import watch; watch(prog_name='memlens watch')"
 
 
 def _pump(stream: IO[str], out: queue.Queue[str]) -> None:

@@ -20,9 +20,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memlens.core.changes import Change, ChangeKind, content_of, problem_key
-from memlens.core.vault import Catalog, open_catalog
-from memlens.core.watch import VaultWatcher
+from memlens.core.scan.changes import Change, ChangeKind, content_of, problem_key
+from memlens.core.scan.vault import Catalog, open_catalog
+from memlens.core.scan.watch import VaultWatcher
 
 TIMEOUT = 30.0
 

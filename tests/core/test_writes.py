@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from memlens.core import writes
 from memlens.core.errors import ConflictError, UnsafePathError
-from memlens.core.paths import has_path_syntax, is_inside, safe_join, safe_name
-from memlens.core.writes import (
+from memlens.core.text.paths import has_path_syntax, is_inside, safe_join, safe_name
+from memlens.core.write import writes
+from memlens.core.write.writes import (
     TEMP_PREFIX,
     WriteError,
     atomic_write,

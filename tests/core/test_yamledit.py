@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memlens.core.errors import RefusedError
-from memlens.core.yamledit import REMOVE, edit_frontmatter
+from memlens.core.text.yamledit import REMOVE, edit_frontmatter
 
 DOC = (
     "---\n"

@@ -131,7 +131,7 @@ def served_demo(tmp_path: Path) -> Iterator[str]:
     command = (
         [str(exe)]
         if exe.exists()
-        else [sys.executable, "-c", "from memlens.tui.cli import main; main()"]
+        else [sys.executable, "-c", "from memlens.tui.cli.main import main; main()"]
     )
     argv = [*command, "serve", str(vaults), "--host", "127.0.0.1", "--port", str(port)]
     with log.open("wb") as out:  # a file, not a pipe: a chatty server never blocks on it

@@ -17,9 +17,9 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from memlens.core.cognitive_runs import render_core
-from memlens.core.journal import read_journal
+from memlens.core.formats.cognitive_memory.runs import render_core
 from memlens.core.listing import MemoryRow
+from memlens.core.write.journal import read_journal
 from memlens.tui.actions_ui import memory_label, run_commands
 from memlens.tui.app import MemlensApp
 from memlens.tui.screens.confirm import ConfirmScreen

@@ -8,7 +8,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from memlens.tui.cli import cli
+from memlens.tui.cli.main import cli
 
 LIST_FIELDS = {
     "vault",

@@ -14,10 +14,10 @@ from click.testing import CliRunner
 from memlens.core import config as config_mod
 from memlens.core.config import CONFIG_ENV
 from memlens.core.demo import copy_demo
-from memlens.core.journal import JOURNAL, STATE_DIR
-from memlens.tui import cli as cli_mod
-from memlens.tui.cli_common import config_option, current_config
-from memlens.tui.cli_ecosystem import COMMANDS, COMPLETE_VAR
+from memlens.core.write.journal import JOURNAL, STATE_DIR
+from memlens.tui.cli import main as cli_mod
+from memlens.tui.cli.common import config_option, current_config
+from memlens.tui.cli.ecosystem import COMMANDS, COMPLETE_VAR
 
 
 @pytest.fixture

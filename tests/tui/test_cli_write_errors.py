@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from memlens.core import open_catalog, writes
+from memlens.core import open_catalog
 from memlens.core.demo import copy_demo
-from memlens.core.journal import JOURNAL, STATE_DIR
-from memlens.tui.cli import cli
+from memlens.core.write import writes
+from memlens.core.write.journal import JOURNAL, STATE_DIR
+from memlens.tui.cli.main import cli
 
 #: Seconds before a command that hangs on a FIFO is killed (a guard, not a measure).
 GUARD = 120
@@ -27,7 +28,7 @@ GUARD = 120
 
 def _memlens(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", "from memlens.tui.cli import main; main()", *args],
+        [sys.executable, "-c", "from memlens.tui.cli.main import main; main()", *args],
         capture_output=True,
         text=True,
         timeout=GUARD,
@@ -84,7 +85,7 @@ def test_a_raw_os_error_from_a_command_is_one_line(
     def read_only(root: Path) -> Path:
         raise OSError(errno.EROFS, os.strerror(errno.EROFS), os.fspath(state))
 
-    monkeypatch.setattr("memlens.core.journal.state_dir", read_only)
+    monkeypatch.setattr("memlens.core.write.journal.state_dir", read_only)
     result = CliRunner().invoke(cli, ["pin", str(vault), _first_id(vault)])
     assert result.exit_code == 1
     assert isinstance(result.exception, SystemExit)

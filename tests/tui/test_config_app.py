@@ -304,7 +304,7 @@ def test_the_cli_hands_the_config_and_its_warnings_to_the_app(
     from click.testing import CliRunner
 
     import memlens.tui.app as app_module
-    from memlens.tui.cli import cli
+    from memlens.tui.cli.main import cli
 
     config_file = tmp_path / "config.toml"
     config_file.write_text(

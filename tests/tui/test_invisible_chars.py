@@ -20,9 +20,9 @@ import pytest
 from click.testing import CliRunner
 
 from memlens.core.demo import copy_demo
-from memlens.core.sanitize import INVISIBLE, undecodable, visible
+from memlens.core.text.sanitize import INVISIBLE, undecodable, visible
 from memlens.tui.app import MemlensApp
-from memlens.tui.cli import cli
+from memlens.tui.cli.main import cli
 from memlens.tui.safe_text import visible as safe_visible
 from memlens.tui.screens.main import MainScreen
 

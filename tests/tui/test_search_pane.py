@@ -18,7 +18,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
 from memlens.core import open_catalog
-from memlens.core.search import SearchIndex
+from memlens.core.search.index import SearchIndex
 from memlens.tui.app import MemlensApp
 from memlens.tui.screens.graph import GraphScreen
 from memlens.tui.screens.main import MainScreen

@@ -24,7 +24,7 @@ import pytest
 from click.testing import CliRunner
 
 from memlens.core.demo import copy_demo
-from memlens.tui.cli_ecosystem import app_command, is_loopback_host, serve
+from memlens.tui.cli.ecosystem import app_command, is_loopback_host, serve
 
 pytest.importorskip("textual_serve", reason="textual-serve is not installed")
 
@@ -32,8 +32,8 @@ pytest.importorskip("textual_serve", reason="textual-serve is not installed")
 #: commands here is a no-op once tui/cli.py does it itself.
 CLI = (
     "import sys\n"
-    "from memlens.tui.cli import cli\n"
-    "from memlens.tui.cli_ecosystem import COMMANDS\n"
+    "from memlens.tui.cli.main import cli\n"
+    "from memlens.tui.cli.ecosystem import COMMANDS\n"
     "for c in COMMANDS:\n"
     "    cli.commands.setdefault(c.name or '', c)\n"
     "cli(prog_name='memlens')\n"
@@ -179,6 +179,6 @@ def test_app_command_runs_this_interpreter_on_absolute_paths(tmp_path: Path) -> 
 
     command = app_command([tmp_path / "a b"], date(2026, 11, 22))
     assert command.startswith(sys.executable)
-    assert "from memlens.tui.cli import main; main()" in command
+    assert "from memlens.tui.cli.main import main; main()" in command
     assert f"'{tmp_path / 'a b'}'" in command  # quoted for the shell
     assert command.endswith("--as-of 2026-11-22")

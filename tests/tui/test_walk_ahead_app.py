@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import memlens.tui.app as app_module
-from memlens.core import walk_ahead as wa
-from memlens.core.vault import Vault
+from memlens.core.scan import walk_ahead as wa
+from memlens.core.scan.vault import Vault
 from memlens.tui.screens.main import MainScreen
 
 from .conftest import SIZE, AppFactory, settle

@@ -25,9 +25,16 @@ from textual.widgets import ContentSwitcher, Footer, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from memlens.core.decay import decay_of
-from memlens.core.graph import MAX_DEPTH, MIN_DEPTH, GraphEdge, MemoryGraph, NodeKey, build_graph
+from memlens.core.graph.relations import (
+    MAX_DEPTH,
+    MIN_DEPTH,
+    GraphEdge,
+    MemoryGraph,
+    NodeKey,
+    build_graph,
+)
 from memlens.core.model import Memory
-from memlens.core.vault import Vault
+from memlens.core.scan.vault import Vault
 
 from ..messages import OpenMemory
 from ..safe_text import safe

@@ -26,11 +26,11 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from memlens.core.changes import Change, apply_to_search
 from memlens.core.decay import decay_of
-from memlens.core.query import QueryError
-from memlens.core.search import Hit, SearchIndex, SearchResults
-from memlens.core.vault import Vault
+from memlens.core.scan.changes import Change, apply_to_search
+from memlens.core.scan.vault import Vault
+from memlens.core.search.index import Hit, SearchIndex, SearchResults
+from memlens.core.search.query import QueryError
 
 from ..messages import OpenMemory
 from ..safe_text import safe
@@ -43,7 +43,7 @@ SEARCH_DELAY = 0.06
 #: Hits shown per query (and per "more like this").
 PAGE = 50
 
-#: The query language in one line (the full table is in `memlens.core.query`).
+#: The query language in one line (the full table is in `memlens.core.search.query`).
 FILTER_HINT = (
     '"phrase" -not tag: type: format: vault: agent: source: health: status: before: after: '
     "importance>0.5 confidence>=.8"

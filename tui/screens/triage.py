@@ -30,7 +30,7 @@ from memlens.core.listing import (
     triage_groups,
 )
 from memlens.core.model import HEALTH_ORDER, Health
-from memlens.core.vault import Vault
+from memlens.core.scan.vault import Vault
 
 from ..messages import OpenMemory
 from ..safe_text import safe, safe_rich

@@ -1,6 +1,6 @@
 """Search hits, one drawn line each, and the "why it ranked" text of one hit.
 
-The hits come from `memlens.core.search` (`SearchIndex.run` or `similar`);
+The hits come from `memlens.core.search.index` (`SearchIndex.run` or `similar`);
 this module only draws them.  Every piece of vault text (titles, ids, matched
 words) goes through `safe_text`, so markup and escapes show literally.
 """
@@ -13,7 +13,7 @@ from rich.text import Text
 from textual.content import Content
 from textual.message import Message
 
-from memlens.core.search import Hit
+from memlens.core.search.index import Hit
 
 from ..safe_text import safe, safe_rich
 from .line_list import LineList

@@ -1,0 +1,1 @@
+"""cognitive_memory."""

@@ -1,0 +1,1 @@
+"""dream_cycle."""

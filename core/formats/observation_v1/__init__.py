@@ -1,0 +1,1 @@
+"""observation_v1."""

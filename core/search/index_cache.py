@@ -1,0 +1,373 @@
+"""The search index, kept between runs beside the scan caches.
+
+Building the TF-IDF index is the slowest part of a start at 100k memories,
+so the built `SearchIndex` is pickled too, one file per set of vaults
+(the paths a user opened), in the same private cache directory as the scan
+caches (`core.cache`), with the same safeguards: magic bytes, a format
+version, a sha256 of the payload, a fingerprint of the code that built it,
+owner-only permissions.  Anything that does not check out is rebuilt.
+
+The index refers to memories; those are not stored again.  Each row is
+saved as (vault number, memory id) and, on load, bound to the memory with
+that id in the catalog just opened, so the index and the catalog share
+objects.  What changed on disk since the index was saved is found from the
+scan stamps: a vault whose digest of (path, sha256) pairs still matches is
+unchanged; otherwise the saved sha256 per file says which files changed,
+their memories are re-indexed, missing keys removed, new keys added.  A
+change to a vault-wide file (a WAL, a view store, `_state.json`:
+`FileScan.vault_wide`) may change any memory of its vault, so that whole
+vault is re-indexed.  When more than a tenth of the index would change, it is simply
+rebuilt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import hashlib
+import os
+import pickle
+import time
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+import numpy as np
+import numpy.typing as npt
+
+from ..model import Memory
+from ..safe_io import read_regular
+from ..scan.cache import (
+    cache_dir,
+    code_fingerprint,
+    open_checked,
+    quiet_gc,
+    write_checked,
+)
+
+if TYPE_CHECKING:
+    from ..scan.vault import Catalog, Vault
+    from .index import SearchIndex
+
+INDEX_VERSION = 2
+MAGIC = b"MEMLENS-INDEX-CACHE\0"
+#: Above this share of changed rows an incremental fix-up costs more than a rebuild.
+REBUILD_FRACTION = 0.1
+
+Key = tuple[str, str]
+
+
+@dataclass(slots=True)
+class IndexCacheStats:
+    """How the search index was obtained.  Timings are seconds."""
+
+    path: Path | None = None
+    #: "loaded" (from the cache, maybe patched), "built", or "rebuilt" (cache unusable).
+    status: str = "built"
+    reason: str | None = None
+    updated: int = 0
+    removed: int = 0
+    added: int = 0
+    load_s: float = 0.0
+    patch_s: float = 0.0
+    build_s: float = 0.0
+    #: The cache file does not hold this index (built or patched): save it.
+    stale: bool = False
+
+
+def index_cache_path(vaults: list[Vault]) -> Path:
+    """The index cache of exactly this set of vaults (as named from these paths)."""
+    ident = "\n".join(sorted(f"{os.path.realpath(v.root)}\0{v.rel}\0{v.format}" for v in vaults))
+    key = hashlib.sha256(ident.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return cache_dir() / f"index-{key}.pickle"
+
+
+def _fingerprint(vaults: list[Vault]) -> str:
+    here = Path(__file__).parent
+    digest = hashlib.sha256(f"index-v{INDEX_VERSION}".encode())
+    for fmt in sorted({v.format for v in vaults}):
+        digest.update(code_fingerprint(fmt).encode())
+    for name in ("search.py", "query.py", "decay.py"):
+        with contextlib.suppress(OSError):
+            digest.update(read_regular(here / name))
+    return digest.hexdigest()
+
+
+def _files_of(v: Vault) -> dict[str, str]:
+    return {rel: stamp.sha256 for rel, stamp in v.stamps.items()}
+
+
+def _files_digest(v: Vault) -> str:
+    """One hash of every file's path and sha256, in scan order (unchanged vault: same digest)."""
+    text = "\n".join([f"{rel}\0{stamp.sha256}" for rel, stamp in v.stamps.items()])
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _vault_meta(v: Vault) -> dict[str, Any]:
+    return {
+        "format": v.format,
+        "rel": v.rel,
+        "digest": _files_digest(v),
+        "wide": sorted(rel for rel, fs in v.scans.items() if fs.vault_wide),
+    }
+
+
+def save_index(index: SearchIndex, catalog: Catalog) -> Path:
+    """Write the index cache for this catalog (atomically, 0600).
+
+    The payload is three pickles back to back: what the index was built
+    from (code fingerprint, vaults, a digest of their files), the index
+    itself with its rows named by (vault number, memory id) instead of the
+    memories (the catalog already holds them), and every file's sha256
+    (read only when a vault's digest no longer matches).
+    """
+    path = index_cache_path(catalog.vaults)
+    roots = [str(v.root) for v in catalog.vaults]
+    vault_no = {root: i for i, root in enumerate(roots)}
+    rows = len(index._memories)
+    row_vault = np.full(rows, -1, dtype=np.int32)
+    row_ids = [""] * rows
+    for (root, mem_id), row in index._row_of.items():
+        number = vault_no.get(root)
+        if number is not None:
+            row_vault[row] = number
+            row_ids[row] = mem_id
+    body = copy.copy(index)
+    body._memories = []
+    body._row_of = {}
+    body._lower = {}
+    body._vectors = {}
+    outside = index._alive.view & (row_vault < 0)
+    if outside.any():  # memories of vaults not in this catalog: not kept
+        body._alive = copy.deepcopy(index._alive)
+        body._alive.view[outside] = False
+        body._dead += int(outside.sum())
+    files = {str(v.root): _files_of(v) for v in catalog.vaults}
+    meta = {
+        "code": _fingerprint(catalog.vaults),
+        "roots": roots,
+        "vaults": {str(v.root): _vault_meta(v) for v in catalog.vaults},
+    }
+
+    def dump(out: Any) -> None:
+        pickle.dump(meta, out, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.dump(
+            {"index": body, "row_vault": row_vault, "row_ids": row_ids},
+            out,
+            protocol=pickle.HIGHEST_PROTOCOL,
+        )
+        pickle.dump(files, out, protocol=pickle.HIGHEST_PROTOCOL)
+
+    write_checked(path, MAGIC, INDEX_VERSION, dump)
+    return path
+
+
+def _dirty_paths(vault: Vault, files: dict[str, str], wide: set[str]) -> set[str] | None:
+    """Files of `vault` changed since the index was saved; None: the whole vault."""
+    now = _files_of(vault)
+    # A file without a stamp could not be read: count it as changed.
+    changed = {rel for rel in files.keys() | vault.scans.keys() if files.get(rel) != now.get(rel)}
+    for rel in changed:
+        fs = vault.scans.get(rel)
+        if rel in wide or (fs is not None and fs.vault_wide):
+            return None  # a state/WAL/view file: any memory may have changed
+    return changed
+
+
+def load_index(
+    catalog: Catalog, as_of: date, *, save: bool = True
+) -> tuple[SearchIndex, IndexCacheStats]:
+    """The catalog's search index: from the cache when it is usable, else built.
+
+    Saves a fresh cache when it had to build or patch the index (`save`;
+    pass False to call `save_index` later, off the critical path; then
+    `IndexCacheStats.stale` says whether it is worth it).
+    """
+    from .index import SearchIndex
+
+    path = index_cache_path(catalog.vaults)
+    stats = IndexCacheStats(path=path)
+    t = time.perf_counter()
+    index: SearchIndex | None = None
+    fh, reason = open_checked(path, MAGIC, INDEX_VERSION, "index cache")
+    if fh is not None:
+        with fh:
+            index, reason = _restore(fh, catalog, as_of, stats)
+    stats.load_s = time.perf_counter() - t
+    if index is None:
+        stats.status = "rebuilt" if reason else "built"
+        stats.reason = reason
+        t = time.perf_counter()
+        with quiet_gc():
+            index = SearchIndex.from_catalog(catalog, as_of)
+        stats.build_s = time.perf_counter() - t
+    stats.stale = stats.status != "loaded" or bool(stats.updated or stats.removed or stats.added)
+    if save and stats.stale:
+        try:
+            save_index(index, catalog)
+            stats.stale = False
+        except Exception as exc:  # a cache that cannot be written is only slower
+            stats.reason = f"index cache not saved: {exc}"
+    return index, stats
+
+
+Bound = tuple[list[Memory], dict[Key, int], list[int], list[Key]]
+
+
+def _bind_in_order(
+    vaults: list[Vault],
+    roots: list[str],
+    row_vault: list[int],
+    row_ids: list[str],
+    alive: npt.NDArray[np.bool_],
+) -> tuple[list[Memory], list[tuple[str, list[str], int]]] | None:
+    """Rows bound to memories when each vault's rows are its memories, in order.
+
+    That is every index saved right after a build of an unchanged catalog:
+    whole lists compared and copied at C speed.  Returns the memories by row
+    and the (root, ids, first row) segments the key -> row table is made
+    of; None: bind row by row.
+    """
+    if not bool(alive.all()):
+        return None
+    memories: list[Memory] = []
+    segments: list[tuple[str, list[str], int]] = []
+    start = 0
+    for number, v in enumerate(vaults):
+        end = start + len(v.memories)
+        if row_vault[start:end] != [number] * len(v.memories):
+            return None
+        ids = row_ids[start:end]
+        if ids != [m.id for m in v.memories]:
+            return None
+        memories.extend(v.memories)
+        segments.append((roots[number], ids, start))
+        start = end
+    if start != len(row_ids):
+        return None
+    return memories, segments
+
+
+def _bind(
+    vaults: list[Vault],
+    roots: list[str],
+    row_vault: list[int],
+    row_ids: list[str],
+    index: SearchIndex,
+) -> Bound:
+    """Rows bound to the memories with their ids, one by one (anything may have moved)."""
+    lookups = [{m.id: m for m in v.memories} for v in vaults]
+    alive: list[bool] = index._alive.view.tolist()
+    found = [0] * len(vaults)
+    memories: list[Memory] = []
+    row_of: dict[Key, int] = {}
+    gone: list[Key] = []
+    for row, (number, mem_id) in enumerate(zip(row_vault, row_ids, strict=True)):
+        if number < 0:
+            memories.append(_placeholder("", mem_id))
+            continue
+        root = roots[number]
+        m = lookups[number].get(mem_id)
+        if m is None:
+            m = _placeholder(root, mem_id)
+            if alive[row]:
+                gone.append((root, mem_id))
+        elif alive[row]:
+            found[number] += 1
+        memories.append(m)
+        if alive[row]:
+            row_of[(root, mem_id)] = row
+    return memories, row_of, found, gone
+
+
+def _placeholder(root: str, mem_id: str) -> Memory:
+    """Stands in for a memory gone since the index was saved (its row is removed)."""
+    return Memory(format="", vault_root=Path(root), id=mem_id, kind="", title="", body="", path="")
+
+
+def _restore(
+    fh: BinaryIO, catalog: Catalog, as_of: date, stats: IndexCacheStats
+) -> tuple[SearchIndex | None, str | None]:
+    from .index import SearchIndex
+
+    try:
+        with quiet_gc():
+            meta = pickle.load(fh)
+    except Exception as exc:  # checksummed, so this means a bug: never trust it
+        return None, f"index cache unreadable: {type(exc).__name__}"
+    if not isinstance(meta, dict):
+        return None, "index cache payload is not a mapping"
+    if meta.get("code") != _fingerprint(catalog.vaults):
+        return None, "index cache written by a different version of the code"
+    saved_vaults: dict[str, Any] = meta.get("vaults", {})
+    roots: list[str] = meta.get("roots", [])
+    by_root = {str(v.root): v for v in catalog.vaults}
+    if set(saved_vaults) != set(by_root) or set(roots) != set(by_root):
+        return None, "index cache is for another set of vaults"
+    try:
+        with quiet_gc():
+            body = pickle.load(fh)
+        index = body["index"]
+        row_vault: list[int] = body["row_vault"].tolist()
+        row_ids: list[str] = body["row_ids"]
+    except Exception as exc:
+        return None, f"index cache unreadable: {type(exc).__name__}"
+    if not isinstance(index, SearchIndex) or len(row_ids) != len(row_vault):
+        return None, "index cache holds no search index"
+
+    t = time.perf_counter()
+    vaults = [by_root[root] for root in roots]
+    in_order = _bind_in_order(vaults, roots, row_vault, row_ids, index._alive.view)
+    if in_order is not None:
+        # Ids are unique within a vault, so every row is one key: the table
+        # is built when first used (a search does not need it).
+        index._memories, segments = in_order
+        index._defer_rows(segments)
+        found = [len(v.memories) for v in vaults]
+        gone: list[Key] = []
+    else:
+        memories, row_of, found, gone = _bind(vaults, roots, row_vault, row_ids, index)
+        index._memories = memories
+        index._row_of = row_of
+
+    # What changed on disk since the save: a vault whose files digest still
+    # matches is unchanged; otherwise the saved sha256 per file says which.
+    stale: list[Memory] = []
+    new: list[Memory] = []
+    files: dict[str, dict[str, str]] | None = None
+    for number, v in enumerate(vaults):
+        saved = saved_vaults[roots[number]]
+        if found[number] != len(v.memories):
+            new.extend(m for m in v.memories if (roots[number], m.id) not in index._row_of)
+        if saved.get("digest") == _files_digest(v):
+            continue
+        if files is None:
+            try:
+                with quiet_gc():
+                    files = pickle.load(fh)
+            except Exception as exc:
+                return None, f"index cache unreadable: {type(exc).__name__}"
+            if not isinstance(files, dict):
+                return None, "index cache file list is not a mapping"
+        dirty = _dirty_paths(v, files.get(roots[number], {}), set(saved.get("wide", ())))
+        if dirty is None:
+            stale.extend(v.memories)
+        elif dirty:
+            stale.extend(m for m in v.memories if m.path in dirty)
+    current = sum(len(v.memories) for v in vaults)
+    if len(stale) + len(gone) + len(new) > REBUILD_FRACTION * max(1, current):
+        return None, "too much changed since the index was saved"
+    for key in gone:
+        index.remove(key)
+    for m in {id(m): m for m in [*stale, *new]}.values():
+        index.add(m)
+    stats.removed, stats.added, stats.updated = len(gone), len(new), len(stale)
+    if index.as_of != as_of:
+        index.set_as_of(as_of)
+    stats.patch_s = time.perf_counter() - t
+    stats.status = "loaded"
+    return index, None
+
+
+__all__ = ["IndexCacheStats", "index_cache_path", "load_index", "save_index"]

@@ -1,0 +1,247 @@
+"""User actions on memories: pin, unpin, edit, promote, archive, restore.
+
+Each action is an object with `plan` (what will change, for preview and
+confirmation), `apply` (do it, journaled) and `undo`.  What an action means
+for a format (DESIGN.md "What each action means per format") is decided by
+that format's writer in `core/formats/`; this module only dispatches, so the
+app, the CLI and scripts share one path to the disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date
+from functools import partial
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+import yaml
+
+from ..errors import RefusedError
+from ..model import Memory
+from ..text.frontmatter import SafeYamlLoader
+from .journal import Plan, undo_last
+from .txn import apply_run, transaction
+
+ACTION_NAMES: tuple[str, ...] = (
+    "pin",
+    "unpin",
+    "set",
+    "edit_body",
+    "promote",
+    "archive",
+    "restore",
+)
+
+
+class FormatWriter(Protocol):
+    """Plans the per-format meaning of each action.  Planning never writes.
+
+    Every planner reads the file(s) it will change, takes a snapshot, and
+    returns a Plan with the exact new bytes; it raises RefusedError (with the
+    field and the reason) when the action is not allowed or would make the
+    memory invalid.
+    """
+
+    format_id: ClassVar[str]
+
+    def plan_pin(self, memory: Memory) -> Plan: ...
+
+    def plan_unpin(self, memory: Memory) -> Plan: ...
+
+    def plan_set(self, memory: Memory, changes: dict[str, Any]) -> Plan: ...
+
+    def plan_edit_body(self, memory: Memory, body: str) -> Plan: ...
+
+    def plan_promote(self, memory: Memory, options: dict[str, Any]) -> Plan: ...
+
+    def plan_archive(
+        self, memory: Memory, reason: str | None = None, *, as_of: date | None = None
+    ) -> Plan:
+        """Archive; `reason` and `as_of` are set by decay runs (None: a manual archive today)."""
+        ...
+
+    def plan_restore(self, memory: Memory) -> Plan: ...
+
+
+_WRITERS: dict[str, FormatWriter] = {}
+
+
+def register_writer(writer: FormatWriter) -> FormatWriter:
+    """Make a format's writer known (called by each writer module)."""
+    _WRITERS[writer.format_id] = writer
+    return writer
+
+
+def writer_for(format_id: str) -> FormatWriter:
+    """The writer of a format; RefusedError if it has none."""
+    # Always make sure every writer is registered: importing one writer
+    # module directly registers only that one.
+    from ..formats import writers  # noqa: F401
+
+    try:
+        return _WRITERS[format_id]
+    except KeyError:
+        raise RefusedError(f"{format_id} memories cannot be changed by memlens yet") from None
+
+
+@dataclass(slots=True)
+class Action:
+    """One action on one memory: plan it, apply it, undo it."""
+
+    name: str
+    memory: Memory
+    params: dict[str, Any] = field(default_factory=dict)
+    entry: dict[str, Any] | None = None
+
+    def plan(self) -> Plan:
+        if self.memory.tombstoned:
+            raise RefusedError("tombstoned (erased) memories cannot be changed")
+        w = writer_for(self.memory.format)
+        m = self.memory
+        if self.name == "pin":
+            if m.pinned:
+                raise RefusedError("already pinned")
+            return w.plan_pin(m)
+        if self.name == "unpin":
+            if not m.pinned:
+                raise RefusedError("not pinned")
+            return w.plan_unpin(m)
+        if self.name == "set":
+            changes = dict(self.params.get("changes", {}))
+            if not changes:
+                raise RefusedError("no field to set")
+            return w.plan_set(m, changes)
+        if self.name == "edit_body":
+            return w.plan_edit_body(m, str(self.params["body"]))
+        if self.name == "promote":
+            return w.plan_promote(m, dict(self.params))
+        if self.name == "archive":
+            if m.archived:
+                raise RefusedError("already archived")
+            reason = self.params.get("reason")
+            return w.plan_archive(
+                m, str(reason) if reason is not None else None, as_of=_as_of(self.params)
+            )
+        if self.name == "restore":
+            if not m.archived:
+                raise RefusedError("not archived")
+            return w.plan_restore(m)
+        raise RefusedError(f"unknown action {self.name!r}")
+
+    def apply(self) -> dict[str, Any]:
+        """Plan under the vault lock, apply (conflicts refuse it), remember the journal entry.
+
+        Planning inside the transaction means another memlens process cannot
+        change the files between the plan and its writes.
+        """
+        self.plan()  # a refusal leaves the vault untouched (no .memlens/ either)
+        with transaction(self.memory.vault_root, self.name) as tx:
+            plan = self.plan()
+            tx.apply(plan)
+            entry = tx.commit(plan.summary, always=True)
+        assert entry is not None
+        self.entry = entry
+        return entry
+
+    def undo(self) -> dict[str, Any]:
+        """Undo this action (it must be the vault's latest not-undone one)."""
+        if self.entry is None:
+            raise RefusedError("this action was not applied")
+        return undo(self.memory.vault_root)
+
+
+def _as_of(params: dict[str, Any]) -> date | None:
+    """The decay date a run passes in params (a date or ISO text), if any."""
+    value = params.get("as_of")
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            raise RefusedError(f"as_of: {value!r} is not a date (YYYY-MM-DD)") from None
+    return None
+
+
+def undo(vault_root: Path) -> dict[str, Any]:
+    """Undo the vault's most recent action; returns its journal entry."""
+    return undo_last(vault_root)
+
+
+@dataclass(slots=True)
+class BulkResult:
+    """Outcome of one action over several memories."""
+
+    applied: list[tuple[Memory, dict[str, Any]]] = field(default_factory=list)
+    refused: list[tuple[Memory, str]] = field(default_factory=list)
+
+
+def plan_bulk(
+    name: str, memories: Iterable[Memory], params: dict[str, Any] | None = None
+) -> tuple[list[Plan], list[tuple[Memory, str]]]:
+    """Plans for every memory that allows the action, and why the others do not."""
+    plans: list[Plan] = []
+    refused: list[tuple[Memory, str]] = []
+    for m in memories:
+        try:
+            plans.append(Action(name, m, dict(params or {})).plan())
+        except (RefusedError, OSError) as exc:
+            refused.append((m, str(exc)))
+    return plans, refused
+
+
+def apply_bulk(
+    name: str, memories: Iterable[Memory], params: dict[str, Any] | None = None
+) -> BulkResult:
+    """Apply one action to each memory: one transaction (one undo) per vault.
+
+    Memories are re-planned one by one right before applying, on top of the
+    previous one's result, because an earlier step may have changed a shared
+    file (dream-cycle sections share observations.md).  A memory refused
+    before anything is written is reported and skipped; an I/O error rolls
+    back the vault's whole run and is raised.
+    """
+    result = BulkResult()
+    by_vault: dict[Path, list[Memory]] = {}
+    for m in memories:
+        by_vault.setdefault(m.vault_root, []).append(m)
+    for root, group in by_vault.items():
+        steps = [
+            (str(i), partial(_plan_of, Action(name, m, dict(params or {}))))
+            for i, m in enumerate(group)
+        ]
+        entry, refused = apply_run(root, name, steps, partial(_run_summary, name))
+        why = {int(label): reason for label, reason in refused}
+        for i, m in enumerate(group):
+            if i in why:
+                result.refused.append((m, why[i]))
+            elif entry is not None:
+                result.applied.append((m, entry))
+    return result
+
+
+def _plan_of(action: Action) -> Plan:
+    return action.plan()
+
+
+def _run_summary(name: str, count: int) -> str:
+    return f"{name} {count} memor{'y' if count == 1 else 'ies'}"
+
+
+def parse_assignment(text: str) -> tuple[str, Any]:
+    """`FIELD=VALUE` from the command line; VALUE is read as one YAML value.
+
+    `importance=0.9` gives a float, `tags=[a, b]` a list, `title=Hello` a
+    string.  Only the safe loader is used.
+    """
+    name, sep, raw = text.partition("=")
+    name = name.strip()
+    if not sep or not name:
+        raise RefusedError(f"expected FIELD=VALUE, got {text!r}")
+    try:
+        value = yaml.load(raw, Loader=SafeYamlLoader) if raw.strip() else ""
+    except yaml.YAMLError as exc:
+        raise RefusedError(f"{name}: value {raw!r} is not valid YAML ({exc})") from None
+    return name, value

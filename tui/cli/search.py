@@ -1,0 +1,277 @@
+"""`memlens search`: ranked search over every vault below PATH.
+
+The query language (words, "phrases", ``tag:``/``type:``/``health:``... filters,
+``-`` negation) is described in `memlens.core.search.query`; the ranking in
+`memlens.core.search.index`.  The Project Ocean script's flags are accepted too, and
+``--format ocean`` prints that script's JSON shape for tools written against it.
+
+Exit codes: 0 ok (also when nothing matched: an empty result is an answer,
+not a problem), 2 for a bad query or usage error.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memlens.core.records import memory_record
+from memlens.core.search.index import Hit, SearchIndex
+from memlens.core.search.query import Filter, QueryError, parse_query
+from memlens.core.text.sanitize import one_line
+
+from .common import (
+    as_of_option,
+    echo,
+    emit_json,
+    is_terminal,
+    load_catalog,
+    resolve_as_of,
+)
+
+#: The reference script's default number of results (``--format ocean``).
+OCEAN_DEFAULT_LIMIT = 5
+DEFAULT_LIMIT = 20
+SNIPPET_CHARS = 200
+
+
+def flag_filters(
+    agent: str | None,
+    all_agents: bool,
+    no_shared: bool,
+    tags: str | None,
+    min_confidence: float | None,
+) -> list[Filter]:
+    """The Project Ocean script's flags as query filters.
+
+    ``--agent NAME`` searches that agent's memories plus ``shared/`` (unless
+    ``--no-shared``); a vault named NAME of another format counts as well.
+    ``--tags a,b`` needs one of the tags; ``--min-confidence X`` skips
+    memories below X (a missing confidence counts as 1.0, as the script does).
+    """
+    out: list[Filter] = []
+    if agent and not all_agents:
+        names = (agent.lower(),) if no_shared else (agent.lower(), "shared")
+        out.append(Filter("agent", ":", names, token=f"--agent {agent}"))
+    if tags:
+        values = tuple(t.strip().lower() for t in tags.split(",") if t.strip())
+        if values:
+            out.append(Filter("tag", ":", values, token=f"--tags {tags}"))
+    if min_confidence is not None:
+        out.append(
+            Filter(
+                "confidence",
+                ">=",
+                (str(min_confidence),),
+                float(min_confidence),
+                token=f"--min-confidence {min_confidence}",
+            )
+        )
+    return out
+
+
+def _snippet(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= SNIPPET_CHARS else flat[: SNIPPET_CHARS - 1] + "…"
+
+
+def ocean_record(hit: Hit, base: Path) -> dict[str, Any]:
+    """One result in the reference ``memory-search.py --json`` shape."""
+    m = hit.memory
+    try:
+        rel_root = m.vault_root.resolve().relative_to(base.resolve())
+        path = (rel_root / m.path).as_posix()
+    except ValueError:
+        path = str(m.abs_path)
+    created = m.created.isoformat() if m.created is not None else None
+    return {
+        "score": round(hit.score, 4),
+        "file": Path(m.path).name,
+        "path": path,
+        "source": m.source,
+        "tags": list(m.tags),
+        "confidence": m.confidence,
+        "created": created,
+        "snippet": _snippet(m.body or m.title),
+        "id": m.id,
+    }
+
+
+def _explain_line(hit: Hit) -> str:
+    e = hit.explain
+    terms = ", ".join(f"{t['term']} {t['contribution']:.3f}" for t in e.get("terms", [])[:5])
+    fuzzy = ", ".join(f"{f['word']}~{f['matched']} {f['score']:.0f}" for f in e["fuzzy_matches"])
+    rel = "1 (filters only)" if e["filter_only"] else f"{e['relevance']:.4f}"
+    parts = [
+        f"cosine {e['cosine']:.4f}" + (f" [{terms}]" if terms else ""),
+        f"fuzzy {e['fuzzy']:.0f}" + (f" [{fuzzy}]" if fuzzy else ""),
+        f"relevance {rel}",
+        f"confidence {e['confidence']:.2f} ({e['confidence_from']})",
+        f"decay weight {e['decay_weight']:.4f} ({e['status']})",
+    ]
+    return "    " + " · ".join(parts)
+
+
+def _print_hits(hits: list[Hit], base: Path, total: int, explain: bool) -> None:
+    headers = ["#", "score", "format", "vault", "id", "title", "health"]
+    rows = []
+    for i, h in enumerate(hits, 1):
+        m = h.memory
+        try:
+            vault = m.vault_root.resolve().relative_to(base.resolve()).as_posix() or "."
+        except ValueError:
+            vault = str(m.vault_root)
+        rows.append(
+            [
+                str(i),
+                f"{h.score:.4f}",
+                m.format,
+                vault,
+                one_line(m.id, 40),
+                one_line(m.title, 70),
+                h.explain["health"],
+            ]
+        )
+    if is_terminal() and not explain:
+        from rich.console import Console
+        from rich.table import Table
+        from rich.text import Text
+
+        table = Table(title=f"{len(hits)} of {total} matches", header_style="bold")
+        for name in headers:
+            table.add_column(name, overflow="fold")
+        for row in rows:
+            table.add_row(*(Text(one_line(cell)) for cell in row))
+        Console().print(table)
+        return
+    echo("\t".join(headers))
+    for row, hit in zip(rows, hits, strict=True):
+        echo("\t".join(cell.replace("\t", " ") for cell in row))
+        if explain:
+            echo(_explain_line(hit))
+    echo(f"{len(hits)} of {total} matches", err=True)
+
+
+class QueryCommand(click.Command):
+    """A command whose arguments may start with ``-`` (query negations).
+
+    ``memlens search PATH consent -tag:archive`` must not read ``-tag:archive``
+    as options (click would take ``-h`` out of ``-health:x`` as --help): known
+    options are kept, every other argument that does not start with ``--``
+    becomes a positional, as if written after ``--``.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        takes_value: set[str] = set()
+        flags: set[str] = set()
+        for param in self.get_params(ctx):
+            if isinstance(param, click.Option):
+                names = [*param.opts, *param.secondary_opts]
+                (flags if param.is_flag or param.count else takes_value).update(names)
+        opts: list[str] = []
+        positional: list[str] = []
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            name = arg.split("=", 1)[0]
+            if arg == "--":
+                positional.extend(args[i + 1 :])
+                break
+            if name in takes_value:
+                opts.append(arg)
+                if "=" not in arg and i + 1 < len(args):
+                    opts.append(args[i + 1])
+                    i += 1
+            elif arg in flags or arg.startswith("--"):
+                opts.append(arg)  # unknown --options still fail as usage errors
+            else:
+                positional.append(arg)
+            i += 1
+        return super().parse_args(ctx, [*opts, "--", *positional])
+
+
+@click.command(cls=QueryCommand)
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.argument("query", nargs=-1, required=True)
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=None, help="Hits to show (20).")
+@as_of_option
+@click.option("--json", "as_json", is_flag=True, help="One JSON array of hits, best first.")
+@click.option(
+    "--format",
+    "out_format",
+    type=click.Choice(["text", "json", "ocean"]),
+    default=None,
+    help="Output: text (default), json (= --json), or ocean: the Project Ocean "
+    'memory-search.py --json shape {"results": [...], "total": n}.',
+)
+@click.option("--agent", default=None, help="Only this agent's memories and shared/.")
+@click.option("--all", "all_agents", is_flag=True, help="Every agent (the default).")
+@click.option("--no-shared", is_flag=True, help="With --agent: leave out shared/.")
+@click.option("--tags", default=None, help="Comma-separated; a hit needs one of them.")
+@click.option("--min-confidence", type=float, default=None, help="Skip lower confidence.")
+@click.option("--explain", is_flag=True, help="Text output: show why each hit ranked.")
+def search(
+    path: Path,
+    query: tuple[str, ...],
+    limit: int | None,
+    as_of: date | None,
+    as_json: bool,
+    out_format: str | None,
+    agent: str | None,
+    all_agents: bool,
+    no_shared: bool,
+    tags: str | None,
+    min_confidence: float | None,
+    explain: bool,
+) -> None:
+    """Ranked search of every memory below PATH.
+
+    QUERY is words (ranked by TF-IDF × confidence × decay weight, with fuzzy
+    title/tag matching), "exact phrases", and filters: tag:x type:x format:x
+    vault:x agent:x health:x status:x source:x before:YYYY-MM-DD
+    after:YYYY-MM-DD importance>0.5 confidence>=0.8; prefix any of them with
+    - to exclude.  Expired, archived and tombstoned memories are left out
+    unless a health: or status: filter asks for them (health:all for all).
+
+    Hits come best first: by score, then relevance, then vault, path,
+    line/index and id, so equal scores always come in the same order and
+    --limit 5 is the start of --limit 6.
+
+    Example: memlens search ./vaults 'consent -tag:archive health:active' --json
+    """
+    fmt = out_format or ("json" if as_json else "text")
+    if as_json and out_format not in (None, "json"):
+        raise click.UsageError("--json and --format ocean are exclusive")
+    if agent and all_agents:
+        raise click.UsageError("--agent and --all are exclusive")
+    when = resolve_as_of(as_of)
+    text = " ".join(query)
+    try:
+        parsed = parse_query(text)
+    except QueryError as exc:
+        raise click.UsageError(str(exc)) from None
+    catalog = load_catalog(path)
+    index = SearchIndex.from_catalog(catalog, when)
+    n = limit if limit is not None else (OCEAN_DEFAULT_LIMIT if fmt == "ocean" else DEFAULT_LIMIT)
+    filters = flag_filters(agent, all_agents, no_shared, tags, min_confidence)
+    results = index.run(parsed, n, extra_filters=filters)
+    if fmt == "ocean":
+        records = [ocean_record(h, path) for h in results.hits]
+        emit_json({"results": records, "total": len(records)})
+        return
+    if fmt == "json":
+        out = []
+        for rank, h in enumerate(results.hits, 1):
+            rec = memory_record(h.memory, when, path)
+            # The record's own "score" is the format's decay score; in search
+            # output "score" is the search score (DESIGN.md), so the decay
+            # score moves into explain.decay_score.
+            rec["score"] = h.score
+            rec["rank"] = rank
+            rec["explain"] = h.explain
+            out.append(rec)
+        emit_json(out)
+        return
+    _print_hits(results.hits, path, results.total, explain)
