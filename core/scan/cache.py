@@ -1,86 +1,73 @@
-"""Per-file scanning with a persistent cache of what each file yielded.
+"""Per-file scanning, reusing what the vault's persistent store holds for unchanged files.
 
 A vault is scanned file by file (`FormatAdapter.files` / `scan_file` /
 `link`).  This module drives that: it reads each file once (bytes, a stat
 taken before and after the read, and a sha256), hands the bytes to the
-adapter, and, when asked, keeps every file's `FileScan` in a cache file so
-the next start re-parses only the files whose stat changed.
+adapter, and, when asked (`cache`), keeps every file's `FileScan` as a row
+of the vault's store (`core.store`: SQLite in the user's cache folder, never
+inside the vault) so the next run re-parses only the files whose stat
+changed, and writes only their rows.  Memory bodies are not stored: a
+memory served from the store reads its body from its file on first use
+(`core.store.bodies`).
 
-Where the cache lives
-    One file per vault in the user's cache directory
-    (``platformdirs.user_cache_dir("memlens")``, or ``$MEMLENS_CACHE_DIR``),
-    named by a hash of the vault's real path.  Never inside the vault.
-
-The linked result
-    For adapters that declare ``cache_linked = True`` the cache also keeps
-    the vault's linked `ScanResult` (memories shared with the per-file
-    scans; `link_state` tables keyed by identity re-key themselves, see
-    `core.identity`).  A start that finds every file unchanged uses it as is
-    instead of linking again; any changed, added or removed file means a
-    fresh link.
+The linked result is not stored: `link` costs a small fraction of loading
+the rows (measured at 100k memories, see the store's notes), and a linked
+result kept beside per-file rows would have to be rewritten whole whenever
+one file changes (the memories of unchanged files carry link results).
 
 Parallel cold parse
     A parse of many files may be shared with worker processes
     (`core.parse_worker`, see PARALLEL_MIN_FILES): they return the pickled
     FileScans, which this process binds to the vault root.
 
-When a cached entry is trusted
+When a stored row is trusted
     Only when the file's size, mtime_ns, ctime_ns and inode all equal what
     they were when it was read.  ctime catches a same-size rewrite whose
     mtime was put back with `os.utime` (utime itself bumps ctime); the inode
     catches an atomic replace.  A file whose timestamps were within
     `RACY_WINDOW_NS` of the moment it was read could be rewritten again in the
     same clock tick without any stat change ("racily clean", as git calls
-    it): such entries are re-read and compared by sha256 before being reused.
-
-Why pickle is acceptable here
-    The cache holds only our own objects, in a file we wrote ourselves
-    (atomically, through `write_checked`), in a per-user cache
-    directory created 0700 with the file 0600.  It is loaded only if it is a
-    regular file owned by this user and writable by no one else, carries our
-    magic bytes and format version, a matching code fingerprint (any change to
-    the scanning code invalidates it), and a sha256 of the payload that
-    matches.  Anything else is discarded and rebuilt, never trusted; the
-    reason is recorded in `CacheStats.reason` (core never prints).  Someone
-    who can write the user's cache directory can already run code as that
-    user, so unpickling it adds no new power.  It is loaded with the garbage
-    collector paused (about 3x faster for 100k small objects).
+    it): such rows are re-read and compared by sha256 before being reused.
+    The store itself is checked as `core.store.db` describes (owner-only,
+    schema, vault, code fingerprint); anything else is rebuilt, with the
+    reason in `CacheStats.reason` (core never prints).
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
-import copyreg
-import dataclasses
 import gc
 import hashlib
 import io
-import operator
 import os
 import pickle
+import sqlite3
 import stat
-import struct
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from ..formats import FormatAdapter, adapter_for
 from ..formats.base import Listing, rel_posix, skipped_scan, walk_listing
-from ..model import FileScan, Memory, Problem, ReferenceProblem, Relation, ScanResult
-from ..safe_io import NotRegularFileError, kind_of, open_regular, read_regular
-from .cache_temps import sweep_once, temp_path
+from ..model import FileScan, Memory, ScanResult
+from ..safe_io import NotRegularFileError, kind_of, read_regular
+from ..store import (
+    CACHE_DIR_ENV,
+    Entries,
+    FileStamp,
+    StoreCorrupt,
+    VaultStore,
+    cache_dir,
+    open_store,
+    store_path,
+)
+from ..store.codec import FULL_DISPATCH
+from ..store.db import SCHEMA_VERSION, remove_files
 
-#: Environment variable that moves the cache (tests point it at a tmp dir).
-CACHE_DIR_ENV = "MEMLENS_CACHE_DIR"
-#: Bump when the cache file layout changes.  Code changes are caught by the
-#: fingerprint of the scanning modules, not by this number.
-CACHE_VERSION = 2
-MAGIC = b"MEMLENS-SCAN-CACHE\0"
-_HEADER = struct.Struct(">IQ32s")  # version, payload length, sha256 of payload
 #: Files whose timestamps are this close to the moment they were read are
 #: re-checked by content on the next start (coarse file system clocks).
 RACY_WINDOW_NS = 2_000_000_000
@@ -113,34 +100,10 @@ _CODE_MODULES = (
     "text/paths.py",
     "text/textio.py",
     "scan/cache.py",
+    "store/codec.py",
+    "store/stamps.py",
+    "store/bodies.py",
 )
-
-
-@dataclass(slots=True)
-class FileStamp:
-    """What a file looked like when it was read (treat as immutable).
-
-    Not a frozen dataclass on purpose: frozen slotted dataclasses unpickle
-    through a Python-level `__setstate__`, which doubled the time to load
-    100k cache entries.
-    """
-
-    size: int
-    mtime_ns: int
-    ctime_ns: int
-    inode: int
-    #: sha256 of the bytes read (for reporting and conflict checks).
-    sha256: str
-    #: Timestamps were within RACY_WINDOW_NS of the read: verify by content.
-    racy: bool = False
-
-    def matches(self, st: os.stat_result) -> bool:
-        return (
-            st.st_size == self.size
-            and st.st_mtime_ns == self.mtime_ns
-            and st.st_ctime_ns == self.ctime_ns
-            and st.st_ino == self.inode
-        )
 
 
 @dataclass(slots=True)
@@ -192,21 +155,9 @@ class ScanProgress:
 # --------------------------------------------------------------------------- locations
 
 
-def cache_dir() -> Path:
-    """`$MEMLENS_CACHE_DIR`, else the platform's user cache dir for memlens."""
-    env = os.environ.get(CACHE_DIR_ENV)
-    if env:
-        return Path(env)
-    import platformdirs  # lazy: only when the cache is used
-
-    return Path(platformdirs.user_cache_dir("memlens"))
-
-
 def cache_path(root: Path) -> Path:
-    """The cache file of the vault at `root` (keyed by its real path)."""
-    real = os.path.realpath(root)
-    key = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:32]
-    return cache_dir() / f"scan-{key}.pickle"
+    """The store file of the vault at `root` (keyed by its real path; `core.store.db`)."""
+    return store_path(root)
 
 
 _fingerprints: dict[str, str] = {}
@@ -223,7 +174,7 @@ def code_fingerprint(format_id: str) -> str:
     if cached is not None:
         return cached
     here = Path(__file__).parents[1]  # core/
-    digest = hashlib.sha256(f"v{CACHE_VERSION}:{format_id}".encode())
+    digest = hashlib.sha256(f"v{SCHEMA_VERSION}:{format_id}".encode())
     names = [here / n for n in _CODE_MODULES]
     names.append(here / "formats" / "base.py")
     module = sys.modules.get(type(adapter_for(format_id)).__module__)
@@ -664,244 +615,99 @@ def run_in_worker(request: tuple[Any, ...]) -> Callable[[], Any] | None:
     return wait
 
 
-# --------------------------------------------------------------------------- the cache file
-
-
-Entries = dict[str, tuple[FileStamp, FileScan]]
-
-
-def _private_dir(folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with contextlib.suppress(OSError):
-        if stat.S_IMODE(folder.stat().st_mode) & 0o077:
-            folder.chmod(0o700)
-
-
-def open_checked(
-    path: Path, magic: bytes, version: int, what: str
-) -> tuple[BinaryIO | None, str | None]:
-    """`path` opened at its payload once everything about it checks out; else (None, reason).
-
-    Owner-only permissions, magic bytes, format version, payload length and
-    sha256 are all verified before a single byte is unpickled.  The payload
-    is hashed in chunks and then unpickled from the file, so a 100 MB cache
-    never sits in memory twice.  The reason is None only when there is no
-    file at all.  The caller closes the file.  The first open of a folder
-    also removes the temps killed writers left in it (`core.cache_temps`).
-    """
-    sweep_once(path.parent)
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return None, None
-    except OSError as exc:
-        return None, f"cannot stat the {what}: {exc.strerror or exc}"
-    if not stat.S_ISREG(st.st_mode):
-        return None, f"the {what} path is not a regular file"
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        return None, f"the {what} belongs to another user"
-    if st.st_mode & 0o022:
-        return None, f"the {what} is writable by others"
-    try:
-        fh = os.fdopen(open_regular(path), "rb")  # returned to the caller, who closes it
-    except OSError as exc:
-        return None, f"cannot read the {what}: {exc.strerror or exc}"
-    try:
-        head = fh.read(len(magic) + _HEADER.size)
-        if not head.startswith(magic):
-            cut = bool(head) and magic.startswith(head)
-            fh.close()
-            return (
-                None,
-                f"truncated {what} (no header)" if cut else f"not a memlens {what} (bad magic)",
-            )
-        if len(head) < len(magic) + _HEADER.size:
-            fh.close()
-            return None, f"truncated {what} (no header)"
-        found, length, digest = _HEADER.unpack_from(head, len(magic))
-        if found != version:
-            fh.close()
-            return None, f"{what} format version {found}, expected {version}"
-        hasher = hashlib.sha256()
-        size = 0
-        while chunk := fh.read(1 << 20):
-            hasher.update(chunk)
-            size += len(chunk)
-        if size != length:
-            fh.close()
-            return None, f"truncated {what} ({size} of {length} payload bytes)"
-        if hasher.digest() != digest:
-            fh.close()
-            return None, f"{what} checksum mismatch"
-        fh.seek(len(magic) + _HEADER.size)
-    except OSError as exc:
-        fh.close()
-        return None, f"cannot read the {what}: {exc.strerror or exc}"
-    return fh, None
-
-
-class _HashingWriter:
-    """A write-only file for pickle that hashes and counts what passes through."""
-
-    __slots__ = ("digest", "fh", "size")
-
-    def __init__(self, fh: BinaryIO) -> None:
-        self.fh = fh
-        self.digest = hashlib.sha256()
-        self.size = 0
-
-    def write(self, data: Any) -> int:
-        # Pickle protocol 5 hands large buffers over as PickleBuffer objects.
-        view = memoryview(data)
-        self.digest.update(view)
-        self.size += view.nbytes
-        return self.fh.write(view)
-
-
-def write_checked(path: Path, magic: bytes, version: int, dump: Callable[[Any], None]) -> None:
-    """Write what `open_checked` reads, atomically (0600 in a 0700 directory).
-
-    `dump(writer)` streams the payload into `writer` (any number of
-    pickles); the header's length and sha256 are filled in afterwards.  The
-    payload is never held in memory: saving a 60 MB index cache used to cost
-    twice its size on top of the index itself.
-    """
-    _private_dir(path.parent)
-    sweep_once(path.parent)
-    tmp = temp_path(path)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(magic + _HEADER.pack(version, 0, bytes(32)))
-            writer = _HashingWriter(fh)
-            dump(writer)
-            fh.seek(len(magic))
-            fh.write(_HEADER.pack(version, writer.size, writer.digest.digest()))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):
-        os.chmod(path, 0o600)
-
-
-def pickler(writer: Any) -> pickle.Pickler:
-    """A pickler with the cache's constructor reducers (see `_constructor_reducer`)."""
-    out = pickle.Pickler(writer, protocol=pickle.HIGHEST_PROTOCOL)
-    out.dispatch_table = _DISPATCH
-    return out
-
-
-def pack(magic: bytes, version: int, payload: bytes) -> bytes:
-    """Magic, header (version, length, sha256) and payload, as `open_checked` reads them."""
-    return magic + _HEADER.pack(version, len(payload), hashlib.sha256(payload).digest()) + payload
-
-
-def _constructor_reducer(cls: type[Any]) -> Any:
-    """Pickle a dataclass instance as a call of its class with every field, in order.
-
-    Unpickling then runs the generated __init__ (one call), where the default
-    pickling of a slotted dataclass builds a dict of its state and sets each
-    slot from it (frozen ones through a Python __setstate__): loading 100k
-    cached memories took about twice as long that way.
-    """
-    get = operator.attrgetter(*(f.name for f in dataclasses.fields(cls)))
-
-    def reduce(obj: Any) -> tuple[Any, ...]:
-        return (cls, get(obj))
-
-    return reduce
-
-
-_DISPATCH: dict[type[Any], Any] = {
-    **copyreg.dispatch_table,
-    **{
-        cls: _constructor_reducer(cls)
-        for cls in (Memory, FileScan, FileStamp, Relation, Problem, ReferenceProblem, ScanResult)
-    },
-}
+# --------------------------------------------------------------------------- rows
 
 
 def _dumps(payload: Any) -> bytes:
+    """Pickled with the constructor reducers (bodies kept): a worker's answer."""
     buf = io.BytesIO()
-    pickler(buf).dump(payload)
+    out = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
+    out.dispatch_table = FULL_DISPATCH
+    out.dump(payload)
     return buf.getvalue()
 
 
-def load_entries(
-    root: Path, format_id: str, path: Path | None = None
-) -> tuple[Entries, str | None]:
-    """Cached entries of a vault, or ({}, reason) when there is nothing to trust.
+def load_entries(root: Path, format_id: str) -> tuple[Entries, str | None]:
+    """The stored entries of a vault, or ({}, reason) when there is nothing to trust.
 
-    The reason is None only when there simply is no cache file yet.
+    The reason is None only when there simply is no store yet (or it is fine).
     """
-    entries, _result, reason = _load(root, format_id, path)
-    return entries, reason
-
-
-def _load(
-    root: Path, format_id: str, path: Path | None = None
-) -> tuple[Entries, ScanResult | None, str | None]:
-    """`load_entries`, plus the linked result saved with them (None if there is none)."""
-    path = path or cache_path(root)
-    fh, reason = open_checked(path, MAGIC, CACHE_VERSION, "cache file")
-    if fh is None:
-        return {}, None, reason
     try:
-        with fh, quiet_gc():
-            data = pickle.load(fh)
-    except Exception as exc:  # checksummed, so this means a bug: never trust it
-        return {}, None, f"cache payload unreadable: {type(exc).__name__}"
-    if not isinstance(data, dict):
-        return {}, None, "cache payload is not a mapping"
-    if data.get("root") != str(root) or data.get("format") != format_id:
-        return {}, None, "cache belongs to another vault or format"
-    if data.get("code") != code_fingerprint(format_id):
-        return {}, None, "cache written by a different version of the scanning code"
-    entries = data.get("entries")
-    if not isinstance(entries, dict):
-        return {}, None, "cache entries missing"
-    result = data.get("result")
-    return entries, result if isinstance(result, ScanResult) else None, None
+        opened = open_store(root, format_id, code_fingerprint(format_id))
+    except (OSError, sqlite3.Error) as exc:
+        return {}, f"cannot open the store: {exc}"
+    assert opened.store is not None
+    try:
+        return opened.store.load_files(), opened.reason
+    except StoreCorrupt as exc:
+        return {}, str(exc)
+    finally:
+        opened.store.close()
 
 
-def save_entries(
+def save_entries(root: Path, format_id: str, entries: Entries) -> int:
+    """Make the vault's store hold exactly `entries`; how many rows were written.
+
+    Raises OSError or sqlite3.Error when the store cannot be written (a
+    store that cannot be written is only slower: callers report it).
+    """
+    opened = open_store(root, format_id, code_fingerprint(format_id))
+    assert opened.store is not None
+    try:
+        return save_delta(opened.store, entries)
+    finally:
+        opened.store.close()
+
+
+def save_delta(store: VaultStore, entries: Entries) -> int:
+    """Write the rows of `entries` the store does not hold as they are, drop the others.
+
+    Only stamps are compared (no blobs read): a row whose stamp equals the
+    entry's holds the scan of the same bytes.
+    """
+    held = store.stamps()
+    upserts = [
+        (rel, stamp, fs) for rel, (stamp, fs) in entries.items() if held.pop(rel, None) != stamp
+    ]
+    return store.save(upserts, list(held))
+
+
+def save_rows(
     root: Path,
     format_id: str,
-    entries: Entries,
-    path: Path | None = None,
-    result: ScanResult | None = None,
-) -> None:
-    """Write the cache file atomically (0600, in a 0700 directory).
+    rels: Iterable[str],
+    scans: dict[str, FileScan],
+    stamps: dict[str, FileStamp],
+) -> int:
+    """Write the rows of `rels` as `scans`/`stamps` have them now (gone or unstamped: deleted).
 
-    `result` is the vault's linked result for exactly these entries, kept
-    only for adapters that declare ``cache_linked = True`` (their result,
-    `link_state` included, survives pickling); a start that finds every file
-    unchanged then uses it instead of linking again.
+    One transaction, whatever else the store holds; how many rows were written.
     """
-    path = path or cache_path(root)
-    if result is not None and not getattr(adapter_for(format_id), "cache_linked", False):
-        result = None
-    payload = {
-        "root": str(root),
-        "format": format_id,
-        "code": code_fingerprint(format_id),
-        "entries": entries,
-        "result": result,
-    }
-    write_checked(path, MAGIC, CACHE_VERSION, lambda out: pickler(out).dump(payload))
+    upserts: list[tuple[str, FileStamp, FileScan]] = []
+    deletes: list[str] = []
+    for rel in rels:
+        fs, stamp = scans.get(rel), stamps.get(rel)
+        if fs is not None and stamp is not None:
+            upserts.append((rel, stamp, fs))
+        else:
+            deletes.append(rel)
+    opened = open_store(root, format_id, code_fingerprint(format_id))
+    assert opened.store is not None
+    try:
+        if opened.status != "warm":
+            # A new or rebuilt store: it must hold every row, not just these.
+            return save_delta(opened.store, entries_of(scans, stamps))
+        return opened.store.save(upserts, deletes)
+    finally:
+        opened.store.close()
 
 
 def clear(root: Path) -> bool:
-    """Remove a vault's cache file; True if there was one."""
-    try:
-        cache_path(root).unlink()
-    except FileNotFoundError:
-        return False
-    return True
+    """Remove a vault's store; True if there was one."""
+    path = cache_path(root)
+    there = path.exists()
+    remove_files(path)
+    return there
 
 
 # --------------------------------------------------------------------------- scanning
@@ -919,39 +725,85 @@ def scan_files(
 ) -> Iterator[ScanProgress]:
     """Scan a vault file by file, yielding progress; the last step is linked.
 
-    With `cache`, unchanged files come from the cache file (their memories
-    are yielded first, at once) and only new or changed files are parsed.
-    `batch` sets how many memories a progress step carries (None: one final
-    step only).  The cache file is rewritten when anything changed (`save`),
+    With `cache`, unchanged files come from the vault's store (their
+    memories are yielded first, at once, bodies read from the files on use)
+    and only new or changed files are parsed.  `batch` sets how many
+    memories a progress step carries (None: one final step only).  The rows
+    of changed, new and gone files are written in one transaction (`save`)
     after the final (`done`) step is yielded: iterate to the end to save.
-    `walk`, called once the cache file is loaded, gives the vault's listing
-    and stat keys as another process took them meanwhile (`core.walk_ahead`);
+    `walk`, called once the store is loaded, gives the vault's listing and
+    stat keys as another process took them meanwhile (`core.walk_ahead`);
     when it is absent or returns None the scan walks the vault itself.
     """
     stats = CacheStats()
+    store: VaultStore | None = None
     entries: Entries = {}
-    cached_result: ScanResult | None = None
     if cache:
-        stats.path = cache_path(root)
         t = time.perf_counter()
-        entries, cached_result, reason = _load(root, adapter.format_id, stats.path)
+        store, entries = _open_store(root, adapter.format_id, stats)
         stats.load_s = time.perf_counter() - t
-        if reason is not None:
-            stats.status, stats.reason = "discarded", reason
-        else:
-            stats.status = "warm" if entries else "cold"
+    try:
+        yield from _scan(adapter, root, stats, store, entries, batch, parallel, save, walk)
+    finally:
+        if store is not None:
+            store.close()
 
+
+def _open_store(root: Path, format_id: str, stats: CacheStats) -> tuple[VaultStore | None, Entries]:
+    """The vault's store and its rows; (None, {}) with `stats.reason` set if there is no store."""
+    stats.path = cache_path(root)
+    try:
+        opened = open_store(root, format_id, code_fingerprint(format_id))
+    except (OSError, sqlite3.Error) as exc:  # a store that cannot be made is only slower
+        stats.status, stats.reason = "off", f"cache not saved: {exc}"
+        return None, {}
+    store = opened.store
+    assert store is not None
+    stats.status, stats.reason = opened.status, opened.reason
+    if opened.status != "warm":
+        return store, {}
+    try:
+        with quiet_gc():
+            entries = store.load_files()
+    except StoreCorrupt as exc:
+        stats.status, stats.reason = "discarded", str(exc)
+        try:
+            store.discard()
+        except sqlite3.Error as again:
+            store.close()
+            stats.reason = f"{exc}; cache not saved: {again}"
+            return None, {}
+        return store, {}
+    if not entries:
+        stats.status = "cold"
+    return store, entries
+
+
+def _scan(
+    adapter: FormatAdapter,
+    root: Path,
+    stats: CacheStats,
+    store: VaultStore | None,
+    entries: Entries,
+    batch: int | None,
+    parallel: bool | None,
+    save: bool,
+    walk: Callable[[], tuple[Listing, list[tuple[int, int, int, int] | None]] | None] | None,
+) -> Iterator[ScanProgress]:
+    """`scan_files` once the store (if any) is open and its rows loaded into `entries`."""
     t = time.perf_counter()
+    #: Racy rows found unchanged by content: stored again with their fresh stamp.
+    renewed: list[tuple[str, FileStamp, FileScan]] = []
     ahead = walk() if walk is not None else None
     with quiet_gc():
         if ahead is not None:
             listing, keys = ahead
             rels = listing.names
-            slots, todo = _match(root, rels, keys, entries, stats)
+            slots, todo = _match(root, rels, keys, entries, stats, renewed)
         else:
             listing = walk_listing(adapter, root)
             rels = listing.names
-            slots, todo = _walk(root, rels, entries, stats)
+            slots, todo = _walk(root, rels, entries, stats, renewed)
     stats.files = len(rels)
     stats.dropped = len(entries)
     stats.reused = len(rels) - len(todo)
@@ -999,6 +851,9 @@ def scan_files(
         s.rel: skipped_scan(adapter.format_id, root, s) for s in listing.skipped
     }
     stamps: dict[str, FileStamp] = {}
+    # Rows to write: parsed files, and reused ones whose stamp was renewed.
+    upserts: list[tuple[str, FileStamp, FileScan]] = []
+    unstamped: list[str] = []
     for rel, cached_scan, cached_stamp in slots:
         if cached_scan is not None and cached_stamp is not None:
             scans[rel], stamps[rel] = cached_scan, cached_stamp
@@ -1007,19 +862,17 @@ def scan_files(
             scans[rel] = new_scan
             if new_stamp is not None:
                 stamps[rel] = new_stamp
+                upserts.append((rel, new_stamp, new_scan))
+            else:
+                unstamped.append(rel)
 
     t = time.perf_counter()
-    if cached_result is not None and not stats.parsed and not stats.dropped and not listing.skipped:
-        # Every file is as it was when the cache was written, and so is the
-        # linked result saved with it (link is a function of the scans).
-        result = cached_result
-    else:
-        with quiet_gc():
-            result = adapter.link(root, scans)
+    with quiet_gc():
+        result = adapter.link(root, scans)
     stats.link_s = time.perf_counter() - t
 
     # The linked result first: a front end can list everything while the
-    # cache file is still being written (continue the iteration to save).
+    # store is being written (continue the iteration to save).
     yield ScanProgress(
         pending,
         len(rels),
@@ -1030,31 +883,39 @@ def scan_files(
         stamps=stamps,
         stats=stats,
     )
-    if (
-        cache
-        and save
-        and (stats.parsed or stats.dropped or stats.verified or stats.status != "warm")
-    ):
-        t = time.perf_counter()
-        try:
-            # A linked result showing skipped entries is not kept: they have
-            # no stamp, so a later start could not tell they were gone.
-            kept = None if listing.skipped else result
-            save_entries(
-                root, adapter.format_id, entries_of(scans, stamps), stats.path, result=kept
-            )
-            stats.saved = True
-        except Exception as exc:  # a cache that cannot be written is only slower
-            stats.reason = f"cache not saved: {exc}"
-        stats.save_s = time.perf_counter() - t
+    if store is not None and save:
+        _save(store, stats, upserts + renewed, [*entries, *unstamped])
+
+
+def _save(
+    store: VaultStore,
+    stats: CacheStats,
+    upserts: list[tuple[str, FileStamp, FileScan]],
+    deletes: list[str],
+) -> None:
+    """Write the changed rows in one transaction (nothing when nothing changed)."""
+    if not upserts and not deletes:
+        return
+    t = time.perf_counter()
+    try:
+        store.save(upserts, deletes)
+        stats.saved = True
+    except sqlite3.Error as exc:  # busy beyond the timeout, disk full: only slower
+        stats.reason = f"cache not saved: {exc}"
+    stats.save_s = time.perf_counter() - t
 
 
 def _walk(
-    root: Path, rels: list[str], entries: Entries, stats: CacheStats
+    root: Path,
+    rels: list[str],
+    entries: Entries,
+    stats: CacheStats,
+    renewed: list[tuple[str, FileStamp, FileScan]],
 ) -> tuple[list[tuple[str, FileScan | None, FileStamp | None]], list[str]]:
     """Stat every file: cached entries still valid fill their slot, the rest go to `todo`.
 
-    Entries found are popped from `entries`, so what is left there vanished.
+    Entries found are popped from `entries`, so what is left there vanished;
+    racy entries verified by content go to `renewed` with their fresh stamp.
     """
     slots: list[tuple[str, FileScan | None, FileStamp | None]] = []
     todo: list[str] = []
@@ -1077,6 +938,7 @@ def _walk(
                 if fresh is not None:
                     stats.verified += 1
                     slots.append((rel, fs, fresh))
+                    renewed.append((rel, fresh, fs))
                     continue
         slots.append((rel, None, None))
         todo.append(rel)
@@ -1089,6 +951,7 @@ def _match(
     keys: list[tuple[int, int, int, int] | None],
     entries: Entries,
     stats: CacheStats,
+    renewed: list[tuple[str, FileStamp, FileScan]],
 ) -> tuple[list[tuple[str, FileScan | None, FileStamp | None]], list[str]]:
     """`_walk` with the stat of each file already taken (`core.walk_ahead`)."""
     slots: list[tuple[str, FileScan | None, FileStamp | None]] = []
@@ -1106,6 +969,7 @@ def _match(
                 if fresh is not None:
                     stats.verified += 1
                     add((rel, fs, fresh))
+                    renewed.append((rel, fresh, fs))
                     continue
         add((rel, None, None))
         todo.append(rel)
@@ -1178,7 +1042,7 @@ def _verify(path: Path, stamp: FileStamp) -> FileStamp | None:
 
 
 def entries_of(scans: dict[str, FileScan], stamps: dict[str, FileStamp]) -> Entries:
-    """Cache entries for the files that have a stamp (unreadable ones are left out)."""
+    """Store entries for the files that have a stamp (unreadable ones are left out)."""
     return {rel: (stamps[rel], fs) for rel, fs in scans.items() if rel in stamps}
 
 
@@ -1216,8 +1080,8 @@ def run_to_end(steps: Iterable[ScanProgress]) -> ScanProgress:
 
 __all__ = [
     "CACHE_DIR_ENV",
-    "CACHE_VERSION",
     "CacheStats",
+    "Entries",
     "FileStamp",
     "ScanProgress",
     "cache_dir",
@@ -1228,7 +1092,9 @@ __all__ = [
     "parse_files",
     "read_stamped",
     "run_to_end",
+    "save_delta",
     "save_entries",
+    "save_rows",
     "scan_files",
     "scan_one",
     "stale_files",
