@@ -17,7 +17,9 @@ fails) is handled the same way by the caller (`StoreCorrupt`).
 The schema:
     meta(key, value)          schema, root, format, code fingerprint
     files(rel, stamp..., scan) one row per vault file: its stat stamp and
-                              its FileScan without bodies (`core.store.rows`)
+                              its FileScan without bodies (`core.store.codec`);
+                              `rel` as UTF-8 bytes with surrogateescape (file
+                              names need not be UTF-8)
     blobs(name, value)        other per-vault data (the search index)
 """
 
@@ -42,7 +44,7 @@ SUFFIX = ".sqlite3"
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS files ("
-    " rel TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,"
+    " rel BLOB PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,"
     " ctime_ns INTEGER NOT NULL, inode INTEGER NOT NULL, sha256 TEXT NOT NULL,"
     " racy INTEGER NOT NULL, scan BLOB NOT NULL) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS blobs (name TEXT PRIMARY KEY, value BLOB NOT NULL)",

@@ -36,6 +36,16 @@ from .temps import sweep_once
 
 Entries = dict[str, tuple[FileStamp, FileScan]]
 
+
+def _key(rel: str) -> bytes:
+    """A vault-relative path as stored (a file name need not be UTF-8)."""
+    return rel.encode("utf-8", "surrogateescape")
+
+
+def _rel(key: bytes) -> str:
+    return key.decode("utf-8", "surrogateescape")
+
+
 _swept: set[Path] = set()
 _swept_lock = threading.Lock()
 
@@ -92,7 +102,8 @@ class VaultStore:
             ).fetchall()
         except sqlite3.DatabaseError as exc:
             raise StoreCorrupt(f"store unreadable: {exc}") from exc
-        for rel, size, mtime, ctime, inode, sha, racy, blob in rows:
+        for key, size, mtime, ctime, inode, sha, racy, blob in rows:
+            rel = _rel(key)
             fs = decode(blob, root)
             attach(root, rel, fmt, sha, fs.memories)
             out[rel] = (FileStamp(size, mtime, ctime, inode, sha, bool(racy)), fs)
@@ -103,7 +114,7 @@ class VaultStore:
         rows = self.conn.execute(
             "SELECT rel, size, mtime_ns, ctime_ns, inode, sha256, racy FROM files"
         ).fetchall()
-        return {r[0]: FileStamp(r[1], r[2], r[3], r[4], r[5], bool(r[6])) for r in rows}
+        return {_rel(r[0]): FileStamp(r[1], r[2], r[3], r[4], r[5], bool(r[6])) for r in rows}
 
     # ------------------------------------------------------------------ writing
 
@@ -114,7 +125,7 @@ class VaultStore:
         root = self.root
         rows = [
             (
-                rel,
+                _key(rel),
                 s.size,
                 s.mtime_ns,
                 s.ctime_ns,
@@ -125,7 +136,7 @@ class VaultStore:
             )
             for rel, s, fs in upserts
         ]
-        gone = [(rel,) for rel in deletes]
+        gone = [(_key(rel),) for rel in deletes]
         with write(self.conn) as conn:
             conn.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
             conn.executemany("DELETE FROM files WHERE rel = ?", gone)

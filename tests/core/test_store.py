@@ -42,7 +42,7 @@ def rows(path: Path) -> dict[str, bytes]:
     conn = sqlite3.connect(path)
     try:
         got = conn.execute("SELECT rel, sha256, scan FROM files").fetchall()
-        return {rel: sha.encode() + blob for rel, sha, blob in got}
+        return {rel.decode(): sha.encode() + blob for rel, sha, blob in got}
     finally:
         conn.close()
 

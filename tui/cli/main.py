@@ -7,6 +7,7 @@ operation refused, 2 usage error.
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import sys
 import tempfile
@@ -36,7 +37,9 @@ from .common import (
     is_terminal,
     json_option,
     load_catalog,
+    no_cache_option,
     resolve_as_of,
+    use_cache,
 )
 from .dream import dream
 from .ecosystem import COMMANDS as ECOSYSTEM_COMMANDS
@@ -45,8 +48,9 @@ from .recover import recover_cmd
 from .search import search
 from .watch import watch
 
-#: Group options that take a value (needed to find the first real argument).
+#: Group options that take a value, and flags (needed to find the first real argument).
 _GROUP_VALUE_OPTIONS: set[str] = {"--config"}
+_GROUP_FLAGS: set[str] = {"--no-cache"}
 
 
 class _AppByDefaultGroup(click.Group):
@@ -58,6 +62,9 @@ class _AppByDefaultGroup(click.Group):
             tok = args[i]
             if tok in _GROUP_VALUE_OPTIONS:
                 i += 2
+                continue
+            if tok in _GROUP_FLAGS:
+                i += 1
                 continue
             if tok in ("--help", "-h", "--version"):
                 return super().parse_args(ctx, args)
@@ -104,6 +111,7 @@ def _version() -> str:
 )
 @click.version_option(_version(), "--version", prog_name="memlens")
 @config_option
+@no_cache_option
 def cli() -> None:
     """Browse, triage and fix AI-agent memory vaults.
 
@@ -136,6 +144,8 @@ def _run_app(paths: list[Path], as_of: date | None) -> None:
     from memlens.core.config import load_config
 
     _again, warnings = load_config(config_path_option())
+    if not use_cache():
+        config = dataclasses.replace(config, cache=False)
     run_app(paths, config.resolve_as_of(as_of, date.today()), config, warnings)
 
 
