@@ -19,7 +19,9 @@ The schema:
     files(rel, stamp..., scan) one row per vault file: its stat stamp and
                               its FileScan without bodies (`core.store.codec`);
                               `rel` as UTF-8 bytes with surrogateescape (file
-                              names need not be UTF-8)
+                              names need not be UTF-8).  A rowid table: rows
+                              of ~0.5-1 KB fill pages badly WITHOUT ROWID
+                              (3.5 MB against 2.0 MB for 2k rows)
     blobs(name, value)        other per-vault data (the search index)
 """
 
@@ -46,7 +48,7 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS files ("
     " rel BLOB PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,"
     " ctime_ns INTEGER NOT NULL, inode INTEGER NOT NULL, sha256 TEXT NOT NULL,"
-    " racy INTEGER NOT NULL, scan BLOB NOT NULL) WITHOUT ROWID",
+    " racy INTEGER NOT NULL, scan BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS blobs (name TEXT PRIMARY KEY, value BLOB NOT NULL)",
 )
 _TABLES = ("files", "blobs", "meta")
