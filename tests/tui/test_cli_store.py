@@ -39,6 +39,8 @@ def commands(root: Path) -> list[tuple[str, ...]]:
         ("validate", str(root), "--json"),
         ("search", str(root), "memory agent", *AS_OF, "--json"),
         ("search", str(root), "decay", *AS_OF, "--json", "--limit", "50"),
+        # Another day: the kept index's decay columns are recomputed for it.
+        ("search", str(root), "decay memory", "--as-of", "2027-03-01", "--json"),
         ("graph", str(root), "--health", "--json"),
         ("graph", str(root), linked, "--depth", "2", "--json"),
         ("show", str(root), linked, "--json"),

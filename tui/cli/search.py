@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from memlens.core import Catalog
 from memlens.core.records import memory_record
 from memlens.core.search.index import Hit, SearchIndex
 from memlens.core.search.query import Filter, QueryError, parse_query
@@ -29,6 +30,7 @@ from .common import (
     is_terminal,
     load_catalog,
     resolve_as_of,
+    use_cache,
 )
 
 #: The reference script's default number of results (``--format ocean``).
@@ -70,6 +72,21 @@ def flag_filters(
             )
         )
     return out
+
+
+def _search_index(catalog: Catalog, when: date) -> SearchIndex:
+    """The catalog's index: kept between calls in the cache folder unless `--no-cache`.
+
+    A kept index is used when no file changed since it was saved, and
+    rebuilt (and saved) otherwise: a patched index would rank with its old
+    idf, and the CLI prints exactly the scores of a fresh build.
+    """
+    if not use_cache():
+        return SearchIndex.from_catalog(catalog, when)
+    from memlens.core.search.index_cache import load_index
+
+    index, _stats = load_index(catalog, when, patch=False)
+    return index
 
 
 def _snippet(text: str) -> str:
@@ -253,7 +270,7 @@ def search(
     except QueryError as exc:
         raise click.UsageError(str(exc)) from None
     catalog = load_catalog(path)
-    index = SearchIndex.from_catalog(catalog, when)
+    index = _search_index(catalog, when)
     n = limit if limit is not None else (OCEAN_DEFAULT_LIMIT if fmt == "ocean" else DEFAULT_LIMIT)
     filters = flag_filters(agent, all_agents, no_shared, tags, min_confidence)
     results = index.run(parsed, n, extra_filters=filters)
