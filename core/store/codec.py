@@ -2,8 +2,13 @@
 
 A row is a pickle of our own objects (what the old cache file held, now one
 per file), compressed with zlib: its adler32 checksum is what catches a
-damaged row (SQLite itself does not checksum pages), and the compression
-more than halves the row.  Two things are left out of every row:
+damaged row (SQLite itself does not checksum pages).  Rows are small (a
+few hundred bytes) and alike (the same classes, field names and keys), so
+they are compressed with a preset dictionary (`ZDICT_BYTES` of the vault's
+first rows, kept in the store): measured on 2,000 cognitive-memory rows,
+plain zlib made 650 bytes a row, with an 8 KB dictionary 289 (level 6,
+~55 us a row; 32 KB dictionaries shrink rows a little more but cost 4x the
+time to set up per row).  Two things are left out of every row:
 
 - memory bodies: they are read from the memory files when first used
   (`core.store.bodies`), so the store stays well under the size of the
@@ -32,8 +37,12 @@ from ..model import RAW_BODY, FileScan, Memory, Problem, ReferenceProblem, Relat
 from .db import StoreCorrupt
 from .stamps import FileStamp
 
-#: zlib level: 1 compresses a typical row to ~45% in a third of level 6's time.
-ZLIB_LEVEL = 1
+#: zlib level (with the dictionary, 6 costs no more time than 1 and saves 8%).
+ZLIB_LEVEL = 6
+#: Size of the preset dictionary made from a vault's first rows.
+ZDICT_BYTES = 8192
+#: Rows the dictionary is made from (their raw pickles, the last ZDICT_BYTES).
+ZDICT_ROWS = 64
 _ROOT = "root"
 
 
@@ -109,27 +118,34 @@ class _RowUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
 
 
-def _dumps(obj: Any, root: Path) -> bytes:
+def pickle_scan(fs: FileScan, root: Path) -> bytes:
+    """A file's FileScan pickled for a row (bodies left out), not compressed yet."""
     out = io.BytesIO()
-    _RowPickler(out, root).dump(obj)
-    return zlib.compress(out.getbuffer(), ZLIB_LEVEL)
+    _RowPickler(out, root).dump(fs)
+    return out.getvalue()
 
 
-def _loads(blob: bytes, root: Path) -> Any:
+def make_zdict(raws: list[bytes]) -> bytes:
+    """A preset dictionary from some rows' raw pickles (the rows that follow are alike)."""
+    return b"".join(raws[:ZDICT_ROWS])[-ZDICT_BYTES:]
+
+
+def compress(raw: bytes, zdict: bytes) -> bytes:
+    """A row's raw pickle compressed with the store's dictionary."""
+    packer = zlib.compressobj(ZLIB_LEVEL, zdict=zdict) if zdict else zlib.compressobj(ZLIB_LEVEL)
+    return packer.compress(raw) + packer.flush()
+
+
+def decode_scan(blob: bytes, root: Path, zdict: bytes) -> FileScan:
+    """A row blob back into a FileScan whose memories have no body yet (`RAW_BODY` None)."""
     try:
-        return _RowUnpickler(zlib.decompress(blob), root).load()
+        unpacker = zlib.decompressobj(zdict=zdict) if zdict else zlib.decompressobj()
+        raw = unpacker.decompress(blob)
+        if not unpacker.eof or unpacker.unused_data:
+            raise zlib.error("incomplete row")
+        fs = _RowUnpickler(raw, root).load()
     except Exception as exc:  # a damaged row: never trust any of it
         raise StoreCorrupt(f"unreadable row ({type(exc).__name__})") from exc
-
-
-def encode_scan(fs: FileScan, root: Path) -> bytes:
-    """A file's FileScan as a row blob, its memories' bodies left out."""
-    return _dumps(fs, root)
-
-
-def decode_scan(blob: bytes, root: Path) -> FileScan:
-    """A row blob back into a FileScan whose memories have no body yet (`RAW_BODY` None)."""
-    fs = _loads(blob, root)
     if not isinstance(fs, FileScan):
         raise StoreCorrupt("a file row holds no FileScan")
     return fs
@@ -143,7 +159,9 @@ def has_body(m: Memory) -> bool:
 __all__ = [
     "FULL_DISPATCH",
     "ROW_DISPATCH",
+    "compress",
     "decode_scan",
-    "encode_scan",
     "has_body",
+    "make_zdict",
+    "pickle_scan",
 ]

@@ -22,7 +22,8 @@ The schema:
                               names need not be UTF-8).  A rowid table: rows
                               of ~0.5-1 KB fill pages badly WITHOUT ROWID
                               (3.5 MB against 2.0 MB for 2k rows)
-    blobs(name, value)        other per-vault data (the search index)
+    blobs(name, value)        other per-vault data: `zdict`, the preset
+                              dictionary rows are compressed with (`codec`)
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from pathlib import Path
 #: Environment variable that moves the cache folder (tests point it at a tmp dir).
 CACHE_DIR_ENV = "MEMLENS_CACHE_DIR"
 #: Bump when the tables change.  Code changes are caught by the fingerprint.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: How long a writer waits for another process's write before giving up.
 BUSY_TIMEOUT_S = 2.0
 SUFFIX = ".sqlite3"

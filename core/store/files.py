@@ -97,14 +97,22 @@ class VaultStore:
         decode, attach = codec.decode_scan, bodies.attach
         out: Entries = {}
         try:
-            rows = self.conn.execute(
-                "SELECT rel, size, mtime_ns, ctime_ns, inode, sha256, racy, scan FROM files"
-            ).fetchall()
+            # One read transaction: the rows and the dictionary they were packed with.
+            self.conn.execute("BEGIN")
+            try:
+                zdict = self._zdict()
+                rows = self.conn.execute(
+                    "SELECT rel, size, mtime_ns, ctime_ns, inode, sha256, racy, scan FROM files"
+                ).fetchall()
+            finally:
+                self.conn.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
             raise StoreCorrupt(f"store unreadable: {exc}") from exc
+        if rows and zdict is None:
+            raise StoreCorrupt("store rows without their dictionary")
         for key, size, mtime, ctime, inode, sha, racy, blob in rows:
             rel = _rel(key)
-            fs = decode(blob, root)
+            fs = decode(blob, root, zdict or b"")
             attach(root, rel, fmt, sha, fs.memories)
             out[rel] = (FileStamp(size, mtime, ctime, inode, sha, bool(racy)), fs)
         return out
@@ -123,24 +131,35 @@ class VaultStore:
     ) -> int:
         """Write changed rows, drop gone ones, in one transaction; how many rows were written."""
         root = self.root
-        rows = [
-            (
-                _key(rel),
-                s.size,
-                s.mtime_ns,
-                s.ctime_ns,
-                s.inode,
-                s.sha256,
-                int(s.racy),
-                codec.encode_scan(fs, root),
-            )
-            for rel, s, fs in upserts
-        ]
+        raws = [(rel, s, codec.pickle_scan(fs, root)) for rel, s, fs in upserts]
         gone = [(_key(rel),) for rel in deletes]
         with write(self.conn) as conn:
+            # Read inside the write lock: the first writer's dictionary is everyone's.
+            zdict = self._zdict()
+            if zdict is None and raws:
+                zdict = codec.make_zdict([raw for _rel, _s, raw in raws])
+                conn.execute("INSERT INTO blobs (name, value) VALUES ('zdict', ?)", (zdict,))
+            rows = [
+                (
+                    _key(rel),
+                    s.size,
+                    s.mtime_ns,
+                    s.ctime_ns,
+                    s.inode,
+                    s.sha256,
+                    int(s.racy),
+                    codec.compress(raw, zdict or b""),
+                )
+                for rel, s, raw in raws
+            ]
             conn.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
             conn.executemany("DELETE FROM files WHERE rel = ?", gone)
         return len(rows)
+
+    def _zdict(self) -> bytes | None:
+        """The preset dictionary the rows are packed with (None before the first row)."""
+        row = self.conn.execute("SELECT value FROM blobs WHERE name = 'zdict'").fetchone()
+        return None if row is None else bytes(row[0])
 
 
 def open_store(root: Path, format_id: str, code: str) -> Opened:

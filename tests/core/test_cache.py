@@ -164,6 +164,9 @@ def _corrupt_cases() -> dict[str, tuple[object, str | None]]:
     def wrong_version(path: Path) -> None:
         _sql(path, f"UPDATE meta SET value = '{SCHEMA_VERSION + 1}' WHERE key = 'schema'")
 
+    def other_dictionary(path: Path) -> None:
+        _sql(path, "UPDATE blobs SET value = zeroblob(8192) WHERE name = 'zdict'")
+
     def header_only(path: Path) -> None:
         path.write_bytes(path.read_bytes()[:50])
 
@@ -175,6 +178,7 @@ def _corrupt_cases() -> dict[str, tuple[object, str | None]]:
         "garbage": (garbage, "not a memlens store"),
         "wrong_version": (wrong_version, "schema version"),
         "row_checksum": (_flip_row, "unreadable row"),
+        "dictionary": (other_dictionary, "unreadable row"),
         "header_only": (header_only, ""),
         # An empty file is an empty database: a new store, not a damaged one.
         "empty": (empty, None),
