@@ -35,7 +35,6 @@ When a stored row is trusted
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import gc
 import hashlib
@@ -44,7 +43,6 @@ import os
 import pickle
 import sqlite3
 import stat
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -54,7 +52,7 @@ from typing import Any
 from ..formats import FormatAdapter, adapter_for
 from ..formats.base import Listing, rel_posix, skipped_scan, walk_listing
 from ..model import FileScan, Memory, ScanResult
-from ..safe_io import NotRegularFileError, kind_of, read_regular
+from ..safe_io import NotRegularFileError, kind_of
 from ..store import (
     CACHE_DIR_ENV,
     Entries,
@@ -63,10 +61,26 @@ from ..store import (
     VaultStore,
     cache_dir,
     open_store,
-    store_path,
 )
 from ..store.codec import FULL_DISPATCH
-from ..store.db import SCHEMA_VERSION, remove_files
+from .stored import (
+    cache_path,
+    clear,
+    code_fingerprint,
+    entries_of,
+    load_entries,
+    save_delta,
+    save_entries,
+    save_rows,
+)
+from .workers import (
+    _cpus,
+    _pool,
+    _Worker,  # noqa: F401  (re-exported: tests patch it here)
+    _WorkerFailed,
+    run_in_worker,
+    spare_cpu,
+)
 
 #: Files whose timestamps are this close to the moment they were read are
 #: re-checked by content on the next start (coarse file system clocks).
@@ -86,24 +100,6 @@ PARALLEL_MIN_FILES = 8_000
 PARALLEL_CHUNK = 2_000
 #: Environment variable: "0" keeps the default cold parse in one process.
 PARALLEL_ENV = "MEMLENS_PARALLEL"
-
-#: Modules whose code decides what a FileScan holds: their source is hashed
-#: into the cache so a new memlens never trusts an old memlens's parse.
-_CODE_MODULES = (
-    "model.py",
-    "errors.py",
-    "text/dates.py",
-    "decay.py",
-    "text/frontmatter.py",
-    "text/fastyaml.py",
-    "identity.py",
-    "text/paths.py",
-    "text/textio.py",
-    "scan/cache.py",
-    "store/codec.py",
-    "store/stamps.py",
-    "store/bodies.py",
-)
 
 
 @dataclass(slots=True)
@@ -150,42 +146,6 @@ class ScanProgress:
     scans: dict[str, FileScan] = field(default_factory=dict)
     stamps: dict[str, FileStamp] = field(default_factory=dict)
     stats: CacheStats = field(default_factory=CacheStats)
-
-
-# --------------------------------------------------------------------------- locations
-
-
-def cache_path(root: Path) -> Path:
-    """The store file of the vault at `root` (keyed by its real path; `core.store.db`)."""
-    return store_path(root)
-
-
-_fingerprints: dict[str, str] = {}
-
-
-def code_fingerprint(format_id: str) -> str:
-    """sha256 over the source of the modules that decide a format's FileScans.
-
-    The shared readers and model, this module, the adapter protocol and the
-    format's own adapter module; not the writers or anything else that does
-    not change what a scan produces.
-    """
-    cached = _fingerprints.get(format_id)
-    if cached is not None:
-        return cached
-    here = Path(__file__).parents[1]  # core/
-    digest = hashlib.sha256(f"v{SCHEMA_VERSION}:{format_id}".encode())
-    names = [here / n for n in _CODE_MODULES]
-    names.append(here / "formats" / "base.py")
-    module = sys.modules.get(type(adapter_for(format_id)).__module__)
-    source = getattr(module, "__file__", None)
-    if source:
-        names.append(Path(source))
-    for path in names:
-        with contextlib.suppress(OSError):
-            digest.update(path.name.encode() + b"\0" + read_regular(path))
-    _fingerprints[format_id] = value = digest.hexdigest()
-    return value
 
 
 # --------------------------------------------------------------------------- garbage collector
@@ -470,151 +430,6 @@ def _parse_rels(
         raise
 
 
-class _WorkerFailed(Exception):
-    """A parse worker ended or answered nothing."""
-
-
-class _Worker:
-    """One `parse_worker` process and its pipes."""
-
-    def __init__(self) -> None:
-        import subprocess
-
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", f"{__package__}.parse_worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            close_fds=True,
-        )
-
-    def send(self, body: bytes) -> None:
-        from .parse_worker import write_message
-
-        assert self.proc.stdin is not None
-        write_message(self.proc.stdin, body)
-
-    def receive(self) -> bytes:
-        from .parse_worker import read_message
-
-        assert self.proc.stdout is not None
-        body = read_message(self.proc.stdout)
-        if body is None:
-            raise _WorkerFailed
-        return body
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            if self.proc.stdin is not None:
-                self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=2)
-        except Exception:
-            self.proc.kill()
-            with contextlib.suppress(Exception):
-                self.proc.wait(timeout=2)
-        with contextlib.suppress(OSError):
-            if self.proc.stdout is not None:
-                self.proc.stdout.close()
-
-
-class _Pool:
-    """Parse workers kept for a few seconds between vaults (one scan at a time).
-
-    Starting a worker costs an interpreter and the scanning imports (a few
-    hundred ms); opening several large vaults in a row reuses them.  Idle
-    workers are stopped after IDLE_S seconds and at exit.
-    """
-
-    IDLE_S = 10.0
-
-    def __init__(self) -> None:
-        import threading
-
-        self.lock = threading.Lock()
-        self.idle: list[_Worker] = []
-        self.busy = False
-        self.timer: Any = None
-
-    def acquire(self, n: int) -> list[_Worker]:
-        """`n` workers for one parse; [] if another parse has them or none starts."""
-        with self.lock:
-            if self.busy:
-                return []
-            self.busy = True
-            if self.timer is not None:
-                self.timer.cancel()
-                self.timer = None
-            workers, self.idle = self.idle[:n], self.idle[n:]
-        try:
-            while len(workers) < n:
-                workers.append(_Worker())
-        except OSError:
-            for w in workers:
-                w.close()
-            with self.lock:
-                self.busy = False
-            return []
-        return workers
-
-    def release(self, workers: list[_Worker]) -> None:
-        import threading
-
-        with self.lock:
-            self.idle.extend(workers)
-            self.busy = False
-            self.timer = threading.Timer(self.IDLE_S, self.close)
-            self.timer.daemon = True
-            self.timer.start()
-
-    def discard(self, workers: list[_Worker]) -> None:
-        for w in workers:
-            w.close()
-        with self.lock:
-            self.busy = False
-
-    def close(self) -> None:
-        """Stop the idle workers."""
-        with self.lock:
-            idle, self.idle = self.idle, []
-        for w in idle:
-            w.close()
-
-
-_pool = _Pool()
-atexit.register(_pool.close)
-
-
-def run_in_worker(request: tuple[Any, ...]) -> Callable[[], Any] | None:
-    """Send `request` to one parse worker; a function that waits for its answer.
-
-    The answer is None if the worker fails.  None instead of a function when
-    no worker is free (another parse has them) or none starts.  The worker
-    goes back to the pool once answered.  See `parse_worker.serve` for the
-    requests it understands.
-    """
-    workers = _pool.acquire(1)
-    if not workers:
-        return None
-    (worker,) = workers
-    try:
-        worker.send(pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))
-    except OSError:
-        _pool.discard(workers)
-        return None
-
-    def wait() -> Any:
-        try:
-            answer = pickle.loads(worker.receive())
-        except Exception:
-            _pool.discard(workers)
-            return None
-        _pool.release(workers)
-        return answer
-
-    return wait
-
-
 # --------------------------------------------------------------------------- rows
 
 
@@ -625,89 +440,6 @@ def _dumps(payload: Any) -> bytes:
     out.dispatch_table = FULL_DISPATCH
     out.dump(payload)
     return buf.getvalue()
-
-
-def load_entries(root: Path, format_id: str) -> tuple[Entries, str | None]:
-    """The stored entries of a vault, or ({}, reason) when there is nothing to trust.
-
-    The reason is None only when there simply is no store yet (or it is fine).
-    """
-    try:
-        opened = open_store(root, format_id, code_fingerprint(format_id))
-    except (OSError, sqlite3.Error) as exc:
-        return {}, f"cannot open the store: {exc}"
-    assert opened.store is not None
-    try:
-        return opened.store.load_files(), opened.reason
-    except StoreCorrupt as exc:
-        return {}, str(exc)
-    finally:
-        opened.store.close()
-
-
-def save_entries(root: Path, format_id: str, entries: Entries) -> int:
-    """Make the vault's store hold exactly `entries`; how many rows were written.
-
-    Raises OSError or sqlite3.Error when the store cannot be written (a
-    store that cannot be written is only slower: callers report it).
-    """
-    opened = open_store(root, format_id, code_fingerprint(format_id))
-    assert opened.store is not None
-    try:
-        return save_delta(opened.store, entries)
-    finally:
-        opened.store.close()
-
-
-def save_delta(store: VaultStore, entries: Entries) -> int:
-    """Write the rows of `entries` the store does not hold as they are, drop the others.
-
-    Only stamps are compared (no blobs read): a row whose stamp equals the
-    entry's holds the scan of the same bytes.
-    """
-    held = store.stamps()
-    upserts = [
-        (rel, stamp, fs) for rel, (stamp, fs) in entries.items() if held.pop(rel, None) != stamp
-    ]
-    return store.save(upserts, list(held))
-
-
-def save_rows(
-    root: Path,
-    format_id: str,
-    rels: Iterable[str],
-    scans: dict[str, FileScan],
-    stamps: dict[str, FileStamp],
-) -> int:
-    """Write the rows of `rels` as `scans`/`stamps` have them now (gone or unstamped: deleted).
-
-    One transaction, whatever else the store holds; how many rows were written.
-    """
-    upserts: list[tuple[str, FileStamp, FileScan]] = []
-    deletes: list[str] = []
-    for rel in rels:
-        fs, stamp = scans.get(rel), stamps.get(rel)
-        if fs is not None and stamp is not None:
-            upserts.append((rel, stamp, fs))
-        else:
-            deletes.append(rel)
-    opened = open_store(root, format_id, code_fingerprint(format_id))
-    assert opened.store is not None
-    try:
-        if opened.status != "warm":
-            # A new or rebuilt store: it must hold every row, not just these.
-            return save_delta(opened.store, entries_of(scans, stamps))
-        return opened.store.save(upserts, deletes)
-    finally:
-        opened.store.close()
-
-
-def clear(root: Path) -> bool:
-    """Remove a vault's store; True if there was one."""
-    path = cache_path(root)
-    there = path.exists()
-    remove_files(path)
-    return there
 
 
 # --------------------------------------------------------------------------- scanning
@@ -976,14 +708,6 @@ def _match(
     return slots, todo
 
 
-def _cpus() -> int:
-    """CPUs this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
 def _used_workers(n: int, parallel: bool | None) -> bool:
     """Worker processes for this parse?  None (the default): when it pays.
 
@@ -998,40 +722,6 @@ def _used_workers(n: int, parallel: bool | None) -> bool:
     return parallel and n >= PARALLEL_MIN_FILES and _cpus() > 1
 
 
-def spare_cpu() -> bool:
-    """More than one CPU, and one of them idle.
-
-    Idle by the one-minute load average (leaving at least half a CPU), or,
-    since that average still counts work that ended up to a minute ago (a
-    cold start that just used both cores), by the threads runnable right
-    now: this one and fewer than one per other CPU.
-    """
-    cpus = _cpus()
-    if cpus <= 1:
-        return False
-    if _load_average() < cpus - 0.5:
-        return True
-    running = _running_now()
-    return running is not None and running <= cpus - 1
-
-
-def _load_average() -> float:
-    """The one-minute load average (0 where there is none)."""
-    try:
-        return os.getloadavg()[0]
-    except (AttributeError, OSError):  # pragma: no cover - not Unix
-        return 0.0
-
-
-def _running_now() -> int | None:
-    """Threads runnable at this instant, this one included (Linux; None elsewhere)."""
-    try:
-        with open("/proc/loadavg", encoding="ascii") as fh:
-            return int(fh.read().split()[3].split("/")[0])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 def _verify(path: Path, stamp: FileStamp) -> FileStamp | None:
     """A fresh stamp if the file still holds the bytes `stamp` hashed, else None."""
     try:
@@ -1039,11 +729,6 @@ def _verify(path: Path, stamp: FileStamp) -> FileStamp | None:
     except OSError:
         return None
     return fresh if fresh.sha256 == stamp.sha256 else None
-
-
-def entries_of(scans: dict[str, FileScan], stamps: dict[str, FileStamp]) -> Entries:
-    """Store entries for the files that have a stamp (unreadable ones are left out)."""
-    return {rel: (stamps[rel], fs) for rel, fs in scans.items() if rel in stamps}
 
 
 def stale_files(adapter: FormatAdapter, root: Path, stamps: dict[str, FileStamp]) -> list[Path]:
@@ -1080,6 +765,7 @@ def run_to_end(steps: Iterable[ScanProgress]) -> ScanProgress:
 
 __all__ = [
     "CACHE_DIR_ENV",
+    "PARALLEL_ENV",
     "CacheStats",
     "Entries",
     "FileStamp",
@@ -1087,15 +773,18 @@ __all__ = [
     "cache_dir",
     "cache_path",
     "clear",
+    "code_fingerprint",
     "entries_of",
     "load_entries",
     "parse_files",
     "read_stamped",
+    "run_in_worker",
     "run_to_end",
     "save_delta",
     "save_entries",
     "save_rows",
     "scan_files",
     "scan_one",
+    "spare_cpu",
     "stale_files",
 ]
