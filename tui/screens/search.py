@@ -228,8 +228,15 @@ class SearchScreen(MemlensScreen):
         else:
             self._schedule(now=True)
 
+    # description: without it Textual describes the worker by the repr of its
+    # arguments, every memory of every vault (each body read from its file).
     @work(
-        thread=True, exclusive=True, group="search-index", exit_on_error=False, name="search index"
+        thread=True,
+        exclusive=True,
+        group="search-index",
+        exit_on_error=False,
+        name="search index",
+        description="build the search index",
     )
     def build_index(self, vaults: list[Vault], signature: tuple[int, ...]) -> None:
         """Index every memory of `vaults` at the app's date (TF-IDF fit: seconds at 100k)."""
