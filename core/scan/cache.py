@@ -57,6 +57,7 @@ from ..store import (
     CACHE_DIR_ENV,
     Entries,
     FileStamp,
+    Row,
     StoreCorrupt,
     VaultStore,
     cache_dir,
@@ -470,45 +471,75 @@ def scan_files(
     stats = CacheStats()
     store: VaultStore | None = None
     entries: Entries = {}
-    if cache:
-        t = time.perf_counter()
-        store, entries = _open_store(root, adapter.format_id, stats)
-        stats.load_s = time.perf_counter() - t
+    early: set[str] = set()
     try:
-        yield from _scan(adapter, root, stats, store, entries, batch, parallel, save, walk)
+        if cache:
+            t = time.perf_counter()
+            store, zdict, rows = _open_store(root, adapter.format_id, stats)
+            if store is not None and batch is not None and len(rows) > batch:
+                # A first batch at once (before the other rows are decoded and
+                # the vault walked): early rows, replaced by the linked ones.
+                entries = _decode(store, stats, zdict, rows[:batch])
+                early = set(entries)
+                first = [m for _stamp, fs in entries.values() for m in fs.memories]
+                yield ScanProgress(first, len(early), 0, stats=stats)
+                rows = rows[batch:]
+            if store is not None and stats.status == "warm":
+                entries.update(_decode(store, stats, zdict, rows))
+                if stats.status == "discarded":
+                    entries = {}  # the first batch too: one damaged row and none is trusted
+                elif not entries:
+                    stats.status = "cold"
+            stats.load_s = time.perf_counter() - t
+        yield from _scan(adapter, root, stats, store, entries, batch, parallel, save, walk, early)
     finally:
         if store is not None:
             store.close()
 
 
-def _open_store(root: Path, format_id: str, stats: CacheStats) -> tuple[VaultStore | None, Entries]:
-    """The vault's store and its rows; (None, {}) with `stats.reason` set if there is no store."""
+def _open_store(
+    root: Path, format_id: str, stats: CacheStats
+) -> tuple[VaultStore | None, bytes, list[Row]]:
+    """The vault's store and its rows as fetched; (None, ...) with `stats.reason` if none."""
     stats.path = cache_path(root)
     try:
         opened = open_store(root, format_id, code_fingerprint(format_id))
     except (OSError, sqlite3.Error) as exc:  # a store that cannot be made is only slower
         stats.status, stats.reason = "off", f"cache not saved: {exc}"
-        return None, {}
+        return None, b"", []
     store = opened.store
     assert store is not None
     stats.status, stats.reason = opened.status, opened.reason
     if opened.status != "warm":
-        return store, {}
+        return store, b"", []
+    try:
+        zdict, rows = store.fetch()
+    except StoreCorrupt as exc:
+        return _discarded(store, stats, exc), b"", []
+    if not rows:
+        stats.status = "cold"
+    return store, zdict, rows
+
+
+def _decode(store: VaultStore, stats: CacheStats, zdict: bytes, rows: list[Row]) -> Entries:
+    """Rows as entries; a damaged row empties the store ({}, status "discarded")."""
     try:
         with quiet_gc():
-            entries = store.load_files()
+            return store.decode(zdict, rows)
     except StoreCorrupt as exc:
-        stats.status, stats.reason = "discarded", str(exc)
-        try:
-            store.discard()
-        except sqlite3.Error as again:
-            store.close()
-            stats.reason = f"{exc}; cache not saved: {again}"
-            return None, {}
-        return store, {}
-    if not entries:
-        stats.status = "cold"
-    return store, entries
+        _discarded(store, stats, exc)
+        return {}
+
+
+def _discarded(store: VaultStore, stats: CacheStats, exc: StoreCorrupt) -> VaultStore | None:
+    """Empty a store whose rows could not be read (None if even that fails)."""
+    stats.status, stats.reason = "discarded", str(exc)
+    try:
+        store.discard()
+    except sqlite3.Error as again:
+        stats.reason = f"{exc}; cache not saved: {again}"
+        return None
+    return store
 
 
 def _scan(
@@ -521,8 +552,12 @@ def _scan(
     parallel: bool | None,
     save: bool,
     walk: Callable[[], tuple[Listing, list[tuple[int, int, int, int] | None]] | None] | None,
+    early: set[str],
 ) -> Iterator[ScanProgress]:
-    """`scan_files` once the store (if any) is open and its rows loaded into `entries`."""
+    """`scan_files` once the store (if any) is open and its rows loaded into `entries`.
+
+    `early`: files whose stored memories were already yielded (not again).
+    """
     t = time.perf_counter()
     #: Racy rows found unchanged by content: stored again with their fresh stamp.
     renewed: list[tuple[str, FileStamp, FileScan]] = []
@@ -551,8 +586,9 @@ def _scan(
             yield ScanProgress(out, done, len(rels), stats=stats)
 
     if batch is not None:
-        for _rel, reused, _stamp in slots:
-            if reused is not None:
+        done = len(early)
+        for rel, reused, _stamp in slots:
+            if reused is not None and rel not in early:
                 pending.extend(reused.memories)
                 done += 1
                 if len(pending) >= batch:

@@ -9,7 +9,7 @@ out); `bodies`: bodies read back from the memory files on first use;
 from __future__ import annotations
 
 from .db import CACHE_DIR_ENV, StoreCorrupt, cache_dir, store_path
-from .files import Entries, Opened, VaultStore, open_store
+from .files import Entries, Opened, Row, VaultStore, open_store
 from .stamps import FileStamp
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "Entries",
     "FileStamp",
     "Opened",
+    "Row",
     "StoreCorrupt",
     "VaultStore",
     "cache_dir",

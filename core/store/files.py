@@ -35,6 +35,8 @@ from .stamps import FileStamp
 from .temps import sweep_once
 
 Entries = dict[str, tuple[FileStamp, FileScan]]
+#: A file row as fetched: rel, size, mtime_ns, ctime_ns, inode, sha256, racy, blob.
+Row = tuple[bytes, int, int, int, int, str, int, bytes]
 
 
 def _key(rel: str) -> bytes:
@@ -93,15 +95,17 @@ class VaultStore:
 
         Raises StoreCorrupt when a row cannot be read back.
         """
-        root, fmt = self.root, self.format_id
-        decode, attach = codec.decode_scan, bodies.attach
-        out: Entries = {}
+        zdict, rows = self.fetch()
+        return self.decode(zdict, rows)
+
+    def fetch(self) -> tuple[bytes, list[Row]]:
+        """The rows as stored and the dictionary they are packed with (see `decode`)."""
         try:
             # One read transaction: the rows and the dictionary they were packed with.
             self.conn.execute("BEGIN")
             try:
                 zdict = self._zdict()
-                rows = self.conn.execute(
+                rows: list[Row] = self.conn.execute(
                     "SELECT rel, size, mtime_ns, ctime_ns, inode, sha256, racy, scan FROM files"
                 ).fetchall()
             finally:
@@ -110,9 +114,16 @@ class VaultStore:
             raise StoreCorrupt(f"store unreadable: {exc}") from exc
         if rows and zdict is None:
             raise StoreCorrupt("store rows without their dictionary")
+        return zdict or b"", rows
+
+    def decode(self, zdict: bytes, rows: list[Row]) -> Entries:
+        """Fetched rows as entries (a front end may decode a few, show them, then the rest)."""
+        root, fmt = self.root, self.format_id
+        decode, attach = codec.decode_scan, bodies.attach
+        out: Entries = {}
         for key, size, mtime, ctime, inode, sha, racy, blob in rows:
             rel = _rel(key)
-            fs = decode(blob, root, zdict or b"")
+            fs = decode(blob, root, zdict)
             attach(root, rel, fmt, sha, fs.memories)
             out[rel] = (FileStamp(size, mtime, ctime, inode, sha, bool(racy)), fs)
         return out

@@ -13,7 +13,14 @@ import pytest
 
 from memlens.core.model import RAW_BODY, Memory
 from memlens.core.scan.cache import cache_path
-from memlens.core.scan.vault import Vault, discover, rescan_paths, save_cache, scan_vault
+from memlens.core.scan.vault import (
+    Vault,
+    discover,
+    rescan_paths,
+    save_cache,
+    scan_progressive,
+    scan_vault,
+)
 from memlens.core.store.codec import has_body
 
 FORMATS = (
@@ -138,3 +145,22 @@ def test_two_processes_sharing_a_store_while_files_change(
     full = final.adapter.scan(root)
     assert final.result.memories == full.memories
     assert final.result.problems == full.problems
+
+
+def test_a_warm_progressive_scan_shows_a_first_batch_before_the_rest(
+    own_fixtures_copy: Path,
+) -> None:
+    root = vault_at(own_fixtures_copy, "cognitive-memory").root
+    scan_vault(vault_at(root, "cognitive-memory"), cache=True)
+    vault = vault_at(root, "cognitive-memory")
+    steps = list(scan_progressive(vault, batch=3, cache=True))
+    first, last = steps[0], steps[-1]
+    assert not first.done and first.files_total == 0  # before the vault was walked
+    assert len(first.memories) > 0 and first.files_done == 3
+    # No memory object shown twice (ids may repeat: early rows are not linked,
+    # duplicates not dropped yet).
+    shown = [id(m) for s in steps for m in s.memories]
+    assert len(shown) == len(set(shown))
+    assert last.stats.status == "warm" and last.stats.parsed == 0
+    assert last.result is not None
+    assert last.result.memories == vault.adapter.scan(root).memories
