@@ -212,12 +212,26 @@ def cache_path(root: Path) -> Path:
 _fingerprints: dict[str, str] = {}
 
 
+def format_modules(package: Path) -> list[Path]:
+    """The modules of a format package that reading and linking depend on.
+
+    All of them but the writer side (`writer.py`, `write_*.py`) and the runs
+    (`runs.py`, `runs_*.py`): a helper moved out of the adapter module still
+    decides what a scan produces.
+    """
+    return sorted(
+        p
+        for p in package.glob("*.py")
+        if p.name != "writer.py" and not p.name.startswith(("write_", "runs"))
+    )
+
+
 def code_fingerprint(format_id: str) -> str:
     """sha256 over the source of the modules that decide a format's FileScans.
 
     The shared readers and model, this module, the adapter protocol and the
-    format's own adapter module; not the writers or anything else that does
-    not change what a scan produces.
+    format's package (`format_modules`); not the writers or anything else that
+    does not change what a scan produces.
     """
     cached = _fingerprints.get(format_id)
     if cached is not None:
@@ -229,7 +243,7 @@ def code_fingerprint(format_id: str) -> str:
     module = sys.modules.get(type(adapter_for(format_id)).__module__)
     source = getattr(module, "__file__", None)
     if source:
-        names.append(Path(source))
+        names.extend(format_modules(Path(source).parent))
     for path in names:
         with contextlib.suppress(OSError):
             digest.update(path.name.encode() + b"\0" + read_regular(path))
