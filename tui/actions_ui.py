@@ -39,13 +39,9 @@ from textual.timer import Timer
 from memlens.core.config import Config
 from memlens.core.decay import archive_candidates
 from memlens.core.errors import ConflictError, MemlensError, NotFoundError, RefusedError
-from memlens.core.formats.cognitive_memory.runs import (
-    plan_core,
-    plan_decay_scores,
-    plan_record_access,
-    plan_reflection,
-    plan_reindex,
-)
+from memlens.core.formats.cognitive_memory.runs import plan_core, plan_reindex
+from memlens.core.formats.cognitive_memory.runs_reflection import plan_reflection
+from memlens.core.formats.cognitive_memory.runs_state import plan_decay_scores, plan_record_access
 from memlens.core.formats.dream_cycle.runs import decay_run
 from memlens.core.formats.observation_v1.writer import plan_promote_many
 from memlens.core.formats.project_ocean.runs import (
