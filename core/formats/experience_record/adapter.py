@@ -11,7 +11,7 @@ Reading
     is an `encoding` problem for that line only).  A BOM at the start of a
     file and CRLF endings are accepted; blank lines are ignored; a line that
     is not one JSON object is `malformed_json` ("JSON error: <msg> (col N)").
-    A JSON string with an unpaired surrogate escape (`"\ud800"`) is valid
+    A JSON string with an unpaired surrogate escape (`"\\ud800"`) is valid
     JSON but not text: it is reported as `encoding` so no front end has to
     print it.
 
