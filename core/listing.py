@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from .decay import decay_of
-from .formats.base import FormatAdapter
+from .formats.adapter import FormatAdapter
 from .model import HEALTH_ORDER, DecayInfo, Health, Memory, Problem, ReferenceProblem
 from .scan.vault import Vault
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import FormatAdapter
+from .adapter import FormatAdapter
 from .cognitive_memory.adapter import CognitiveMemoryAdapter
 from .dream_cycle.adapter import DreamCycleAdapter
 from .experience_record.adapter import ExperienceRecordAdapter

@@ -176,22 +176,16 @@ def _walk_tree(folder: Path) -> Iterator[Path]:
 
 
 def vault_files(vault: Vault) -> list[Path]:
-    """The files that make up a vault (the adapter's list where it has one)."""
-    files = getattr(vault.adapter, "files", None)
+    """The files that make up a vault, as its adapter lists them."""
     try:
-        if files is not None:
-            return list(files(vault.root))
-        return list(_walk_tree(vault.root))
+        return vault.adapter.files(vault.root)
     except OSError:
         return []
 
 
 def _owns(vault: Vault, rel: str) -> bool:
-    owns = getattr(vault.adapter, "owns", None)
-    if owns is None:
-        return True
     try:
-        return bool(owns(vault.root, rel))
+        return vault.adapter.owns(vault.root, rel)
     except Exception:  # an adapter bug must not stop the watcher
         return True
 
@@ -653,7 +647,7 @@ class VaultWatcher:
         }
         with self.lock:  # the rescan updates the vault's per-file scans in place
             new = reload_vault(vault, [root / rel for rel in rels])
-            vault_wide = bool(getattr(vault, "last_rescan_vault_wide", False))
+            vault_wide = vault.last_rescan_vault_wide
         changes = diff_results(st.committed, new, everything=vault_wide)
 
         held, changes = self._hold_back(st, changes, stats_now, now)

@@ -859,9 +859,8 @@ class SearchIndex:
     def _decay_fn(self) -> Callable[[Memory], Brief]:
         """(status, health, weight, score) at `_as_of` for one memory.
 
-        With the default decay, each format's adapter is looked up once, and
-        its optional ``decay_brief`` (the same numbers without the
-        explanation text) is used when it has one.
+        With the default decay, each format's adapter is looked up once and
+        its `decay_brief` (the same numbers without the explanation text) used.
         """
         as_of, decay = self._as_of, self._decay
 
@@ -886,10 +885,7 @@ class SearchIndex:
                 except (KeyError, NotImplementedError):
                     fn = by(decay)
                 else:
-                    brief = getattr(adapter, "decay_brief", None)
-                    fn = (
-                        by(adapter.decay) if brief is None else _safe_brief(brief, by(decay), as_of)
-                    )
+                    fn = _safe_brief(adapter.decay_brief, by(decay), as_of)
                 by_format[m.format] = fn
             return fn(m)
 
