@@ -49,6 +49,7 @@ from typing import Any, cast
 
 import networkx as nx
 
+from ..formats import FORMAT_INFOS, format_ids_where
 from ..model import Memory, ReferenceProblem, RefIssue, Relation
 from ..records import _rel_vault, ref_problem_record
 from ..scan.vault import Catalog, Vault
@@ -58,10 +59,12 @@ from ..text.sanitize import visible
 NodeKey = tuple[str, str]
 
 #: Formats whose links must be written on both ends (see module docstring).
-TWO_WAY_FORMATS: frozenset[str] = frozenset({"cognitive-memory"})
+TWO_WAY_FORMATS: frozenset[str] = format_ids_where(lambda i: i.two_way_relations)
 
 #: Fields whose links must not form a cycle, per format.
-ACYCLIC_FIELDS: Mapping[str, frozenset[str]] = {"experience-records": frozenset({"parents"})}
+ACYCLIC_FIELDS: Mapping[str, frozenset[str]] = {
+    i.id: i.acyclic_fields for i in FORMAT_INFOS if i.acyclic_fields
+}
 
 #: Depth limits of `neighbourhood` (the app shows 1-3).
 MIN_DEPTH = 1
