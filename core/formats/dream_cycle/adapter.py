@@ -954,8 +954,6 @@ class DreamCycleAdapter(FormatAdapter):
             return False
         return False
 
-    # -- scan ---------------------------------------------------------------
-
     # -- per-file scanning (see FormatAdapter) ------------------------------
 
     def files(self, root: Path) -> list[Path]:
