@@ -214,3 +214,13 @@ def test_capabilities_name_one_format_each() -> None:
         assert len(format_ids_where(test)) == 1
     # Every format with promote options says what promote does.
     assert all(i.promote_note for i in FORMAT_INFOS)
+
+
+def test_every_registered_format_has_its_package_writer() -> None:
+    from memlens.core.formats.writers import WRITER_MODULES
+    from memlens.core.write.actions import writer_for
+
+    packages = {type(a).__module__.rpartition(".")[0] for a in ADAPTERS}
+    assert {m.rpartition(".")[0] for m in WRITER_MODULES} == packages
+    for format_id in FORMAT_IDS:
+        assert writer_for(format_id).format_id == format_id
