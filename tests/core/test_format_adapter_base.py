@@ -7,6 +7,7 @@ the callers' old fallbacks did; the five real adapters declare their facts.
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
@@ -26,7 +27,7 @@ from memlens.core.formats import (
 )
 from memlens.core.formats.files import Listing, rel_posix
 from memlens.core.formats.linking import ordered
-from memlens.core.model import DecayInfo, FileScan, Health, Memory, ScanResult
+from memlens.core.model import DecayInfo, FileScan, Health, LinkState, Memory, ScanResult
 from memlens.core.scan.cache import scan_one
 from memlens.core.scan.vault import Vault, rescan_paths, scan_vault
 
@@ -224,3 +225,13 @@ def test_every_registered_format_has_its_package_writer() -> None:
     assert {m.rpartition(".")[0] for m in WRITER_MODULES} == packages
     for format_id in FORMAT_IDS:
         assert writer_for(format_id).format_id == format_id
+
+
+@pytest.mark.parametrize("format_id", FORMAT_IDS)
+def test_link_state_is_the_formats_own_typed_state(own_fixtures_dir: Path, format_id: str) -> None:
+    """`link` leaves a `LinkState` subclass that survives pickling (the scan cache)."""
+    adapter = adapter_for(format_id)
+    result = adapter.scan(own_fixtures_dir / format_id)
+    state = result.link_state
+    assert isinstance(state, LinkState) and type(state) is not LinkState
+    assert type(pickle.loads(pickle.dumps(state))) is type(state)
