@@ -35,6 +35,7 @@ from ...model import (
     DecayInfo,
     FileScan,
     Health,
+    LinkState,
     Memory,
     Problem,
     Reason,
@@ -46,23 +47,19 @@ from ...refs import PointerField, reference_issue
 from ...text.dates import day_of, iso, parse_datetime
 from ...text.frontmatter import load_frontmatter
 from ...text.textio import decode_bytes, read_text
-from ..base import (
-    Changes,
+from ..adapter import FormatAdapter, FormatInfo, PromoteOption
+from ..files import (
     Listing,
     SkippedEntry,
-    as_str_list,
     dir_state,
     iter_md,
     list_files,
     list_md,
-    one_memory_files,
-    problem_from,
     rel_posix,
-    relinked,
-    scan_by_files,
-    split_duplicates,
     unlistable,
 )
+from ..linking import Changes, one_memory_files, relinked, split_duplicates
+from ..reading import as_str_list, problem_from
 
 FORMAT_ID = "cognitive-memory"
 
@@ -1022,11 +1019,42 @@ def _fmt(x: float) -> str:
 _THRESHOLDS_TEXT = "(thresholds: ≥0.5 active, 0.2–0.5 fading, 0.05–0.2 dormant, <0.05 archived)"
 
 
-class CognitiveMemoryAdapter:
+@dataclass(slots=True)
+class _CognitiveLinkState(LinkState):
+    """What `link` leaves for `relink` (valid only for the newest result).
+
+    `valid`: the kept memories by id; `claims`: how many memory files claim
+    each id; `refs`: who points at each target id; `state`: the parsed
+    `_state.json`; `faulty_state`: ids with a bad state entry;
+    `valid_paths`: path -> id of the kept memories; `episode_files`: rels.
+    """
+
+    valid: dict[str, Memory]
+    claims: Counter[str]
+    refs: dict[str, dict[int, Memory]]
+    state: dict[str, StateEntry]
+    faulty_state: set[str]
+    valid_paths: dict[str, str]
+    episode_files: list[str]
+
+
+class CognitiveMemoryAdapter(FormatAdapter):
     """Reads cognitive-memory vaults and computes their decay score."""
 
-    format_id: ClassVar[str] = FORMAT_ID
-    label: ClassVar[str] = "Cognitive memory"
+    info: ClassVar[FormatInfo] = FormatInfo(
+        id=FORMAT_ID,
+        label="Cognitive memory",
+        short_label="cognitive",
+        # Every relation is expected on both ends (see core.graph.relations).
+        two_way_relations=True,
+        promote_note="retypes to insight and/or raises importance; the file stays where it is",
+        promote_options=(
+            PromoteOption("type", "insight", "insight, or blank to keep the type"),
+            PromoteOption("importance", "", "0-1, only raises it", number=True),
+        ),
+        has_episodes=True,
+        tracks_access=True,
+    )
     pointer_fields: ClassVar[tuple[PointerField, ...]] = POINTER_FIELDS
     #: The linked result (link_state included) pickles faithfully: the scan
     #: cache keeps it and an unchanged vault is not linked again.
@@ -1048,9 +1076,6 @@ class CognitiveMemoryAdapter:
         if has_marker and (dir_state(graph) is True or has_vault):
             return True
         return None in kinds and (has_marker or has_vault or dir_state(root / EPISODES_DIR) is True)
-
-    def scan(self, root: Path) -> ScanResult:
-        return scan_by_files(self, root)
 
     # -- per-file scanning (see FormatAdapter) ------------------------------
 
@@ -1193,15 +1218,15 @@ class CognitiveMemoryAdapter:
         result.records["state_orphans"] = [{"id": i} for i in state if i not in claims]
         # records holds lists; the whole parsed _index.json is its one item.
         result.records["index"] = list(index)
-        result.link_state = {
-            "valid": {m.id: m for m in valid},
-            "claims": claims,
-            "refs": refs,
-            "state": state,
-            "faulty_state": {mem_id for mem_id, _p in entry_problems},
-            "valid_paths": valid_paths,
-            "episode_files": [fs.rel for fs in episode_files],
-        }
+        result.link_state = _CognitiveLinkState(
+            valid={m.id: m for m in valid},
+            claims=claims,
+            refs=refs,
+            state=state,
+            faulty_state={mem_id for mem_id, _p in entry_problems},
+            valid_paths=valid_paths,
+            episode_files=[fs.rel for fs in episode_files],
+        )
         return result
 
     def relink(
@@ -1216,12 +1241,10 @@ class CognitiveMemoryAdapter:
         when they point at an id that appeared or disappeared.
         """
         st = previous.link_state
-        valid: dict[str, Memory] | None = st.get("valid")
-        claims: Counter[str] | None = st.get("claims")
-        refs: dict[str, dict[int, Memory]] | None = st.get("refs")
         split = one_memory_files(changes)
-        if valid is None or claims is None or refs is None or split is None:
+        if not isinstance(st, _CognitiveLinkState) or split is None:
             return None
+        valid, claims, refs = st.valid, st.claims, st.refs
         for before, after in changes.values():
             for fs in (before, after):
                 if fs is not None and fs.data.get("kind", _MEMORY) != _MEMORY:
@@ -1240,13 +1263,11 @@ class CognitiveMemoryAdapter:
         for m in gone:
             if valid.get(m.id) is not m:
                 return None
-        faulty_state: set[str] = st.get("faulty_state", set())
-        if any(d and mem_id in faulty_state for mem_id, d in delta.items()):
+        if any(d and mem_id in st.faulty_state for mem_id, d in delta.items()):
             return None  # an id with a bad _state.json entry (dis)appeared: its problem too
 
         # From here on the tables move to the new result.
-        state: dict[str, StateEntry] = st["state"]
-        valid_paths: dict[str, str] = st["valid_paths"]
+        state, valid_paths = st.state, st.valid_paths
         for mem_id, d in delta.items():
             claims[mem_id] += d
             if claims[mem_id] <= 0:
@@ -1285,7 +1306,7 @@ class CognitiveMemoryAdapter:
         records = dict(previous.records)
         paths_changed = {m.path for m in gone} != {m.path for m in new} or bool(appeared_or_gone)
         if paths_changed:
-            for rel in st.get("episode_files", []):
+            for rel in st.episode_files:
                 fs = scans.get(rel)
                 for entry in fs.data.get("entries", []) if fs is not None else []:
                     _relink_episode(entry, valid_paths)

@@ -43,11 +43,22 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ...decay import STATUS_HEALTH, clamp01, importance_band
-from ...model import DecayInfo, FileScan, Health, Memory, Problem, Reason, ScanResult
+from ...model import (
+    DecayInfo,
+    FileScan,
+    Health,
+    LinkState,
+    Memory,
+    Problem,
+    Reason,
+    ScanResult,
+)
 from ...refs import PointerField
 from ...safe_io import open_regular, read_regular
 from ...text.dates import parse_date, parse_datetime
-from ..base import Changes, Listing, list_files, scan_by_files, split_duplicates
+from ..adapter import FormatAdapter, FormatInfo, PromoteOption
+from ..files import Listing, list_files
+from ..linking import Changes, split_duplicates
 
 OBSERVATIONS = "observations.md"
 ARCHIVE_JSONL = "archive.jsonl"
@@ -896,9 +907,30 @@ def _read(path: Path) -> bytes | OSError | None:
 # ---------------------------------------------------------------------------
 
 
-class DreamCycleAdapter:
-    format_id: ClassVar[str] = "dream-cycle"
-    label: ClassVar[str] = "Dream Cycle"
+@dataclass(slots=True)
+class _DreamLinkState(LinkState):
+    """What `link` leaves for `relink`: how many kept memories use each id.
+
+    None when an id was used twice anywhere: such a vault always links in full.
+    """
+
+    ids: dict[str, int] | None
+
+
+class DreamCycleAdapter(FormatAdapter):
+    info: ClassVar[FormatInfo] = FormatInfo(
+        id="dream-cycle",
+        label="Dream Cycle",
+        short_label="dream",
+        promote_note="writes explicit dc: tags; a type only to one that lives longer",
+        promote_options=(
+            PromoteOption(
+                "type", "", "a longer-lived type: fact preference goal habit event rule context"
+            ),
+            PromoteOption("importance", "", "0-10, only raises it", number=True),
+        ),
+        has_decay_run=True,
+    )
     #: The spec defines no field that points at another observation.
     pointer_fields: ClassVar[tuple[PointerField, ...]] = ()
     #: The linked result (link_state included) pickles faithfully: the scan
@@ -921,11 +953,6 @@ class DreamCycleAdapter:
         except OSError:
             return False
         return False
-
-    # -- scan ---------------------------------------------------------------
-
-    def scan(self, root: Path) -> ScanResult:
-        return scan_by_files(self, root)
 
     # -- per-file scanning (see FormatAdapter) ------------------------------
 
@@ -1177,7 +1204,7 @@ class DreamCycleAdapter:
         )
         # Unchanged memories are the previous objects already (a hint for
         # the caller that matching them up again is not needed).
-        out.data["kept_objects"] = True
+        out.kept_objects = True
         out.data["delta"] = _Delta(
             base=tab.token,
             m_lo=m_lo,
@@ -1348,10 +1375,8 @@ class DreamCycleAdapter:
         result.memories = keep
         result.problems.extend(dups)
         # For relink: every id once (a duplicate anywhere means a full link).
-        result.link_state = (
-            {"dups": True}
-            if dups
-            else {"dups": False, "ids": dict.fromkeys((m.id for m in keep), 1)}
+        result.link_state = _DreamLinkState(
+            None if dups else dict.fromkeys((m.id for m in keep), 1)
         )
         return result
 
@@ -1370,8 +1395,8 @@ class DreamCycleAdapter:
         full.  `previous` gives up its link state either way.
         """
         state = previous.link_state
-        previous.link_state = {}
-        if not state or state.get("dups"):
+        previous.link_state = None
+        if not isinstance(state, _DreamLinkState) or state.ids is None:
             return None
         if sum(1 for rel in changes if rel != ARCHIVE_JSONL) > 1:
             return None
@@ -1390,7 +1415,7 @@ class DreamCycleAdapter:
                     if any(b in tab.counts for b in names):
                         return None
             plans[rel] = plan
-        seen: dict[str, int] = state["ids"]
+        seen = state.ids
         for plan in plans.values():
             for m in plan.gone:
                 left = seen.get(m.id, 0) - 1

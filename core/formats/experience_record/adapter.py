@@ -110,6 +110,7 @@ from ...model import (
     DecayInfo,
     FileScan,
     Health,
+    LinkState,
     Memory,
     Problem,
     Reason,
@@ -121,7 +122,9 @@ from ...model import (
 from ...refs import PointerField, PointerKind, is_uri, pointer_values, reference_issue
 from ...safe_io import read_regular
 from ...text.dates import days_between, parse_datetime
-from ..base import Changes, Listing, list_files, scan_by_files, split_duplicates
+from ..adapter import FormatAdapter, FormatInfo, PromoteOption
+from ..files import Listing, list_files
+from ..linking import Changes, split_duplicates
 
 FORMAT_ID = "experience-records"
 
@@ -1006,7 +1009,7 @@ def _check_record_refs(
 
 
 @dataclass(slots=True)
-class _LinkState:
+class _ExperienceLinkState(LinkState):
     """What `link` leaves for `relink` (valid only for the newest result).
 
     `rank`: lattice rank of every unique experience id; `valid`: ids of the
@@ -1043,11 +1046,21 @@ def _named_ids(
 # The adapter
 
 
-class ExperienceRecordAdapter:
+class ExperienceRecordAdapter(FormatAdapter):
     """Reads an experience-record vault (JSON Lines raw + view stores)."""
 
-    format_id: ClassVar[str] = FORMAT_ID
-    label: ClassVar[str] = "Experience records"
+    info: ClassVar[FormatInfo] = FormatInfo(
+        id=FORMAT_ID,
+        label="Experience records",
+        short_label="exp-rec",
+        # `parents` form a lattice: a cycle through them is a problem.
+        acyclic_fields=frozenset({"parents"}),
+        promote_note="derives a new record one type up (the raw line never changes)",
+        promote_options=(
+            PromoteOption("text", "", "blank: the body with Observed:/Inferred: in front"),
+            PromoteOption("type", "", "blank: the next type up"),
+        ),
+    )
     pointer_fields: ClassVar[tuple[PointerField, ...]] = POINTER_FIELDS
     #: The linked result (link_state included) pickles faithfully: the scan
     #: cache keeps it and an unchanged vault is not linked again.
@@ -1055,9 +1068,6 @@ class ExperienceRecordAdapter:
 
     def detect(self, root: Path) -> bool:
         return (root / EXPERIENCES).is_file()
-
-    def scan(self, root: Path) -> ScanResult:
-        return scan_by_files(self, root)
 
     # -- per-file scanning (see FormatAdapter) ------------------------------
 
@@ -1136,8 +1146,6 @@ class ExperienceRecordAdapter:
         # `appended` tells relink how much was there before (the objects are kept).
         data = dict(previous.data)
         data["appended"] = (len(previous.memories), len(previous.problems))
-        # Every memory read before is the very object it was: nothing to match up.
-        data["kept_objects"] = True
         if isinstance(previous.data.get("newlines"), int):
             data["newlines"] = previous.data["newlines"] + tail.count(b"\n")
         return FileScan(
@@ -1146,6 +1154,8 @@ class ExperienceRecordAdapter:
             memories=[*previous.memories, *memories],
             problems=[*previous.problems, *scan.result.problems],
             data=data,
+            # Every memory read before is the very object it was: nothing to match up.
+            kept_objects=True,
         )
 
     def link(self, root: Path, scans: Mapping[str, FileScan]) -> ScanResult:
@@ -1205,16 +1215,14 @@ class ExperienceRecordAdapter:
         scan.result.problems.sort(key=lambda p: p.line or 0)
         n_exp = len(scan.result.problems)
         scan.result.problems.extend(record_problems)
-        # For relink (appended experiences): see `_LinkState`.
-        scan.result.link_state = {
-            "er": _LinkState(
-                rank=rank,
-                valid=exp_ids,
-                dup_ids={p.id for p in dups if p.id is not None},
-                n_exp=n_exp,
-                n_refs=n_refs,
-            )
-        }
+        # For relink (appended experiences): see `_ExperienceLinkState`.
+        scan.result.link_state = _ExperienceLinkState(
+            rank=rank,
+            valid=exp_ids,
+            dup_ids={p.id for p in dups if p.id is not None},
+            n_exp=n_exp,
+            n_refs=n_refs,
+        )
         return scan.result
 
     def relink(
@@ -1234,11 +1242,10 @@ class ExperienceRecordAdapter:
         would change records read before: None, link in full.  So does any
         other change.  `previous` gives up its link state either way.
         """
-        box = previous.link_state.get("er")
-        previous.link_state = {}
-        if not isinstance(box, _LinkState) or set(changes) != {EXPERIENCES}:
+        state = previous.link_state
+        previous.link_state = None
+        if not isinstance(state, _ExperienceLinkState) or set(changes) != {EXPERIENCES}:
             return None
-        state = box
         before, after = changes[EXPERIENCES]
         if before is None or after is None:
             return None
@@ -1319,7 +1326,7 @@ class ExperienceRecordAdapter:
         )
         state.n_exp += len(problems)
         state.n_refs += len(refs)
-        result.link_state = {"er": state}
+        result.link_state = state
         return result
 
     def decay_brief(self, memory: Memory, as_of: date) -> tuple[str, Health, float, float | None]:

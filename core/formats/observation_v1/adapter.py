@@ -48,6 +48,7 @@ from ...model import (
     DecayInfo,
     FileScan,
     Health,
+    LinkState,
     Memory,
     Problem,
     Reason,
@@ -62,19 +63,10 @@ from ...text.dates import day_of, days_between, iso, parse_datetime
 from ...text.frontmatter import SplitDocument, load_frontmatter
 from ...text.paths import has_path_syntax
 from ...text.textio import decode_bytes, read_text
-from ..base import (
-    Changes,
-    Listing,
-    SkippedEntry,
-    as_str_list,
-    list_md,
-    one_memory_files,
-    problem_from,
-    rel_posix,
-    relinked,
-    scan_by_files,
-    split_duplicates,
-)
+from ..adapter import FormatAdapter, FormatInfo, PromoteOption
+from ..files import Listing, SkippedEntry, list_md, rel_posix
+from ..linking import Changes, one_memory_files, relinked, split_duplicates
+from ..reading import as_str_list, problem_from
 
 FORMAT_ID = "observation-v1"
 OBSERVATION_SPEC = "observation/v1"
@@ -172,11 +164,38 @@ _FOLDERS: tuple[_Folder, ...] = (
 )
 
 
-class ObservationV1Adapter:
+@dataclass(slots=True)
+class _ObservationLinkState(LinkState):
+    """What `link` leaves for `relink` (valid only for the newest result).
+
+    `claims`: how many documents claim each id; `obs` / `comps`: the kept
+    observations and comprehensions by id; `cited_by` / `believers`: who
+    cites each observation / holds each comprehension as a prior belief.
+    """
+
+    claims: Counter[str]
+    obs: dict[str, Memory]
+    comps: dict[str, Memory]
+    cited_by: dict[str, dict[int, Memory]]
+    believers: dict[str, dict[int, Memory]]
+
+
+class ObservationV1Adapter(FormatAdapter):
     """Reads observation/v1 + comprehension/v1 vaults."""
 
-    format_id: ClassVar[str] = FORMAT_ID
-    label: ClassVar[str] = "observation/v1"
+    info: ClassVar[FormatInfo] = FormatInfo(
+        id=FORMAT_ID,
+        label="observation/v1",
+        short_label="obs-v1",
+        promote_note="creates one comprehension document citing the observations",
+        promote_options=(
+            PromoteOption("topic", "", "blank: the first observation's title"),
+            PromoteOption("domain", "", "blank: the project, else general"),
+            PromoteOption("statement", "", "blank: the observed events"),
+        ),
+        # Several observations of one vault make one comprehension.
+        promotes_together=frozenset({KIND_OBSERVATION}),
+    )
     pointer_fields: ClassVar[tuple[PointerField, ...]] = POINTER_FIELDS
     #: The linked result (link_state included) pickles faithfully: the scan
     #: cache keeps it and an unchanged vault is not linked again.
@@ -200,9 +219,6 @@ class ObservationV1Adapter:
         return False
 
     # -- scanning ----------------------------------------------------------
-
-    def scan(self, root: Path) -> ScanResult:
-        return scan_by_files(self, root)
 
     # -- per-file scanning (see FormatAdapter) ------------------------------
 
@@ -278,13 +294,13 @@ class ObservationV1Adapter:
         believers: dict[str, dict[int, Memory]] = {}
         for m in memories:
             _index_refs(m, cited_by, believers)
-        result.link_state = {
-            "claims": Counter(m.id for m in loaded),
-            "obs": {m.id: m for m in memories if m.kind == KIND_OBSERVATION},
-            "comps": {m.id: m for m in memories if m.kind == KIND_COMPREHENSION},
-            "cited_by": cited_by,
-            "believers": believers,
-        }
+        result.link_state = _ObservationLinkState(
+            claims=Counter(m.id for m in loaded),
+            obs={m.id: m for m in memories if m.kind == KIND_OBSERVATION},
+            comps={m.id: m for m in memories if m.kind == KIND_COMPREHENSION},
+            cited_by=cited_by,
+            believers=believers,
+        )
         return result
 
     def relink(
@@ -301,13 +317,10 @@ class ObservationV1Adapter:
         """
         st = previous.link_state
         split = one_memory_files(changes)
-        if split is None or "claims" not in st:
+        if split is None or not isinstance(st, _ObservationLinkState):
             return None
-        claims: Counter[str] = st["claims"]
-        obs: dict[str, Memory] = st["obs"]
-        comps: dict[str, Memory] = st["comps"]
-        cited_by: dict[str, dict[int, Memory]] = st["cited_by"]
-        believers: dict[str, dict[int, Memory]] = st["believers"]
+        claims, obs, comps = st.claims, st.obs, st.comps
+        cited_by, believers = st.cited_by, st.believers
         gone, new = split
         delta: Counter[str] = Counter()
         for m in gone:

@@ -38,6 +38,7 @@ from ...model import (
     DecayInfo,
     FileScan,
     Health,
+    LinkState,
     Memory,
     Problem,
     Reason,
@@ -50,21 +51,10 @@ from ...refs import PointerField, is_unsafe_reference
 from ...text.dates import day_of, parse_date
 from ...text.frontmatter import load_frontmatter
 from ...text.textio import decode_bytes, read_text
-from ..base import (
-    Changes,
-    Listing,
-    SkippedEntry,
-    dir_state,
-    list_dirs,
-    list_md,
-    one_memory_files,
-    problem_from,
-    rel_posix,
-    relinked,
-    scan_by_files,
-    split_duplicates,
-    unlistable,
-)
+from ..adapter import FormatAdapter, FormatInfo
+from ..files import Listing, SkippedEntry, dir_state, list_dirs, list_md, rel_posix, unlistable
+from ..linking import Changes, one_memory_files, relinked, split_duplicates
+from ..reading import problem_from
 
 FORMAT_ID = "project-ocean"
 
@@ -545,11 +535,28 @@ def _fmt(x: float) -> str:
     return str(round(x, 4))
 
 
-class ProjectOceanAdapter:
+@dataclass(slots=True)
+class _OceanLinkState(LinkState):
+    """What `link` leaves for `relink` (valid only for the newest result).
+
+    `ids`: the kept memory ids; `agents`: kept memories per agent; `names`:
+    who names each observation stem in a backlink.
+    """
+
+    ids: set[str]
+    agents: Counter[str]
+    names: dict[str, dict[int, Memory]]
+
+
+class ProjectOceanAdapter(FormatAdapter):
     """Reads `agents/*/memory/{vault,archive}/` and `shared/observations/`."""
 
-    format_id: ClassVar[str] = FORMAT_ID
-    label: ClassVar[str] = "Project Ocean"
+    info: ClassVar[FormatInfo] = FormatInfo(
+        id=FORMAT_ID,
+        label="Project Ocean",
+        short_label="ocean",
+        promote_note="copies the file to shared/observations/ with promoted_from and promoted_at",
+    )
     pointer_fields: ClassVar[tuple[PointerField, ...]] = POINTER_FIELDS
     #: The linked result (link_state included) pickles faithfully: the scan
     #: cache keeps it and an unchanged vault is not linked again.
@@ -566,9 +573,6 @@ class ProjectOceanAdapter:
         if found is None:
             return dir_state(root / "shared" / "observations") is True
         return found
-
-    def scan(self, root: Path) -> ScanResult:
-        return scan_by_files(self, root)
 
     # -- per-file scanning (see FormatAdapter) ------------------------------
 
@@ -699,7 +703,7 @@ class ProjectOceanAdapter:
             memories=kept,
             problems=problems,
             ref_problems=ref_problems,
-            link_state={"ids": ids, "agents": agents, "names": names},
+            link_state=_OceanLinkState(ids, agents, names),
         )
 
     def relink(
@@ -714,12 +718,10 @@ class ProjectOceanAdapter:
         observation stem that appeared or disappeared.
         """
         state = previous.link_state
-        ids: set[str] | None = state.get("ids")
-        agents: Counter[str] | None = state.get("agents")
-        names: dict[str, dict[int, Memory]] | None = state.get("names")
         split = one_memory_files(changes)
-        if ids is None or agents is None or names is None or split is None:
+        if not isinstance(state, _OceanLinkState) or split is None:
             return None
+        ids, agents, names = state.ids, state.agents, state.names
         gone, new = split
         for m in (*gone, *new):
             twin = _twin(m.path)
