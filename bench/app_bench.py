@@ -122,7 +122,7 @@ def synthetic_rows(n: int, seed: int = 0) -> tuple[Vault, list[MemoryRow]]:
         infos[memory.id] = info
     # memory_row() calls the format's decay; the bench format has none, so it
     # is given the drawn DecayInfo instead (the row is built exactly as in the app).
-    import memlens.core.listing as listing
+    import memlens.core.listing.rows as listing
 
     original = listing.decay_of
     listing.decay_of = lambda m, as_of: infos[m.id]  # type: ignore[assignment]

@@ -29,6 +29,7 @@ from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,7 @@ from textual.timer import Timer
 from memlens.core.config import Config
 from memlens.core.decay import archive_candidates
 from memlens.core.errors import ConflictError, MemlensError, NotFoundError, RefusedError
+from memlens.core.formats import FormatInfo, format_ids_where, info_for
 from memlens.core.formats.cognitive_memory.runs import plan_core, plan_reindex
 from memlens.core.formats.cognitive_memory.runs_reflection import plan_reflection
 from memlens.core.formats.cognitive_memory.runs_state import plan_decay_scores, plan_record_access
@@ -81,11 +83,9 @@ REPLANNABLE = frozenset({"pin", "unpin", "archive", "restore", "set"})
 ACCESS_DELAY = 1.0
 #: Editors that understand `+LINE` before the file name.
 _PLUS_LINE_EDITORS = frozenset({"vi", "vim", "nvim", "nano", "emacs", "micro", "kak", "mg"})
-
-COGNITIVE = "cognitive-memory"
-DREAM_CYCLE = "dream-cycle"
-OBSERVATION_V1 = "observation-v1"
-PROJECT_OCEAN = "project-ocean"
+#: Capabilities that pick the vaults of a maintenance run (see `FormatInfo`).
+_has_decay_run: Callable[[FormatInfo], bool] = attrgetter("has_decay_run")
+_tracks_access: Callable[[FormatInfo], bool] = attrgetter("tracks_access")
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -167,8 +167,9 @@ def catalog_of(app: MemlensApp) -> Catalog:
     return Catalog([v for v, _rows in app.loaded])
 
 
-def vaults_of(app: MemlensApp, fmt: str) -> list[Vault]:
-    return [v for v, _rows in app.loaded if v.format == fmt]
+def vaults_with(app: MemlensApp, test: Callable[[FormatInfo], bool]) -> list[Vault]:
+    """Loaded vaults of the formats whose facts pass `test` (a capability)."""
+    return [v for v, _rows in app.loaded if test(info_for(v.format))]
 
 
 def diff_stat(plan: Plan) -> list[str]:
@@ -258,12 +259,13 @@ def plan_jobs(
 
 
 def plan_promote_jobs(memories: list[Memory], options: dict[str, dict[str, Any]]) -> list[Job]:
-    """Promote jobs: observation-v1 observations of one vault become one comprehension."""
+    """Promote jobs; memories of a kind that promotes together (observation-v1
+    observations) become one new record per vault (one comprehension)."""
     jobs: list[Job] = []
     groups: dict[Path, list[Memory]] = {}
     rest: list[Memory] = []
     for m in memories:
-        if m.format == OBSERVATION_V1 and m.kind == "observation":
+        if m.kind in info_for(m.format).promotes_together:
             groups.setdefault(m.vault_root, []).append(m)
         else:
             rest.append(m)
@@ -273,7 +275,7 @@ def plan_promote_jobs(memories: list[Memory], options: dict[str, dict[str, Any]]
             continue
         label = f"one comprehension citing {', '.join(m.id for m in group)}"
         try:
-            plan = plan_promote_many(group, options.get(OBSERVATION_V1, {}))
+            plan = plan_promote_many(group, options.get(group[0].format, {}))
         except (MemlensError, OSError) as exc:
             jobs.append(Job(ChangeItem(label, [str(exc)], refused=True), None))
             continue
@@ -403,7 +405,8 @@ class ActionRunner:
         if row is None or row.memory is None or not tracking_on(self.app):
             return
         memory = row.memory
-        if memory.format != COGNITIVE or memory.archived or memory.tombstoned:
+        tracked = info_for(memory.format).tracks_access
+        if not tracked or memory.archived or memory.tombstoned:
             return
         self._access_timer = self.screen.set_timer(
             ACCESS_DELAY, partial(self._access_due, row.key, memory)
@@ -623,10 +626,12 @@ def _plan_item(vault: Vault, plan: Plan) -> ChangeItem:
 
 
 def _plan_runs(
-    app: MemlensApp, fmt: str, make: Callable[[Vault], Plan], what: str
+    app: MemlensApp, test: Callable[[FormatInfo], bool], make: Callable[[Vault], Plan], what: str
 ) -> Callable[[], RunPreview]:
-    """A planner running `make` on every loaded vault of `fmt` (one step per vault)."""
-    vaults = vaults_of(app, fmt)
+    """A planner running `make` on every loaded vault whose format passes `test`
+    (one step per vault)."""
+    vaults = vaults_with(app, test)
+    fmt = " or ".join(sorted(format_ids_where(test)))
 
     def planner() -> RunPreview:
         preview = RunPreview()
@@ -651,13 +656,14 @@ def _plan_runs(
 
 
 def _dream_decay(app: MemlensApp) -> Callable[[], RunPreview]:
-    vaults = vaults_of(app, DREAM_CYCLE)
+    vaults = vaults_with(app, _has_decay_run)
     as_of = app.as_of
 
     def planner() -> RunPreview:
         preview = RunPreview(summary=f"Dream Cycle decay as of {as_of.isoformat()}")
         if not vaults:
-            preview.summary += "\nNo dream-cycle vault is loaded."
+            names = " or ".join(sorted(format_ids_where(_has_decay_run)))
+            preview.summary += f"\nNo {names} vault is loaded."
         for v in vaults:
             try:
                 plan, report = decay_run(v.root, as_of)
@@ -754,7 +760,7 @@ def run_commands(app: MemlensApp) -> dict[str, Callable[[], None]]:
 
     def cognitive(what: str, make: Callable[[Vault], Plan]) -> Callable[[], None]:
         return lambda: start_run(
-            app, f"Cognitive memory: {what}", _plan_runs(app, COGNITIVE, make, what)
+            app, f"Cognitive memory: {what}", _plan_runs(app, _tracks_access, make, what)
         )
 
     def ocean_promote() -> None:

@@ -11,7 +11,7 @@ big-endian length and a pickle.  ``("job", format_id, root, rels)`` names
 the files of one vault; each ``("parse", start, end)`` after it is answered
 with the pickled ``[(rel, FileScan, FileStamp | None)]`` of
 ``rels[start:end]`` (`cache._parse_chunk`).  ``("count_terms", texts)``
-is answered with `search.count_terms` of those (title, tags, body) texts
+is answered with `search.fit.count_terms` of those (title, tags, body) texts
 (half of a large index fit).  End of input ends the worker.
 """
 
@@ -55,7 +55,7 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
             format_id, root, rels = job
             write_message(stdout, _parse_chunk(format_id, root, rels[request[1] : request[2]]))
         elif request[0] == "count_terms":
-            from ..search.index import count_terms
+            from ..search.fit import count_terms
 
             write_message(stdout, pickle.dumps(count_terms(request[1]), pickle.HIGHEST_PROTOCOL))
         else:

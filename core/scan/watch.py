@@ -28,28 +28,26 @@ Thread safety: the watcher replaces `vault.result` and `catalog.vaults`
 with new objects under `watcher.lock` (it never mutates a list a reader may
 be iterating), so a reader on another thread sees either the old or the new
 state of a vault.  Hold `watcher.lock` to read several vaults consistently.
+
+The noise rules, file stats and per-vault state are in `watch_files`; the
+hold-back rules (when a removal is believed) in `watch_hold`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import queue
-import stat
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from ..errors import MemlensError
 from ..model import ScanResult
-from ..safe_io import TEMP_PREFIX, read_regular
 from . import selfwrites
 from .changes import (
     Change,
-    ChangeKind,
     added_all,
     diff_results,
     removed_all,
@@ -60,186 +58,30 @@ from .vault import (
     Vault,
     detect_format,
     discover,
-    rescan_paths,
     scan_vault,
 )
+from .watch_files import (
+    DELETED,
+    Stat,
+    VaultState,
+    is_noise,
+    is_noise_name,
+    owns_path,
+    rel_path,
+    reload_vault,
+    sha_of,
+    stat_of,
+    vault_files,
+    walk_tree,
+)
+from .watch_hold import Waits, closing_notices, hold_back, mark_own
+
+__all__ = ["VaultWatcher", "is_noise", "is_noise_name", "reload_vault", "vault_files"]
 
 log = logging.getLogger(__name__)
 
-#: Folders whose contents never matter to a vault.
-NOISE_DIRS = frozenset({".git", ".memlens", ".hg", ".svn", "__pycache__", "node_modules"})
-#: File name endings of editor swap/backup files and generic temp files.
-NOISE_SUFFIXES = (".swp", ".swx", ".swo", "~", ".tmp")
-#: Exact file names that are never memories (vim's write test file, macOS).
-NOISE_NAMES = frozenset({"4913", ".DS_Store"})
-
-#: (mtime_ns, size, inode) of a file, as the stat walk compares them.
-Stat = tuple[int, int, int]
-
 OnChanges = Callable[[list[Change]], None]
 OnError = Callable[[BaseException], None]
-
-# watchfiles reports deletions as Change.deleted (an IntEnum).
-_DELETED = 3
-
-
-def is_noise_name(name: str) -> bool:
-    """A file name that is never part of a vault (swap, backup, temp files)."""
-    return (
-        name in NOISE_NAMES
-        or name.startswith(TEMP_PREFIX)
-        or name.endswith(NOISE_SUFFIXES)
-        or name.startswith(".#")
-        or (len(name) > 1 and name.startswith("#") and name.endswith("#"))
-    )
-
-
-def is_noise(path: Path | str) -> bool:
-    """True for paths whose changes never affect a vault."""
-    parts = Path(path).parts
-    if not parts:
-        return False
-    return is_noise_name(parts[-1]) or any(p in NOISE_DIRS for p in parts[:-1])
-
-
-def reload_vault(vault: Vault, changed: Collection[Path]) -> ScanResult:
-    """The vault's scan after the files `changed` changed (absolute paths).
-
-    The one place that chooses how: `rescan_paths` re-reads only those files
-    and relinks; a vault that was never scanned file by file (no per-file
-    scans to build on) is scanned whole.  `vault.result` is left as it was:
-    the caller decides when the new result is shown.  `vault.linked` moves on
-    with the per-file scans, so a batch held back and read again with the
-    next one relinks from what was read, not from what is shown.
-    """
-    before = vault.result
-    try:
-        if not vault.scans:
-            scan_vault(vault)
-            return vault.result
-        return rescan_paths(vault, changed)
-    finally:
-        vault.result = before
-
-
-def _stat(path: Path) -> Stat | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
-
-
-def _sha(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(read_regular(path)).hexdigest()
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return ""  # unreadable: matches nothing memlens wrote
-
-
-def _readable(path: Path) -> bool | None:
-    """True if readable, False if it exists but cannot be read, None if absent."""
-    try:
-        # O_NONBLOCK: never wait on a FIFO put in a vault (it counts as unreadable).
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return False
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            return True
-        if not stat.S_ISREG(mode):
-            return False
-        os.read(fd, 1)
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    return True
-
-
-def _rel(root: Path, path: Path) -> str:
-    return Path(os.path.relpath(path, root)).as_posix()
-
-
-def _walk_tree(folder: Path) -> Iterator[Path]:
-    """Every non-noise file below `folder` (no symlinked folders, no hidden ones)."""
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = [d for d in dirnames if d not in NOISE_DIRS and not d.startswith(".")]
-        for name in filenames:
-            if not is_noise_name(name):
-                yield Path(dirpath) / name
-
-
-def vault_files(vault: Vault) -> list[Path]:
-    """The files that make up a vault (the adapter's list where it has one)."""
-    files = getattr(vault.adapter, "files", None)
-    try:
-        if files is not None:
-            return list(files(vault.root))
-        return list(_walk_tree(vault.root))
-    except OSError:
-        return []
-
-
-def _owns(vault: Vault, rel: str) -> bool:
-    owns = getattr(vault.adapter, "owns", None)
-    if owns is None:
-        return True
-    try:
-        return bool(owns(vault.root, rel))
-    except Exception:  # an adapter bug must not stop the watcher
-        return True
-
-
-def _parents(rel: str) -> Iterator[str]:
-    while "/" in rel:
-        rel = rel.rsplit("/", 1)[0]
-        yield rel
-
-
-@dataclass(slots=True)
-class _VaultState:
-    """What the watcher tracks for one vault between batches."""
-
-    vault: Vault
-    #: The user path the vault was found below (None: watched on its own).
-    base: Path | None
-    #: The scan the catalog shows (what changes are computed against).
-    committed: ScanResult
-    stats: dict[str, Stat] = field(default_factory=dict)
-    #: Vault-relative folders holding known files (to expand folder deletes).
-    dirs: set[str] = field(default_factory=set)
-    #: Files to re-read.
-    pending: set[str] = field(default_factory=set)
-    #: Folders that appeared (walk them for files).
-    walk_dirs: set[str] = field(default_factory=set)
-    full_walk: bool = False
-    #: rel -> monotonic time a removal at that path was first held back.
-    suspect: dict[str, float] = field(default_factory=dict)
-    #: When the current hold began (caps how long a vault is held).
-    hold_since: float | None = None
-    retry_at: float = 0.0
-    #: Ids already reported `unknown` in the current hold.
-    unknown_sent: set[str] = field(default_factory=set)
-    root_missing_since: float | None = None
-
-    def busy(self) -> bool:
-        return bool(self.pending or self.walk_dirs or self.full_walk or self.root_missing_since)
-
-    def set_stat(self, rel: str, st: Stat | None) -> None:
-        if st is None:
-            self.stats.pop(rel, None)
-            return
-        self.stats[rel] = st
-        for d in _parents(rel):
-            if d in self.dirs:
-                break
-            self.dirs.add(d)
 
 
 class VaultWatcher:
@@ -304,10 +146,10 @@ class VaultWatcher:
         self._walked: queue.SimpleQueue[tuple[Path, dict[str, Stat | None]] | None] = (
             queue.SimpleQueue()
         )
-        self._states: dict[Path, _VaultState] = {}
+        self._states: dict[Path, VaultState] = {}
         self._discover: set[tuple[Path, Path]] = set()
         for v in catalog.vaults:
-            self._states[v.root] = _VaultState(v, self._base_of(v.root), v.result)
+            self._states[v.root] = VaultState(v, self._base_of(v.root), v.result)
 
     # -- public API ------------------------------------------------------------
 
@@ -407,11 +249,11 @@ class VaultWatcher:
             self._initial_walk(st, since_ns)
         self.ready.set()
 
-    def _initial_walk(self, st: _VaultState, since_ns: int | None) -> None:
+    def _initial_walk(self, st: VaultState, since_ns: int | None) -> None:
         root = st.vault.root
         for p in vault_files(st.vault):
-            s = _stat(p)
-            rel = _rel(root, p)
+            s = stat_of(p)
+            rel = rel_path(root, p)
             st.set_stat(rel, s)
             if since_ns is not None and s is not None and s[0] >= since_ns:
                 st.pending.add(rel)
@@ -491,7 +333,7 @@ class VaultWatcher:
                 for root, st in list(self._states.items()):
                     if self._stop.is_set():
                         return
-                    listing = {_rel(root, p): _stat(p) for p in vault_files(st.vault)}
+                    listing = {rel_path(root, p): stat_of(p) for p in vault_files(st.vault)}
                     self._walked.put((root, listing))
                 self._walked.put(None)
             except Exception as exc:
@@ -528,7 +370,7 @@ class VaultWatcher:
                 pass
         log.exception("memlens watcher error", exc_info=exc)
 
-    def _state_for(self, path: Path) -> _VaultState | None:
+    def _state_for(self, path: Path) -> VaultState | None:
         states = self._states
         for anc in (path, *path.parents):
             st = states.get(anc)
@@ -544,13 +386,13 @@ class VaultWatcher:
                 self._claim_for_discovery(path)
                 continue
             root = st.vault.root
-            rel = _rel(root, path)
+            rel = rel_path(root, path)
             if rel == ".":
                 st.full_walk = True
                 continue
             if is_noise(rel):
                 continue
-            if change != _DELETED:
+            if change != DELETED:
                 # It exists (again): whatever was held back for it restarts.
                 st.suspect.pop(rel, None)
             if rel in st.stats:
@@ -561,7 +403,7 @@ class VaultWatcher:
                 # A folder went away (deleted or renamed): its files did too.
                 prefix = rel + "/"
                 st.pending.update(k for k in st.stats if k.startswith(prefix))
-            elif _owns(st.vault, rel):
+            elif owns_path(st.vault, rel):
                 st.pending.add(rel)
 
     def _claim_for_discovery(self, path: Path) -> None:
@@ -602,7 +444,7 @@ class VaultWatcher:
                 if v.root in self._states or self._state_for(v.root) is not None:
                     continue
                 v.rel = vault_label(v.root, base)
-                st = _VaultState(v, base, ScanResult())
+                st = VaultState(v, base, ScanResult())
                 # Stat first, then read: a change in between is caught later.
                 self._initial_walk(st, None)
                 scan_vault(v)
@@ -615,8 +457,8 @@ class VaultWatcher:
         return changes
 
     # -- re-reading one vault ----------------------------------------------------
-
-    def _process(self, st: _VaultState, now: float) -> list[Change]:
+    def _process(self, st: VaultState, now: float) -> list[Change]:
+        """Re-read a vault's pending files; the changes to report (none while held back)."""
         vault = st.vault
         root = vault.root
         if not root.is_dir():
@@ -627,36 +469,24 @@ class VaultWatcher:
                 return []
             return self._drop_vault(st)
         st.root_missing_since = None
-
-        if st.full_walk:
-            st.full_walk = False
-            listing = {_rel(root, p): _stat(p) for p in vault_files(vault)}
-            st.pending.update(rel for rel, s in listing.items() if st.stats.get(rel) != s)
-            st.pending.update(rel for rel in st.stats if rel not in listing)
-        if st.walk_dirs:
-            for d in st.walk_dirs:
-                for p in _walk_tree(root / d):
-                    rel = _rel(root, p)
-                    if rel in st.stats or _owns(vault, rel):
-                        st.pending.add(rel)
-            st.walk_dirs.clear()
+        self._collect_pending(st)
         if not st.pending:
             return []
 
         rels = sorted(st.pending)
-        stats_now = {rel: _stat(root / rel) for rel in rels}
+        stats_now = {rel: stat_of(root / rel) for rel in rels}
         own = {
             rel
             for rel in rels
             if selfwrites.expecting(root / rel)
-            and selfwrites.is_own_write(root / rel, _sha(root / rel))
+            and selfwrites.is_own_write(root / rel, sha_of(root / rel))
         }
         with self.lock:  # the rescan updates the vault's per-file scans in place
             new = reload_vault(vault, [root / rel for rel in rels])
-            vault_wide = bool(getattr(vault, "last_rescan_vault_wide", False))
+            vault_wide = vault.last_rescan_vault_wide
         changes = diff_results(st.committed, new, everything=vault_wide)
 
-        held, changes = self._hold_back(st, changes, stats_now, now)
+        held, changes = hold_back(st, changes, stats_now, now, self._waits())
         if held:
             return changes  # only `unknown` notices; nothing committed
 
@@ -668,103 +498,29 @@ class VaultWatcher:
         st.pending.clear()
         st.suspect.clear()
         st.hold_since = None
-        if st.unknown_sent:
-            # Memories reported `unknown` that came back unchanged still get
-            # a notice, so a front end can clear its "unknown" mark.
-            told = {c.id for c in changes}
-            for m in new.memories:
-                if m.id in st.unknown_sent and m.id not in told:
-                    changes.append(
-                        Change(
-                            ChangeKind.CHANGED,
-                            m.vault_root,
-                            m.format,
-                            m.id,
-                            m.path,
-                            line=m.line,
-                            index=m.index,
-                            memory=m,
-                        )
-                    )
-                    told.add(m.id)
-            st.unknown_sent.clear()
-        if own:
-            everything_own = own.issuperset(rels)
-            changes = [
-                replace(c, own=True)
-                if everything_own or (c.path in own and (c.old_path is None or c.old_path in own))
-                else c
-                for c in changes
-            ]
-        return changes
+        closing_notices(st, new, changes)
+        return mark_own(changes, own, rels)
 
-    def _hold_back(
-        self,
-        st: _VaultState,
-        changes: list[Change],
-        read_stats: dict[str, Stat | None],
-        now: float,
-    ) -> tuple[bool, list[Change]]:
-        """Decide about removals whose file vanished, is unreadable or broken.
+    def _collect_pending(self, st: VaultState) -> None:
+        """Turn a requested full walk and new folders into files to re-read."""
+        vault, root = st.vault, st.vault.root
+        if st.full_walk:
+            st.full_walk = False
+            listing = {rel_path(root, p): stat_of(p) for p in vault_files(vault)}
+            st.pending.update(rel for rel, s in listing.items() if st.stats.get(rel) != s)
+            st.pending.update(rel for rel in st.stats if rel not in listing)
+        if st.walk_dirs:
+            for d in st.walk_dirs:
+                for p in walk_tree(root / d):
+                    rel = rel_path(root, p)
+                    if rel in st.stats or owns_path(vault, rel):
+                        st.pending.add(rel)
+            st.walk_dirs.clear()
 
-        Returns (hold, changes): hold=True means do not commit yet (changes
-        are then only the `unknown` notices to send now); otherwise the final
-        changes to commit, with removals that are really breakages dropped
-        (their `problem` stands) or turned into `unknown`.
-        """
-        removed = [c for c in changes if c.kind is ChangeKind.REMOVED]
-        if not removed:
-            return False, changes
-        root = st.vault.root
-        broken_paths = {c.path for c in changes if c.kind is ChangeKind.PROBLEM}
-        deadlines: list[float] = []
-        verdict: dict[int, str] = {}
-        for i, c in enumerate(changes):
-            if c.kind is not ChangeKind.REMOVED:
-                continue
-            readable = _readable(root / c.path)
-            if readable is None:
-                kind, wait = "missing", self.grace
-            elif readable is False:
-                kind, wait = "unreadable", self.unreadable_timeout
-            elif c.path in broken_paths:
-                kind, wait = "broken", self.grace
-            elif c.path in read_stats and _stat(root / c.path) != read_stats[c.path]:
-                # It was (re)written after it was read (an atomic save that
-                # landed mid-rescan): read it again before believing it.
-                kind, wait = "raced", self.grace
-            else:
-                continue  # the file is there and fine: the memory really went
-            verdict[i] = kind
-            since = st.suspect.setdefault(c.path, now)
-            deadlines.append(since + wait)
-        if not verdict:
-            return False, changes
-        if st.hold_since is None:
-            st.hold_since = now
-        cap = st.hold_since + max(self.unreadable_timeout, self.grace)
-        pending_deadline = min((d for d in deadlines if d > now), default=None)
-        if pending_deadline is not None and now < cap:
-            st.retry_at = min(pending_deadline, now + self.tick_ms / 1000, cap)
-            notices = []
-            for i, kind in verdict.items():
-                c = changes[i]
-                if kind == "unreadable" and c.id is not None and c.id not in st.unknown_sent:
-                    st.unknown_sent.add(c.id)
-                    notices.append(replace(c, kind=ChangeKind.UNKNOWN))
-            return True, notices
-        out: list[Change] = []
-        for i, c in enumerate(changes):
-            kind = verdict.get(i, "")
-            if kind == "broken" or (kind == "unreadable" and c.path in broken_paths):
-                continue  # the `problem` at this path says what happened
-            if kind == "unreadable":
-                out.append(replace(c, kind=ChangeKind.UNKNOWN))
-                continue
-            out.append(c)
-        return False, out
+    def _waits(self) -> Waits:
+        return Waits(self.grace, self.unreadable_timeout, self.tick_ms / 1000)
 
-    def _drop_vault(self, st: _VaultState) -> list[Change]:
+    def _drop_vault(self, st: VaultState) -> list[Change]:
         root = st.vault.root
         with self.lock:
             self.catalog.vaults = [v for v in self.catalog.vaults if v.root != root]

@@ -1,1 +1,19 @@
-"""search."""
+"""Full-text search over every vault: one `SearchIndex`, a query language, a cache.
+
+Map of the package:
+
+- `index`: the `SearchIndex` facade (build, incremental updates, `run`,
+  `similar`, `near_duplicates`) and the ranking rules in its docstring.
+- `state`: `IndexState`, everything a built index knows as plain data
+  (what a saved index holds); `columns` (per-row metadata and codes) and
+  `postings` (term -> rows with weights, title word/tag -> rows) are its parts.
+- `analysis`: tokenising and the text a memory is indexed by.
+- `fit`: the TF-IDF fit of a build (half in a parse worker when large).
+- `briefs`: each row's decay at the index's date.
+- `query`: the query language; `filters`: filter masks; `phrases`: phrase
+  candidates and checks; `fuzzy`: title/tag word matching.
+- `ranking`: scores, the total order of hits, `Hit` and its explanation.
+- `similar`: more like this (TF-IDF or stored vectors); `duplicates`: near
+  duplicate groups.
+- `index_cache`: the built index kept between runs.
+"""

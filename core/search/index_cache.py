@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from ..scan.vault import Catalog, Vault
     from .index import SearchIndex
 
-INDEX_VERSION = 2
+INDEX_VERSION = 3
 MAGIC = b"MEMLENS-INDEX-CACHE\0"
 #: Above this share of changed rows an incremental fix-up costs more than a rebuild.
 REBUILD_FRACTION = 0.1
@@ -88,9 +88,10 @@ def _fingerprint(vaults: list[Vault]) -> str:
     digest = hashlib.sha256(f"index-v{INDEX_VERSION}".encode())
     for fmt in sorted({v.format for v in vaults}):
         digest.update(code_fingerprint(fmt).encode())
-    for name in ("search.py", "query.py", "decay.py"):
+    # Every module of this package (the index's layout and numbers) and decay.
+    for path in [*sorted(here.glob("*.py")), here.parent / "decay.py"]:
         with contextlib.suppress(OSError):
-            digest.update(read_regular(here / name))
+            digest.update(path.name.encode() + b"\0" + read_regular(path))
     return digest.hexdigest()
 
 
@@ -138,11 +139,14 @@ def save_index(index: SearchIndex, catalog: Catalog) -> Path:
     body._row_of = {}
     body._lower = {}
     body._vectors = {}
-    outside = index._alive.view & (row_vault < 0)
+    alive = index.state.columns.alive
+    outside = alive.view & (row_vault < 0)
     if outside.any():  # memories of vaults not in this catalog: not kept
-        body._alive = copy.deepcopy(index._alive)
-        body._alive.view[outside] = False
-        body._dead += int(outside.sum())
+        body.state = copy.copy(index.state)
+        body.state.columns = copy.copy(index.state.columns)
+        body.state.columns.alive = copy.deepcopy(alive)
+        body.state.columns.alive.view[outside] = False
+        body.state.dead += int(outside.sum())
     files = {str(v.root): _files_of(v) for v in catalog.vaults}
     meta = {
         "code": _fingerprint(catalog.vaults),
@@ -258,7 +262,7 @@ def _bind(
 ) -> Bound:
     """Rows bound to the memories with their ids, one by one (anything may have moved)."""
     lookups = [{m.id: m for m in v.memories} for v in vaults]
-    alive: list[bool] = index._alive.view.tolist()
+    alive: list[bool] = index.state.columns.alive.view.tolist()
     found = [0] * len(vaults)
     memories: list[Memory] = []
     row_of: dict[Key, int] = {}
@@ -318,7 +322,7 @@ def _restore(
 
     t = time.perf_counter()
     vaults = [by_root[root] for root in roots]
-    in_order = _bind_in_order(vaults, roots, row_vault, row_ids, index._alive.view)
+    in_order = _bind_in_order(vaults, roots, row_vault, row_ids, index.state.columns.alive.view)
     if in_order is not None:
         # Ids are unique within a vault, so every row is one key: the table
         # is built when first used (a search does not need it).

@@ -118,14 +118,28 @@ def render_scalar(value: Any, like: str | None = None) -> str:
 
 def _dump_inline(value: str) -> str:
     out = yaml.safe_dump(value, default_flow_style=True, allow_unicode=True, width=math.inf)
-    out = out.strip()
+    # Strip only what YAML itself added: str.strip() would also eat a value
+    # that is a no-break space (PyYAML writes one as a plain scalar).
+    out = out.strip("\n ")
     if out.endswith("\n..."):
         out = out[: -len("\n...")]
     if out.endswith("..."):
-        out = out[:-3].rstrip()
-    if "\n" in out:  # long or multi-line strings: a JSON string is valid YAML
-        return json.dumps(value, ensure_ascii=False)
+        out = out[:-3].rstrip("\n ")
+    if "\n" in out or _reads_back(out) != value:
+        # Long, multi-line or unusual strings: a JSON string with \u escapes
+        # is a valid YAML double-quoted scalar; escape everything non-ASCII
+        # only when the readable form would not read back exactly.
+        readable = json.dumps(value, ensure_ascii=False)
+        return readable if _reads_back(readable) == value else json.dumps(value)
     return out
+
+
+def _reads_back(text: str) -> object:
+    try:
+        loaded = yaml.load("k: " + text, Loader=SafeYamlLoader)
+    except yaml.YAMLError:
+        return None
+    return loaded.get("k") if isinstance(loaded, dict) else None
 
 
 def _old_value_text(line: str) -> tuple[str, str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memlens.core.formats.base import rel_posix
+from memlens.core.formats.files import rel_posix
 from memlens.core.model import ScanResult
 from memlens.core.scan import cache as scan_cache
 from memlens.core.scan.cache import (

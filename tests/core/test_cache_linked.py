@@ -88,7 +88,7 @@ def test_by_identity_is_rekeyed_after_a_round_trip() -> None:
 def test_unchanged_vault_reuses_the_linked_result(
     own_fixtures_copy: Path, fmt: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert adapter_for(fmt).cache_linked  # type: ignore[attr-defined]
+    assert adapter_for(fmt).cache_linked
     first = scan_vault(fresh(own_fixtures_copy, fmt), cache=True)
     assert first.cache_stats is not None and first.cache_stats.saved
     adapter = adapter_for(fmt)
@@ -136,7 +136,7 @@ def test_relink_after_a_cached_start_equals_a_full_scan(
     scan_vault(fresh(own_fixtures_copy, fmt), cache=True)
     vault = scan_vault(fresh(own_fixtures_copy, fmt), cache=True)  # result from the cache
     assert vault.cache_stats is not None and vault.cache_stats.reused == len(vault.scans)
-    assert vault.result.link_state
+    assert vault.result.link_state is not None
     other = scan_vault(fresh(reference, fmt), cache=False)
     adapter = vault.adapter
     full_links: list[Path] = []
@@ -181,5 +181,5 @@ def test_formats_without_the_flag_store_no_result(own_fixtures_copy: Path) -> No
         scan_vault(vault, cache=True)
         _entries, result, reason = scan_cache._load(vault.root, vault.format)
         assert reason is None
-        linked = getattr(vault.adapter, "cache_linked", False)
+        linked = vault.adapter.cache_linked
         assert (result is not None) == bool(linked)

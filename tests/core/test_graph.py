@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from memlens.core.graph.relations import (
+from memlens.core.graph import (
     MAX_DEPTH,
     GraphEdge,
     MemoryGraph,

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
-from memlens.core.graph.relations import MemoryGraph, NodeKey, build_graph, layout_neighbourhood
-from memlens.core.graph.relations import cell_width as cells
+from memlens.core.graph import MemoryGraph, NodeKey, build_graph, layout_neighbourhood
+from memlens.core.graph import cell_width as cells
 from memlens.core.scan.vault import Catalog, open_catalog
 
 # (holder id, target id, field, type or None) -- the type is the format's own

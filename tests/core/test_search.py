@@ -122,9 +122,9 @@ def test_analyzer_matches_scikit_learn_default() -> None:
 def test_own_transform_equals_the_fitted_rows(index: SearchIndex) -> None:
     # incremental updates rely on re-deriving exactly what scikit-learn fitted
     for row, m in enumerate(corpus()):
-        ids_, weights = index._analyzed_vector(index_text(m), extend=False)
+        ids_, weights = index.state.terms.vector(index_text(m), extend=False)
         for tid, w in zip(ids_, weights, strict=True):
-            assert math.isclose(index._doc_weight(row, tid), w, rel_tol=1e-12)
+            assert math.isclose(index.state.terms.doc_weight(row, tid), w, rel_tol=1e-12)
         assert math.isclose(math.fsum(w * w for w in weights), 1.0) or not weights
 
 
@@ -386,7 +386,7 @@ def test_core_search_imports_no_scikit_learn_until_built() -> None:
 
 
 def test_many_phrase_candidates_are_checked_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
-    import memlens.core.search.index as search_mod
+    import memlens.core.search.phrases as search_mod
 
     ms = [
         mem(f"p{i:03d}", f"Note {i}", f"alpha beta {'gamma' if i % 3 else 'delta'} {i}")

@@ -53,7 +53,7 @@ def corpus(n: int, seed: int = 7) -> list[Memory]:
 def fit_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """Run a test with the fit counted in one process, and with half in a parse worker."""
     import memlens.core.scan.cache as scan_cache
-    import memlens.core.search.index as search
+    import memlens.core.search.fit as search
 
     mode: str = request.param
     if mode == "half in a worker":
@@ -83,15 +83,15 @@ def test_weights_and_vocabulary_match_scikit_learn(fit_mode: str) -> None:
     index = SearchIndex.build(docs, AS_OF, decay=fake_decay)
     vec = TfidfVectorizer(analyzer=analyze, sublinear_tf=True, norm="l2", smooth_idf=True)
     x = vec.fit_transform([index_text(m) for m in docs]).tocsr()
-    assert index._vocab == {str(k): int(v) for k, v in vec.vocabulary_.items()}
-    assert index._terms == sorted(index._vocab)
-    assert np.allclose(index._idf, vec.idf_, rtol=1e-13, atol=0)
+    assert index.state.terms.vocab == {str(k): int(v) for k, v in vec.vocabulary_.items()}
+    assert index.state.terms.terms == sorted(index.state.terms.vocab)
+    assert np.allclose(index.state.terms.idf, vec.idf_, rtol=1e-13, atol=0)
     xt = x.T.tocsr()
     xt.sort_indices()
-    assert np.array_equal(index._xt_indptr, xt.indptr)
-    assert np.array_equal(index._xt_indices, xt.indices)
-    assert np.allclose(index._xt_data, xt.data, rtol=1e-12, atol=0)
-    assert index._xt_indices.dtype == np.int32  # 4 bytes a posting
+    assert np.array_equal(index.state.terms.xt_indptr, xt.indptr)
+    assert np.array_equal(index.state.terms.xt_indices, xt.indices)
+    assert np.allclose(index.state.terms.xt_data, xt.data, rtol=1e-12, atol=0)
+    assert index.state.terms.xt_indices.dtype == np.int32  # 4 bytes a posting
 
 
 def test_title_word_and_tag_postings_list_every_row_once_in_order(fit_mode: str) -> None:
@@ -104,10 +104,11 @@ def test_title_word_and_tag_postings_list_every_row_once_in_order(fit_mode: str)
             want_words.setdefault(w, []).append(row)
         for t in {t.lower() for t in m.tags}:
             want_tags.setdefault(t, []).append(row)
-    assert {w: index._tw_array(w).tolist() for w in index._tw} == want_words
-    assert {t: index._tag_array(t).tolist() for t in index._tags} == want_tags
-    assert index._tw_sorted == sorted(want_words)
-    assert sorted(w for ws in index._tw_by_len.values() for w in ws) == sorted(want_words)
+    word_rows = index.state.words.rows
+    assert {w: word_rows.rows(w).tolist() for w in word_rows} == want_words
+    assert {t: index.state.tags.rows(t).tolist() for t in index.state.tags} == want_tags
+    assert index.state.words.ordered == sorted(want_words)
+    assert sorted(w for ws in index.state.words.by_len.values() for w in ws) == sorted(want_words)
 
 
 def test_a_fit_split_with_a_worker_equals_one_in_one_process(
@@ -115,7 +116,7 @@ def test_a_fit_split_with_a_worker_equals_one_in_one_process(
 ) -> None:
     """Every id and array: the worker's names are renumbered in first-seen order."""
     import memlens.core.scan.cache as scan_cache
-    import memlens.core.search.index as search
+    import memlens.core.search.fit as search
 
     docs = corpus(400, seed=11)
     monkeypatch.setattr(search, "PARALLEL_FIT_MIN", 10**9)
@@ -128,17 +129,19 @@ def test_a_fit_split_with_a_worker_equals_one_in_one_process(
     monkeypatch.setattr(scan_cache, "run_in_worker", lambda _req: lambda: None)
     failed = SearchIndex.build(docs, AS_OF, decay=fake_decay)
     for other in (split, failed):
-        assert other._vocab == alone._vocab
-        assert other._terms == alone._terms
-        assert np.array_equal(other._xt_indptr, alone._xt_indptr)
-        assert np.array_equal(other._xt_indices, alone._xt_indices)
-        assert np.array_equal(other._xt_data, alone._xt_data)
-        assert list(other._tw) == list(alone._tw)
-        assert list(other._tags) == list(alone._tags)
-        for w in alone._tw:
-            assert other._tw_array(w).tolist() == alone._tw_array(w).tolist()
-        for t in alone._tags:
-            assert other._tag_array(t).tolist() == alone._tag_array(t).tolist()
+        assert other.state.terms.vocab == alone.state.terms.vocab
+        assert other.state.terms.terms == alone.state.terms.terms
+        assert np.array_equal(other.state.terms.xt_indptr, alone.state.terms.xt_indptr)
+        assert np.array_equal(other.state.terms.xt_indices, alone.state.terms.xt_indices)
+        assert np.array_equal(other.state.terms.xt_data, alone.state.terms.xt_data)
+        assert list(other.state.words.rows) == list(alone.state.words.rows)
+        assert list(other.state.tags) == list(alone.state.tags)
+        for w in alone.state.words.rows:
+            assert (
+                other.state.words.rows.rows(w).tolist() == alone.state.words.rows.rows(w).tolist()
+            )
+        for t in alone.state.tags:
+            assert other.state.tags.rows(t).tolist() == alone.state.tags.rows(t).tolist()
 
 
 def test_added_rows_extend_the_postings() -> None:
@@ -147,10 +150,10 @@ def test_added_rows_extend_the_postings() -> None:
     extra = mem(999, "Zeppelin alpha", "body", ("NewTag", "beta"))
     index.add(extra)
     row = len(docs)
-    assert index._tw_array("zeppelin").tolist() == [row]
-    assert index._tw_array("alpha").tolist()[-1] == row
-    assert index._tag_array("newtag").tolist() == [row]
-    assert "zeppelin" in index._tw_sorted
+    assert index.state.words.rows.rows("zeppelin").tolist() == [row]
+    assert index.state.words.rows.rows("alpha").tolist()[-1] == row
+    assert index.state.tags.rows("newtag").tolist() == [row]
+    assert "zeppelin" in index.state.words.ordered
 
 
 def test_explain_reads_the_decay_columns() -> None:
@@ -183,23 +186,26 @@ def test_pickled_index_answers_the_same_after_incremental_changes() -> None:
         before = [(h.memory.id, h.score) for h in index.search(query, 50, as_you_type=True)]
         after = [(h.memory.id, h.score) for h in again.search(query, 50, as_you_type=True)]
         assert after == before, query
-    assert again._tw_array("zeppelin").tolist() == index._tw_array("zeppelin").tolist()
+    assert (
+        again.state.words.rows.rows("zeppelin").tolist()
+        == index.state.words.rows.rows("zeppelin").tolist()
+    )
 
 
 @settings(max_examples=500, deadline=None)
 @given(st.text(st.sampled_from(list("aZ09_ -.,'\"\\x\t\n!é€ΣK")), max_size=40))
 def test_analyze_equals_the_regex_rule(text: str) -> None:
-    from memlens.core.search.index import _TOKEN_RE
+    from memlens.core.search.analysis import TOKEN_RE
 
-    assert analyze(text) == _TOKEN_RE.findall(text.lower())
+    assert analyze(text) == TOKEN_RE.findall(text.lower())
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(st.characters(max_codepoint=127), max_size=60))
 def test_analyze_equals_the_regex_rule_on_any_ascii(text: str) -> None:
-    from memlens.core.search.index import _TOKEN_RE
+    from memlens.core.search.analysis import TOKEN_RE
 
-    assert analyze(text) == _TOKEN_RE.findall(text.lower())
+    assert analyze(text) == TOKEN_RE.findall(text.lower())
 
 
 @pytest.mark.parametrize("days", [-400, 0, 30, 200, 5000])
@@ -213,7 +219,7 @@ def test_decay_brief_equals_decay(own_fixtures_dir: Path, days: int) -> None:
     checked = 0
     formats = set()
     for vault in catalog.vaults:
-        brief = vault.adapter.decay_brief  # type: ignore[attr-defined]
+        brief = vault.adapter.decay_brief
         for m in vault.memories:
             info = vault.adapter.decay(m, as_of)
             assert brief(m, as_of) == (info.status, info.health, info.weight, info.score), m.id
@@ -231,10 +237,11 @@ def test_bulk_rows_equal_rows_added_one_by_one(own_fixtures_dir: Path) -> None:
     one_by_one = SearchIndex(AS_OF)
     for m in catalog.memories():
         one_by_one._append_row(m)
-    for a, b in zip(bulk._columns(), one_by_one._columns(), strict=True):
+    for a, b in zip(bulk.state.columns.all(), one_by_one.state.columns.all(), strict=True):
         assert np.array_equal(a.view, b.view, equal_nan=a.view.dtype.kind == "f")
-    for name in ("_fmt_codes", "_kind_codes", "_status_codes", "_source_codes", "_agent_codes"):
-        assert getattr(bulk, name).values == getattr(one_by_one, name).values, name
+    for name in ("fmt_codes", "kind_codes", "status_codes", "source_codes", "agent_codes"):
+        bulk_codes = getattr(bulk.state.columns, name)
+        assert bulk_codes.values == getattr(one_by_one.state.columns, name).values, name
 
 
 def test_a_loaded_index_builds_its_key_table_on_first_use(own_fixtures_copy: Path) -> None:
@@ -245,10 +252,10 @@ def test_a_loaded_index_builds_its_key_table_on_first_use(own_fixtures_copy: Pat
     catalog = open_catalog(own_fixtures_copy, cache=True)
     loaded, stats = load_index(catalog, AS_OF)
     assert stats.status == "loaded"
-    assert "_row_of" not in vars(loaded)  # pending until something needs it
+    assert loaded._row_keys is None  # pending until something needs it
     query = "backup"
     assert [h.memory.id for h in loaded.search(query)] == [h.memory.id for h in built.search(query)]
-    assert "_row_of" not in vars(loaded)  # searching did not need it
+    assert loaded._row_keys is None  # searching did not need it
     assert len(loaded) == len(built)
     assert loaded._row_of == {m.key: row for row, m in enumerate(loaded._memories)}
     m = next(iter(catalog.memories()))

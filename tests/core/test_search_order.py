@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import memlens.core.search.index as search_mod
+import memlens.core.search.phrases as phrases
+import memlens.core.search.ranking as ranking
 from memlens.core.model import Memory
 from memlens.core.scan.vault import open_catalog as load_catalog
 from memlens.core.search.index import SearchIndex
@@ -80,9 +81,9 @@ def test_every_page_is_a_prefix_of_the_next(
     memories: list[Memory], query: str, mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if mode == "ranked":  # equal scores ordered through the cached place ranks
-        monkeypatch.setattr(search_mod, "_RANKED_SORT_MIN", 0)
+        monkeypatch.setattr(ranking, "RANKED_SORT_MIN", 0)
     if mode == "checked":  # phrase checks in score order until the page is full
-        monkeypatch.setattr(search_mod, "VERIFY_ALL_MAX", 0)
+        monkeypatch.setattr(phrases, "VERIFY_ALL_MAX", 0)
     index = SearchIndex.build(memories, AS_OF)
     full = index.search(query, limit=len(memories) + 5)
     assert len(full) == len(memories)

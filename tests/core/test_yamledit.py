@@ -67,6 +67,14 @@ def test_yaml_traps_are_quoted() -> None:
     assert data["answer"] == "no" and data["when"] == "10:00"
 
 
+@pytest.mark.parametrize("value", ["\xa0", " ", "\u2028x", "x\x85y", "tab\tin", "\u200b"])
+def test_whitespace_like_values_read_back_exactly(value: str) -> None:
+    """A no-break space is not YAML whitespace but is Python whitespace: it must survive."""
+    out = edit_frontmatter(DOC, {"answer": value})
+    data = yaml.safe_load(out.split("---\n")[1])
+    assert data["answer"] == value
+
+
 def test_crlf_and_bom_survive() -> None:
     doc = "\ufeff" + DOC.replace("\n", "\r\n")
     out = edit_frontmatter(doc, {"importance": 0.1, "new": "x"})

@@ -16,7 +16,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
 from memlens.core import Memory, open_catalog
-from memlens.core.graph.relations import MemoryGraph, NodeKey, build_graph, cell_width
+from memlens.core.graph import MemoryGraph, NodeKey, build_graph, cell_width
 from memlens.tui.app import MemlensApp
 from memlens.tui.screens.graph import GraphScreen
 from memlens.tui.screens.main import MainScreen

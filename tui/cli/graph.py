@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from memlens.core.graph.relations import (
+from memlens.core.graph import (
     MAX_DEPTH,
     MIN_DEPTH,
     MemoryGraph,

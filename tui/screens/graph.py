@@ -25,7 +25,7 @@ from textual.widgets import ContentSwitcher, Footer, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from memlens.core.decay import decay_of
-from memlens.core.graph.relations import (
+from memlens.core.graph import (
     MAX_DEPTH,
     MIN_DEPTH,
     GraphEdge,

@@ -20,7 +20,7 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
-from memlens.core.graph.relations import (
+from memlens.core.graph import (
     LayoutRow,
     MemoryGraph,
     Neighbourhood,

@@ -25,18 +25,17 @@ from ...decay import STATUS_HEALTH, clamp01
 from ...identity import ByIdentity
 from ...model import DecayInfo, FileScan, Health, Memory, Problem, ScanResult
 from ...refs import PointerField
-from ..base import (
-    Changes,
+from ..adapter import FormatAdapter, FormatInfo, PromoteOption
+from ..files import (
     Listing,
     SkippedEntry,
     dir_state,
     list_files,
     list_md,
     rel_posix,
-    scan_by_files,
-    split_duplicates,
     unlistable,
 )
+from ..linking import Changes, split_duplicates
 from .decay import (
     _THRESHOLDS_TEXT,
     DORMANT_THRESHOLD,
@@ -52,6 +51,7 @@ from .linking import (
     _MEMORY,
     _STATE,
     _apply_state,
+    _CognitiveLinkState,
     _link_relations,
     _order,
     _place,
@@ -72,11 +72,23 @@ from .schema import (
 from .state import StateEntry, _EntryProblem, _parse_index, _parse_state
 
 
-class CognitiveMemoryAdapter:
+class CognitiveMemoryAdapter(FormatAdapter):
     """Reads cognitive-memory vaults and computes their decay score."""
 
-    format_id: ClassVar[str] = FORMAT_ID
-    label: ClassVar[str] = "Cognitive memory"
+    info: ClassVar[FormatInfo] = FormatInfo(
+        id=FORMAT_ID,
+        label="Cognitive memory",
+        short_label="cognitive",
+        # Every relation is expected on both ends (see core.graph.relations).
+        two_way_relations=True,
+        promote_note="retypes to insight and/or raises importance; the file stays where it is",
+        promote_options=(
+            PromoteOption("type", "insight", "insight, or blank to keep the type"),
+            PromoteOption("importance", "", "0-1, only raises it", number=True),
+        ),
+        has_episodes=True,
+        tracks_access=True,
+    )
     pointer_fields: ClassVar[tuple[PointerField, ...]] = POINTER_FIELDS
     #: The linked result (link_state included) pickles faithfully: the scan
     #: cache keeps it and an unchanged vault is not linked again.
@@ -98,9 +110,6 @@ class CognitiveMemoryAdapter:
         if has_marker and (dir_state(graph) is True or has_vault):
             return True
         return None in kinds and (has_marker or has_vault or dir_state(root / EPISODES_DIR) is True)
-
-    def scan(self, root: Path) -> ScanResult:
-        return scan_by_files(self, root)
 
     # -- per-file scanning (see FormatAdapter) ------------------------------
 
@@ -243,15 +252,15 @@ class CognitiveMemoryAdapter:
         result.records["state_orphans"] = [{"id": i} for i in state if i not in claims]
         # records holds lists; the whole parsed _index.json is its one item.
         result.records["index"] = list(index)
-        result.link_state = {
-            "valid": {m.id: m for m in valid},
-            "claims": claims,
-            "refs": refs,
-            "state": state,
-            "faulty_state": {mem_id for mem_id, _p in entry_problems},
-            "valid_paths": valid_paths,
-            "episode_files": [fs.rel for fs in episode_files],
-        }
+        result.link_state = _CognitiveLinkState(
+            valid={m.id: m for m in valid},
+            claims=claims,
+            refs=refs,
+            state=state,
+            faulty_state={mem_id for mem_id, _p in entry_problems},
+            valid_paths=valid_paths,
+            episode_files=[fs.rel for fs in episode_files],
+        )
         return result
 
     def relink(

@@ -12,7 +12,8 @@ from urllib.parse import unquote
 from ...errors import ParseError
 from ...model import Problem, Reason
 from ...text.textio import decode_bytes, read_text
-from ..base import problem_from, rel_posix
+from ..files import rel_posix
+from ..reading import problem_from
 from .schema import EPISODES_DIR, FORMAT_ID
 
 _EPISODE_NAME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Container, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...identity import ByIdentity
-from ...model import FileScan, Memory, ReferenceProblem, Relation, ScanResult
+from ...model import FileScan, LinkState, Memory, ReferenceProblem, Relation, ScanResult
 from ...refs import reference_issue
 from ...text.dates import iso
-from ..base import Changes, one_memory_files, relinked
+from ..linking import Changes, one_memory_files, relinked
 from .episodes import _EPISODE_NAME_RE, _relink_episode
 from .memories import _RawRelation
 from .schema import (
@@ -33,6 +34,25 @@ from .state import StateEntry
 _MEMORY, _EPISODE, _STATE, _INDEX = 0, 1, 2, 3
 _TYPE_DIR_RANK: dict[str, int] = {d: i for i, d in enumerate(TYPE_DIRS.values())}
 _AREA_RANK: dict[str, int] = {GRAPH_DIR: 0, VAULT_DIR: 1, ARCHIVE_DIR: 2}
+
+
+@dataclass(slots=True)
+class _CognitiveLinkState(LinkState):
+    """What `link` leaves for `relink` (valid only for the newest result).
+
+    `valid`: the kept memories by id; `claims`: how many memory files claim
+    each id; `refs`: who points at each target id; `state`: the parsed
+    `_state.json`; `faulty_state`: ids with a bad state entry;
+    `valid_paths`: path -> id of the kept memories; `episode_files`: rels.
+    """
+
+    valid: dict[str, Memory]
+    claims: Counter[str]
+    refs: dict[str, dict[int, Memory]]
+    state: dict[str, StateEntry]
+    faulty_state: set[str]
+    valid_paths: dict[str, str]
+    episode_files: list[str]
 
 
 def _place(rel: str) -> tuple[int, str | None, str | None] | None:
@@ -151,20 +171,17 @@ def relink_files(
     when they point at an id that appeared or disappeared.
     """
     st = previous.link_state
-    valid: dict[str, Memory] | None = st.get("valid")
-    claims: Counter[str] | None = st.get("claims")
-    refs: dict[str, dict[int, Memory]] | None = st.get("refs")
     split = one_memory_files(changes)
-    if valid is None or claims is None or refs is None or split is None:
+    if not isinstance(st, _CognitiveLinkState) or split is None:
         return None
+    valid, claims, refs = st.valid, st.claims, st.refs
     gone, new = split
     delta = _claims_delta(st, changes, gone, new, valid, claims)
     if delta is None:
         return None
 
     # From here on the tables move to the new result.
-    state: dict[str, StateEntry] = st["state"]
-    valid_paths: dict[str, str] = st["valid_paths"]
+    state, valid_paths = st.state, st.valid_paths
     for mem_id, d in delta.items():
         claims[mem_id] += d
         if claims[mem_id] <= 0:
@@ -203,7 +220,7 @@ def relink_files(
     records = dict(previous.records)
     paths_changed = {m.path for m in gone} != {m.path for m in new} or bool(appeared_or_gone)
     if paths_changed:
-        for rel in st.get("episode_files", []):
+        for rel in st.episode_files:
             fs = scans.get(rel)
             for entry in fs.data.get("entries", []) if fs is not None else []:
                 _relink_episode(entry, valid_paths)
@@ -213,7 +230,7 @@ def relink_files(
 
 
 def _claims_delta(
-    st: dict[str, Any],
+    st: _CognitiveLinkState,
     changes: Changes,
     gone: list[Memory],
     new: list[Memory],
@@ -238,7 +255,6 @@ def _claims_delta(
     for m in gone:
         if valid.get(m.id) is not m:
             return None
-    faulty_state: set[str] = st.get("faulty_state", set())
-    if any(d and mem_id in faulty_state for mem_id, d in delta.items()):
+    if any(d and mem_id in st.faulty_state for mem_id, d in delta.items()):
         return None  # an id with a bad _state.json entry (dis)appeared: its problem too
     return delta

@@ -15,7 +15,8 @@ from ...model import Memory, Problem, Reason
 from ...text.dates import parse_datetime
 from ...text.frontmatter import load_frontmatter
 from ...text.textio import decode_bytes, read_text
-from ..base import as_str_list, iter_md, problem_from
+from ..files import iter_md
+from ..reading import as_str_list, problem_from
 from .schema import (
     _KNOWN,
     ARCHIVE_DIR,

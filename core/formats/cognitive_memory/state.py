@@ -17,7 +17,7 @@ from ...errors import ParseError
 from ...model import Problem, Reason
 from ...text.dates import parse_datetime
 from ...text.textio import decode_bytes, read_text
-from ..base import problem_from
+from ..reading import problem_from
 from .memories import _number, _show
 from .schema import FORMAT_ID, INDEX_FILE, STATE_FILE, _problem
 

@@ -38,7 +38,9 @@ from ...decay import STATUS_HEALTH
 from ...model import DecayInfo, FileScan, Health, Memory, Problem, Reason, ScanResult
 from ...refs import PointerField
 from ...safe_io import open_regular
-from ..base import Changes, Listing, list_files, scan_by_files, split_duplicates
+from ..adapter import FormatAdapter, FormatInfo, PromoteOption
+from ..files import Listing, list_files
+from ..linking import Changes, split_duplicates
 from .archive import scan_archive
 from .decay import _decay_numbers, section_decay
 from .files import (
@@ -52,14 +54,25 @@ from .files import (
     problem,
 )
 from .ids import IdAllocator, _RecordingIds, _ReplayMismatch
-from .linking import _Splice, _splice_plan
+from .linking import _DreamLinkState, _Splice, _splice_plan
 from .reading import parse_window
 from .rescan import _Table, rescan
 
 
-class DreamCycleAdapter:
-    format_id: ClassVar[str] = FORMAT_ID
-    label: ClassVar[str] = "Dream Cycle"
+class DreamCycleAdapter(FormatAdapter):
+    info: ClassVar[FormatInfo] = FormatInfo(
+        id=FORMAT_ID,
+        label="Dream Cycle",
+        short_label="dream",
+        promote_note="writes explicit dc: tags; a type only to one that lives longer",
+        promote_options=(
+            PromoteOption(
+                "type", "", "a longer-lived type: fact preference goal habit event rule context"
+            ),
+            PromoteOption("importance", "", "0-10, only raises it", number=True),
+        ),
+        has_decay_run=True,
+    )
     #: The spec defines no field that points at another observation.
     pointer_fields: ClassVar[tuple[PointerField, ...]] = ()
     #: The linked result (link_state included) pickles faithfully: the scan
@@ -82,11 +95,6 @@ class DreamCycleAdapter:
         except OSError:
             return False
         return False
-
-    # -- scan ---------------------------------------------------------------
-
-    def scan(self, root: Path) -> ScanResult:
-        return scan_by_files(self, root)
 
     # -- per-file scanning (see FormatAdapter) ------------------------------
 
@@ -195,10 +203,8 @@ class DreamCycleAdapter:
         result.memories = keep
         result.problems.extend(dups)
         # For relink: every id once (a duplicate anywhere means a full link).
-        result.link_state = (
-            {"dups": True}
-            if dups
-            else {"dups": False, "ids": dict.fromkeys((m.id for m in keep), 1)}
+        result.link_state = _DreamLinkState(
+            None if dups else dict.fromkeys((m.id for m in keep), 1)
         )
         return result
 
@@ -217,8 +223,8 @@ class DreamCycleAdapter:
         full.  `previous` gives up its link state either way.
         """
         state = previous.link_state
-        previous.link_state = {}
-        if not state or state.get("dups"):
+        previous.link_state = None
+        if not isinstance(state, _DreamLinkState) or state.ids is None:
             return None
         if sum(1 for rel in changes if rel != ARCHIVE_JSONL) > 1:
             return None
@@ -237,7 +243,7 @@ class DreamCycleAdapter:
                     if any(b in tab.counts for b in names):
                         return None
             plans[rel] = plan
-        seen: dict[str, int] = state["ids"]
+        seen = state.ids
         for plan in plans.values():
             for m in plan.gone:
                 left = seen.get(m.id, 0) - 1

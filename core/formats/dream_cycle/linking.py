@@ -4,8 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...model import FileScan, Memory, Problem
+from ...model import FileScan, LinkState, Memory, Problem
 from .rescan import _Delta, _Table
+
+
+@dataclass(slots=True)
+class _DreamLinkState(LinkState):
+    """What `link` leaves for `relink`: how many kept memories use each id.
+
+    None when an id was used twice anywhere: such a vault always links in full.
+    """
+
+    ids: dict[str, int] | None
 
 
 @dataclass(slots=True)

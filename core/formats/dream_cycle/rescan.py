@@ -231,7 +231,7 @@ def rescan(root: Path, rel: str, data: bytes, previous: FileScan, tab: _Table) -
     out.data["table"] = _rescanned_table(tab, data, span, win, tail, changed, old_count, new_count)
     # Unchanged memories are the previous objects already (a hint for
     # the caller that matching them up again is not needed).
-    out.data["kept_objects"] = True
+    out.kept_objects = True
     m_tail, p_tail = (len(tail.mems), len(tail.probs)) if tail.kept else (0, 0)
     out.data["delta"] = _Delta(
         base=tab.token,

@@ -107,13 +107,15 @@ from ...model import DecayInfo, FileScan, Health, Memory, ScanResult
 from ...refs import PointerField
 from ...safe_io import read_regular
 from ...text.dates import days_between
-from ..base import Changes, Listing, list_files, scan_by_files, split_duplicates
+from ..adapter import FormatAdapter, FormatInfo, PromoteOption
+from ..files import Listing, list_files
+from ..linking import Changes, split_duplicates
 from .jsonl import JsonLine, LineError, parse_json_lines
 from .linking import (
     _check_memory_refs,
     _check_record_refs,
+    _ExperienceLinkState,
     _lattice_split,
-    _LinkState,
     relink_appended,
 )
 from .records import _build_memory, _read_experiences, _Scan, _status_of
@@ -130,11 +132,21 @@ from .schema import (
 from .validation import _is_str_list, _validate_stance, _validate_view, _validate_wal
 
 
-class ExperienceRecordAdapter:
+class ExperienceRecordAdapter(FormatAdapter):
     """Reads an experience-record vault (JSON Lines raw + view stores)."""
 
-    format_id: ClassVar[str] = FORMAT_ID
-    label: ClassVar[str] = "Experience records"
+    info: ClassVar[FormatInfo] = FormatInfo(
+        id=FORMAT_ID,
+        label="Experience records",
+        short_label="exp-rec",
+        # `parents` form a lattice: a cycle through them is a problem.
+        acyclic_fields=frozenset({"parents"}),
+        promote_note="derives a new record one type up (the raw line never changes)",
+        promote_options=(
+            PromoteOption("text", "", "blank: the body with Observed:/Inferred: in front"),
+            PromoteOption("type", "", "blank: the next type up"),
+        ),
+    )
     pointer_fields: ClassVar[tuple[PointerField, ...]] = POINTER_FIELDS
     #: The linked result (link_state included) pickles faithfully: the scan
     #: cache keeps it and an unchanged vault is not linked again.
@@ -142,9 +154,6 @@ class ExperienceRecordAdapter:
 
     def detect(self, root: Path) -> bool:
         return (root / EXPERIENCES).is_file()
-
-    def scan(self, root: Path) -> ScanResult:
-        return scan_by_files(self, root)
 
     # -- per-file scanning (see FormatAdapter) ------------------------------
 
@@ -223,8 +232,6 @@ class ExperienceRecordAdapter:
         # `appended` tells relink how much was there before (the objects are kept).
         data = dict(previous.data)
         data["appended"] = (len(previous.memories), len(previous.problems))
-        # Every memory read before is the very object it was: nothing to match up.
-        data["kept_objects"] = True
         if isinstance(previous.data.get("newlines"), int):
             data["newlines"] = previous.data["newlines"] + tail.count(b"\n")
         return FileScan(
@@ -233,6 +240,8 @@ class ExperienceRecordAdapter:
             memories=[*previous.memories, *memories],
             problems=[*previous.problems, *scan.result.problems],
             data=data,
+            # Every memory read before is the very object it was: nothing to match up.
+            kept_objects=True,
         )
 
     def link(self, root: Path, scans: Mapping[str, FileScan]) -> ScanResult:
@@ -292,16 +301,14 @@ class ExperienceRecordAdapter:
         scan.result.problems.sort(key=lambda p: p.line or 0)
         n_exp = len(scan.result.problems)
         scan.result.problems.extend(record_problems)
-        # For relink (appended experiences): see `_LinkState`.
-        scan.result.link_state = {
-            "er": _LinkState(
-                rank=rank,
-                valid=exp_ids,
-                dup_ids={p.id for p in dups if p.id is not None},
-                n_exp=n_exp,
-                n_refs=n_refs,
-            )
-        }
+        # For relink (appended experiences): see `_ExperienceLinkState`.
+        scan.result.link_state = _ExperienceLinkState(
+            rank=rank,
+            valid=exp_ids,
+            dup_ids={p.id for p in dups if p.id is not None},
+            n_exp=n_exp,
+            n_refs=n_refs,
+        )
         return scan.result
 
     def relink(

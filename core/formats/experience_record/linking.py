@@ -11,6 +11,7 @@ from typing import Any
 
 from ...model import (
     FileScan,
+    LinkState,
     Memory,
     Problem,
     Reason,
@@ -20,7 +21,7 @@ from ...model import (
     ScanResult,
 )
 from ...refs import PointerKind, pointer_values, reference_issue
-from ..base import Changes
+from ..linking import Changes
 from .records import _build_memory, _Scan
 from .schema import (
     _RAW_ONLY,
@@ -184,7 +185,7 @@ def _check_record_refs(
 
 
 @dataclass(slots=True)
-class _LinkState:
+class _ExperienceLinkState(LinkState):
     """What `link` leaves for `relink` (valid only for the newest result).
 
     `rank`: lattice rank of every unique experience id; `valid`: ids of the
@@ -230,11 +231,10 @@ def relink_appended(
     would change records read before: None, link in full.  So does any
     other change.  `previous` gives up its link state either way.
     """
-    box = previous.link_state.get("er")
-    previous.link_state = {}
-    if not isinstance(box, _LinkState) or set(changes) != {EXPERIENCES}:
+    state = previous.link_state
+    previous.link_state = None
+    if not isinstance(state, _ExperienceLinkState) or set(changes) != {EXPERIENCES}:
         return None
-    state = box
     before, after = changes[EXPERIENCES]
     if before is None or after is None:
         return None
@@ -269,7 +269,7 @@ def relink_appended(
 
 
 def _named_before(
-    state: _LinkState, before: FileScan, views_fs: FileScan, stances_fs: FileScan
+    state: _ExperienceLinkState, before: FileScan, views_fs: FileScan, stances_fs: FileScan
 ) -> set[str]:
     """Every id named before the append (computed on the first relink, then kept up)."""
     if state.named is None:
@@ -282,7 +282,7 @@ def _named_before(
 
 
 def _link_appended(
-    scan: _Scan, state: _LinkState, fresh: list[Memory], named: set[str]
+    scan: _Scan, state: _ExperienceLinkState, fresh: list[Memory], named: set[str]
 ) -> list[Memory]:
     """The appended experiences linked against the vault's tables (which they join)."""
     touched = scan.states.keys() | scan.pinned_by.keys() | scan.edited_by.keys()
@@ -308,7 +308,7 @@ def _link_appended(
 
 def _appended_result(
     previous: ScanResult,
-    state: _LinkState,
+    state: _ExperienceLinkState,
     scan: _Scan,
     added: list[Memory],
     new_problems: list[Problem],
@@ -339,5 +339,5 @@ def _appended_result(
     )
     state.n_exp += len(problems)
     state.n_refs += len(refs)
-    result.link_state = {"er": state}
+    result.link_state = state
     return result

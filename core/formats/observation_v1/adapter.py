@@ -44,19 +44,13 @@ from ...model import DecayInfo, FileScan, Health, Memory, Problem, Reason, ScanR
 from ...refs import PointerField
 from ...text.dates import day_of, days_between
 from ...text.textio import decode_bytes, read_text
-from ..base import (
-    Changes,
-    Listing,
-    SkippedEntry,
-    list_md,
-    problem_from,
-    rel_posix,
-    scan_by_files,
-    split_duplicates,
-)
+from ..adapter import FormatAdapter, FormatInfo, PromoteOption
+from ..files import Listing, SkippedEntry, list_md, rel_posix
+from ..linking import Changes, split_duplicates
+from ..reading import problem_from
 from .detection import _COMPREHENSION_MARKER, _OBSERVATION_MARKER, _folder_has_marker
 from .documents import parse_document
-from .linking import _index_refs, _link, relink_documents
+from .linking import _index_refs, _link, _ObservationLinkState, relink_documents
 from .schema import (
     _FOLDERS,
     COMPREHENSION_SPEC,
@@ -71,11 +65,22 @@ from .schema import (
 from .validation import _str_items
 
 
-class ObservationV1Adapter:
+class ObservationV1Adapter(FormatAdapter):
     """Reads observation/v1 + comprehension/v1 vaults."""
 
-    format_id: ClassVar[str] = FORMAT_ID
-    label: ClassVar[str] = "observation/v1"
+    info: ClassVar[FormatInfo] = FormatInfo(
+        id=FORMAT_ID,
+        label="observation/v1",
+        short_label="obs-v1",
+        promote_note="creates one comprehension document citing the observations",
+        promote_options=(
+            PromoteOption("topic", "", "blank: the first observation's title"),
+            PromoteOption("domain", "", "blank: the project, else general"),
+            PromoteOption("statement", "", "blank: the observed events"),
+        ),
+        # Several observations of one vault make one comprehension.
+        promotes_together=frozenset({KIND_OBSERVATION}),
+    )
     pointer_fields: ClassVar[tuple[PointerField, ...]] = POINTER_FIELDS
     #: The linked result (link_state included) pickles faithfully: the scan
     #: cache keeps it and an unchanged vault is not linked again.
@@ -99,9 +104,6 @@ class ObservationV1Adapter:
         return False
 
     # -- scanning ----------------------------------------------------------
-
-    def scan(self, root: Path) -> ScanResult:
-        return scan_by_files(self, root)
 
     # -- per-file scanning (see FormatAdapter) ------------------------------
 
@@ -177,13 +179,13 @@ class ObservationV1Adapter:
         believers: dict[str, dict[int, Memory]] = {}
         for m in memories:
             _index_refs(m, cited_by, believers)
-        result.link_state = {
-            "claims": Counter(m.id for m in loaded),
-            "obs": {m.id: m for m in memories if m.kind == KIND_OBSERVATION},
-            "comps": {m.id: m for m in memories if m.kind == KIND_COMPREHENSION},
-            "cited_by": cited_by,
-            "believers": believers,
-        }
+        result.link_state = _ObservationLinkState(
+            claims=Counter(m.id for m in loaded),
+            obs={m.id: m for m in memories if m.kind == KIND_OBSERVATION},
+            comps={m.id: m for m in memories if m.kind == KIND_COMPREHENSION},
+            cited_by=cited_by,
+            believers=believers,
+        )
         return result
 
     def relink(

@@ -12,7 +12,7 @@ from typing import Any
 from ...model import Memory, Reason
 from ...text.dates import iso
 from ...text.frontmatter import SplitDocument, load_frontmatter
-from ..base import as_str_list
+from ..reading import as_str_list
 from .schema import (
     COMPREHENSION_FIELDS,
     COMPREHENSION_REQUIRED,

@@ -7,17 +7,42 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Container, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ...identity import ByIdentity
-from ...model import FileScan, Memory, ReferenceProblem, RefIssue, Relation, ScanResult
+from ...model import (
+    FileScan,
+    LinkState,
+    Memory,
+    ReferenceProblem,
+    RefIssue,
+    Relation,
+    ScanResult,
+)
 from ...refs import PointerKind, reference_issue
-from ..base import Changes, one_memory_files, relinked
+from ..linking import Changes, one_memory_files, relinked
 from .schema import FORMAT_ID, KIND_COMPREHENSION, KIND_OBSERVATION
 from .validation import _str_items
 
 #: `context.prior_belief` form: `<comp-id>/v<N>`.
 _PRIOR_BELIEF = re.compile(r"^(?P<id>.+)/v(?P<version>\d+)$")
+
+
+@dataclass(slots=True)
+class _ObservationLinkState(LinkState):
+    """What `link` leaves for `relink` (valid only for the newest result).
+
+    `claims`: how many documents claim each id; `obs` / `comps`: the kept
+    observations and comprehensions by id; `cited_by` / `believers`: who
+    cites each observation / holds each comprehension as a prior belief.
+    """
+
+    claims: Counter[str]
+    obs: dict[str, Memory]
+    comps: dict[str, Memory]
+    cited_by: dict[str, dict[int, Memory]]
+    believers: dict[str, dict[int, Memory]]
 
 
 def _link(memories: list[Memory]) -> list[ReferenceProblem]:
@@ -152,13 +177,10 @@ def relink_documents(
     """
     st = previous.link_state
     split = one_memory_files(changes)
-    if split is None or "claims" not in st:
+    if split is None or not isinstance(st, _ObservationLinkState):
         return None
-    claims: Counter[str] = st["claims"]
-    obs: dict[str, Memory] = st["obs"]
-    comps: dict[str, Memory] = st["comps"]
-    cited_by: dict[str, dict[int, Memory]] = st["cited_by"]
-    believers: dict[str, dict[int, Memory]] = st["believers"]
+    claims, obs, comps = st.claims, st.obs, st.comps
+    cited_by, believers = st.cited_by, st.believers
     gone, new = split
     delta = _claims_delta(gone, new, claims, obs, comps)
     if delta is None:

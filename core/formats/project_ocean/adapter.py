@@ -41,33 +41,26 @@ from ...model import (
     ScanResult,
 )
 from ...refs import PointerField
-from ..base import (
-    Changes,
-    Listing,
-    SkippedEntry,
-    dir_state,
-    list_dirs,
-    list_md,
-    one_memory_files,
-    problem_from,
-    rel_posix,
-    relinked,
-    scan_by_files,
-    split_duplicates,
-    unlistable,
-)
+from ..adapter import FormatAdapter, FormatInfo
+from ..files import Listing, SkippedEntry, dir_state, list_dirs, list_md, rel_posix, unlistable
+from ..linking import Changes, one_memory_files, relinked, split_duplicates
+from ..reading import problem_from
 from .decay import _lifespan, _status, observation_decay
-from .linking import _agent_of, _resolve_backlinks, _stems, _twin
+from .linking import _agent_of, _OceanLinkState, _resolve_backlinks, _stems, _twin
 from .locations import _has_agent_memory, _order, _owned, locate
 from .observations import _parse
 from .schema import FORMAT_ID, POINTER_FIELDS
 
 
-class ProjectOceanAdapter:
+class ProjectOceanAdapter(FormatAdapter):
     """Reads `agents/*/memory/{vault,archive}/` and `shared/observations/`."""
 
-    format_id: ClassVar[str] = FORMAT_ID
-    label: ClassVar[str] = "Project Ocean"
+    info: ClassVar[FormatInfo] = FormatInfo(
+        id=FORMAT_ID,
+        label="Project Ocean",
+        short_label="ocean",
+        promote_note="copies the file to shared/observations/ with promoted_from and promoted_at",
+    )
     pointer_fields: ClassVar[tuple[PointerField, ...]] = POINTER_FIELDS
     #: The linked result (link_state included) pickles faithfully: the scan
     #: cache keeps it and an unchanged vault is not linked again.
@@ -84,9 +77,6 @@ class ProjectOceanAdapter:
         if found is None:
             return dir_state(root / "shared" / "observations") is True
         return found
-
-    def scan(self, root: Path) -> ScanResult:
-        return scan_by_files(self, root)
 
     # -- per-file scanning (see FormatAdapter) ------------------------------
 
@@ -217,7 +207,7 @@ class ProjectOceanAdapter:
             memories=kept,
             problems=problems,
             ref_problems=ref_problems,
-            link_state={"ids": ids, "agents": agents, "names": names},
+            link_state=_OceanLinkState(ids, agents, names),
         )
 
     def relink(
@@ -232,12 +222,10 @@ class ProjectOceanAdapter:
         observation stem that appeared or disappeared.
         """
         state = previous.link_state
-        ids: set[str] | None = state.get("ids")
-        agents: Counter[str] | None = state.get("agents")
-        names: dict[str, dict[int, Memory]] | None = state.get("names")
         split = one_memory_files(changes)
-        if ids is None or agents is None or names is None or split is None:
+        if not isinstance(state, _OceanLinkState) or split is None:
             return None
+        ids, agents, names = state.ids, state.agents, state.names
         gone, new = split
         for m in (*gone, *new):
             twin = _twin(m.path)

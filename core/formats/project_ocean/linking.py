@@ -5,17 +5,31 @@ own observations first, then shared ones.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from collections import Counter
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ...identity import ByIdentity
-from ...model import Memory, ReferenceProblem, RefIssue
+from ...model import LinkState, Memory, ReferenceProblem, RefIssue
 from ...refs import is_unsafe_reference
 from .schema import FORMAT_ID, SHARED
 
 #: A backlink must be a bare observation file name (the `.md` suffix is
 #: tolerated); anything else could be a path and is never resolved.
 BACKLINK_RE = re.compile(r"^(obs-\d{4}-\d{2}-\d{2}-\d{3})(?:\.md)?$")
+
+
+@dataclass(slots=True)
+class _OceanLinkState(LinkState):
+    """What `link` leaves for `relink` (valid only for the newest result).
+
+    `ids`: the kept memory ids; `agents`: kept memories per agent; `names`:
+    who names each observation stem in a backlink.
+    """
+
+    ids: set[str]
+    agents: Counter[str]
+    names: dict[str, dict[int, Memory]]
 
 
 def backlink_name(ref: str) -> str | None:

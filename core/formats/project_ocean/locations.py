@@ -9,7 +9,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..base import dir_state
+from ..files import dir_state
 from .schema import SHARED
 
 
