@@ -26,7 +26,16 @@ WRAPPER = (
 )
 
 #: What `--version`, `--help` and completion must not load: the engine and the UI.
-HEAVY = ("numpy", "scipy", "networkx", "textual", "rich", "yaml", "memlens.core.scan")
+HEAVY = (
+    "numpy",
+    "scipy",
+    "networkx",
+    "textual",
+    "rich",
+    "yaml",
+    "memlens.core.formats",
+    "memlens.core.scan",
+)
 
 
 #: Every module a command lives in.
@@ -46,8 +55,13 @@ def imported_by(*args: str, env: dict[str, str] | None = None) -> tuple[str, set
     return output, set(json.loads(modules))
 
 
-def heavy_in(modules: set[str]) -> list[str]:
-    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+#: What a command's `--help` must not load: a command module may use the light
+#: parts of the scan package (change records, self-write marks), not the scanner.
+HEAVY_FOR_A_COMMAND = (*(h for h in HEAVY if h != "memlens.core.scan"), "memlens.core.scan.vault")
+
+
+def heavy_in(modules: set[str], heavy: tuple[str, ...] = HEAVY) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in heavy))
 
 
 @pytest.mark.parametrize("args", [["--version"], ["--help"]])
@@ -56,6 +70,24 @@ def test_version_and_help_import_neither_the_engine_nor_the_ui(args: list[str]) 
     assert output.startswith("memlens, version " if args == ["--version"] else "Usage: memlens")
     assert heavy_in(modules) == []
     assert COMMAND_MODULES.isdisjoint(modules)
+
+
+#: Modules that still import the engine at their top level (so their `--help` is slow).
+ENGINE_AT_IMPORT = {"actions", "cognitive", "dream", "graph"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(
+        n
+        for n, e in COMMANDS.items()
+        if e.address.split(":")[0].rpartition(".")[2] not in ENGINE_AT_IMPORT
+    ),
+)
+def test_a_commands_help_imports_neither_the_engine_nor_the_ui(name: str) -> None:
+    output, modules = imported_by(name, "--help")
+    assert f"Usage: memlens {name}" in output
+    assert heavy_in(modules, HEAVY_FOR_A_COMMAND) == []
 
 
 def test_completing_the_first_word_imports_no_command_module() -> None:

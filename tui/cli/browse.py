@@ -9,12 +9,13 @@ from __future__ import annotations
 import sys
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from memlens.core import Catalog, Memory, NotFoundError, decay_of
-from memlens.core.decay import archive_candidates
+from memlens.core.decay import archive_candidates, decay_of
+from memlens.core.errors import NotFoundError
+from memlens.core.model import Memory
 from memlens.core.records import jsonable, memory_record, problem_record, ref_problem_record
 from memlens.core.text.sanitize import one_line, visible
 
@@ -28,6 +29,9 @@ from .common import (
     load_catalog,
     resolve_as_of,
 )
+
+if TYPE_CHECKING:
+    from memlens.core.scan.vault import Catalog
 
 # -------------------------------------------------------------------- list
 
