@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import importlib
 import json
 import os
 import subprocess
@@ -122,6 +123,15 @@ def test_each_summary_is_the_real_commands_short_help(name: str) -> None:
     assert command.name == name
     assert entry.summary == command.get_short_help_str(limit=10_000)
     assert entry.hidden == command.hidden
+
+
+@pytest.mark.parametrize("module", ["actions", "cognitive", "ecosystem"])
+def test_every_command_a_group_module_offers_is_in_the_table(module: str) -> None:
+    offered = importlib.import_module(f"memlens.tui.cli.{module}").COMMANDS
+    assert offered, module
+    for command in offered:
+        assert command.name is not None
+        assert _real(command.name) is command
 
 
 def _unloaded() -> click.Group:
