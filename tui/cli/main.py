@@ -221,3 +221,7 @@ def cli() -> None:
 def main() -> None:
     """Console-script entry point."""
     cli(prog_name="memlens")
+
+
+if __name__ == "__main__":  # python -m memlens.tui.cli.main (as the issue's timings run it)
+    main()
