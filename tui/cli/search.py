@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from memlens.core.records import memory_record
-from memlens.core.search.index import Hit, SearchIndex
 from memlens.core.search.query import Filter, QueryError, parse_query
 from memlens.core.text.sanitize import one_line
 
@@ -30,6 +29,9 @@ from .common import (
     load_catalog,
     resolve_as_of,
 )
+
+if TYPE_CHECKING:
+    from memlens.core.search.index import Hit
 
 #: The reference script's default number of results (``--format ocean``).
 OCEAN_DEFAULT_LIMIT = 5
@@ -253,6 +255,8 @@ def search(
     except QueryError as exc:
         raise click.UsageError(str(exc)) from None
     catalog = load_catalog(path)
+    from memlens.core.search.index import SearchIndex  # numpy: only once a search runs
+
     index = SearchIndex.from_catalog(catalog, when)
     n = limit if limit is not None else (OCEAN_DEFAULT_LIMIT if fmt == "ocean" else DEFAULT_LIMIT)
     filters = flag_filters(agent, all_agents, no_shared, tags, min_confidence)
