@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from memlens.core.records import memory_record
-from memlens.core.search.query import Filter, QueryError, parse_query
 from memlens.core.text.sanitize import one_line
 
 from .common import (
@@ -32,6 +30,7 @@ from .common import (
 
 if TYPE_CHECKING:
     from memlens.core.search.index import Hit
+    from memlens.core.search.query import Filter
 
 #: The reference script's default number of results (``--format ocean``).
 OCEAN_DEFAULT_LIMIT = 5
@@ -53,6 +52,8 @@ def flag_filters(
     ``--tags a,b`` needs one of the tags; ``--min-confidence X`` skips
     memories below X (a missing confidence counts as 1.0, as the script does).
     """
+    from memlens.core.search.query import Filter  # the format registry: only when run
+
     out: list[Filter] = []
     if agent and not all_agents:
         names = (agent.lower(),) if no_shared else (agent.lower(), "shared")
@@ -250,6 +251,9 @@ def search(
         raise click.UsageError("--agent and --all are exclusive")
     when = resolve_as_of(as_of)
     text = " ".join(query)
+    from memlens.core.records import memory_record
+    from memlens.core.search.query import QueryError, parse_query
+
     try:
         parsed = parse_query(text)
     except QueryError as exc:
