@@ -55,11 +55,11 @@ from memlens.core.scan.vault import (
 from memlens.core.scan.walk_ahead import WalkAhead
 from memlens.core.write.recovery import needs_recovery, recover
 
-from .actions_ui import palette_commands as actions_palette_commands
-from .actions_ui import tell
+from .action_common import tell
 from .commands import MemlensCommands, PaletteCommand
 from .hints import HINT_TEXT, hint_seen, mark_hint_seen, state_dir
 from .live import LiveRows, VaultDelta, keep_place, place_of, ref_issues_of
+from .maintenance_runs import palette_commands as actions_palette_commands
 from .messages import (
     LiveChanges,
     LiveFailed,
