@@ -20,15 +20,9 @@ from memlens.core.write.actions import Action
 from memlens.core.write.journal import Plan
 from memlens.core.write.txn import apply_plan, apply_run
 
-from .action_common import (
-    OBSERVATION_V1,
-    memory_label,
-    plan_lines,
-)
+from .action_common import OBSERVATION_V1, memory_label, plan_lines
 from .screens.confirm import ChangeItem
-from .screens.run_preview import (
-    RunStep,
-)
+from .screens.run_preview import RunStep
 
 if TYPE_CHECKING:
     pass

@@ -37,9 +37,7 @@ from textual.timer import Timer
 
 from memlens.core.config import Config
 from memlens.core.errors import ConflictError, MemlensError, NotFoundError
-from memlens.core.formats.cognitive_memory.runs import (
-    plan_record_access,
-)
+from memlens.core.formats.cognitive_memory.runs import plan_record_access
 from memlens.core.listing import MemoryRow
 from memlens.core.model import Memory
 from memlens.core.write.actions import Action, undo
@@ -53,12 +51,7 @@ from .action_common import (
     tell,
     wall_clock,
 )
-from .action_jobs import (
-    Job,
-    plan_jobs,
-    plan_promote_jobs,
-    vault_steps,
-)
+from .action_jobs import Job, plan_jobs, plan_promote_jobs, vault_steps
 from .screens.confirm import ChangeItem, ConfirmScreen
 from .screens.conflict import ConflictScreen, reread_memory
 from .screens.edit_metadata import EditMetadataScreen

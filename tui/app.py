@@ -39,10 +39,7 @@ from .app_loading import LoadingApp
 from .app_palette import palette_commands
 from .commands import MemlensCommands, PaletteCommand
 from .hints import HINT_TEXT, hint_seen, mark_hint_seen
-from .messages import (
-    OpenMemory,
-    OpenRaw,
-)
+from .messages import OpenMemory, OpenRaw
 from .safe_text import visible
 from .screens.episodes import EpisodesScreen
 from .screens.graph import GraphScreen

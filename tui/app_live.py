@@ -19,18 +19,11 @@ from textual import work
 
 from memlens.core.listing import MemoryRow
 from memlens.core.scan.changes import Change, ChangeKind, diff_results
-from memlens.core.scan.vault import (
-    Catalog,
-    Vault,
-    rescan_paths,
-)
+from memlens.core.scan.vault import Catalog, Vault, rescan_paths
 
 from .app_state import AppState
 from .live import VaultDelta, keep_place, place_of
-from .messages import (
-    LiveChanges,
-    LiveFailed,
-)
+from .messages import LiveChanges, LiveFailed
 from .safe_text import visible
 from .screens.graph import GraphScreen
 from .screens.main import MainScreen

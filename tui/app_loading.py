@@ -23,25 +23,14 @@ from memlens.core.errors import MemlensError
 from memlens.core.listing import MemoryRow, health_counts, memory_row, rows_for_vault
 from memlens.core.model import Memory
 from memlens.core.scan.cache import ScanProgress
-from memlens.core.scan.vault import (
-    Vault,
-    scan_progressive,
-    start_walk_ahead,
-    survey,
-)
+from memlens.core.scan.vault import Vault, scan_progressive, start_walk_ahead, survey
 from memlens.core.scan.walk_ahead import WalkAhead
 from memlens.core.write.recovery import needs_recovery, recover
 
 from .action_common import tell
 from .app_live import LiveReloadApp
 from .live import VaultDelta, ref_issues_of
-from .messages import (
-    LoadFinished,
-    VaultFailed,
-    VaultLoaded,
-    VaultProgress,
-    VaultsDiscovered,
-)
+from .messages import LoadFinished, VaultFailed, VaultLoaded, VaultProgress, VaultsDiscovered
 from .widgets.vault_sidebar import VaultSummary
 
 if TYPE_CHECKING:

@@ -24,9 +24,7 @@ from textual.worker import Worker, WorkerState
 from memlens.core.config import Config
 from memlens.core.listing import MemoryRow
 from memlens.core.scan.changes import Change
-from memlens.core.scan.vault import (
-    Vault,
-)
+from memlens.core.scan.vault import Vault
 
 from .hints import state_dir
 from .live import LiveRows

@@ -41,19 +41,10 @@ from .action_common import (
     vaults_of,
     wall_clock,
 )
-from .action_jobs import (
-    plan_jobs,
-    vault_steps,
-)
+from .action_jobs import plan_jobs, vault_steps
 from .commands import PaletteCommand
 from .screens.confirm import ChangeItem
-from .screens.run_preview import (
-    RunOutcome,
-    RunPreview,
-    RunPreviewScreen,
-    RunStep,
-    ThresholdScreen,
-)
+from .screens.run_preview import RunOutcome, RunPreview, RunPreviewScreen, RunStep, ThresholdScreen
 
 if TYPE_CHECKING:
     from .app import MemlensApp
