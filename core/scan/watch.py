@@ -46,20 +46,8 @@ from pathlib import Path
 from ..errors import MemlensError
 from ..model import ScanResult
 from . import selfwrites
-from .changes import (
-    Change,
-    added_all,
-    diff_results,
-    removed_all,
-    vault_label,
-)
-from .vault import (
-    Catalog,
-    Vault,
-    detect_format,
-    discover,
-    scan_vault,
-)
+from .changes import Change, added_all, diff_results, removed_all, vault_label
+from .vault import Catalog, Vault, detect_format, discover, scan_vault
 from .watch_files import (
     DELETED,
     Stat,

@@ -13,13 +13,10 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from memlens.core.records import memory_record
-from memlens.core.search.index import Hit, SearchIndex
-from memlens.core.search.query import Filter, QueryError, parse_query
 from memlens.core.text.sanitize import one_line
 
 from .common import (
@@ -30,6 +27,10 @@ from .common import (
     load_catalog,
     resolve_as_of,
 )
+
+if TYPE_CHECKING:
+    from memlens.core.search.index import Hit
+    from memlens.core.search.query import Filter
 
 #: The reference script's default number of results (``--format ocean``).
 OCEAN_DEFAULT_LIMIT = 5
@@ -51,6 +52,8 @@ def flag_filters(
     ``--tags a,b`` needs one of the tags; ``--min-confidence X`` skips
     memories below X (a missing confidence counts as 1.0, as the script does).
     """
+    from memlens.core.search.query import Filter  # the format registry: only when run
+
     out: list[Filter] = []
     if agent and not all_agents:
         names = (agent.lower(),) if no_shared else (agent.lower(), "shared")
@@ -248,11 +251,16 @@ def search(
         raise click.UsageError("--agent and --all are exclusive")
     when = resolve_as_of(as_of)
     text = " ".join(query)
+    from memlens.core.records import memory_record
+    from memlens.core.search.query import QueryError, parse_query
+
     try:
         parsed = parse_query(text)
     except QueryError as exc:
         raise click.UsageError(str(exc)) from None
     catalog = load_catalog(path)
+    from memlens.core.search.index import SearchIndex  # numpy: only once a search runs
+
     index = SearchIndex.from_catalog(catalog, when)
     n = limit if limit is not None else (OCEAN_DEFAULT_LIMIT if fmt == "ocean" else DEFAULT_LIMIT)
     filters = flag_filters(agent, all_agents, no_shared, tags, min_confidence)
