@@ -38,7 +38,7 @@ from textual.timer import Timer
 from memlens.core.config import Config
 from memlens.core.errors import ConflictError, MemlensError, NotFoundError
 from memlens.core.formats import info_for
-from memlens.core.formats.cognitive_memory.runs import plan_record_access
+from memlens.core.formats.cognitive_memory.runs_state import plan_record_access
 from memlens.core.listing import MemoryRow
 from memlens.core.model import Memory
 from memlens.core.write.actions import Action, undo

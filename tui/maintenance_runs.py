@@ -14,12 +14,9 @@ from typing import TYPE_CHECKING
 from memlens.core.decay import archive_candidates
 from memlens.core.errors import MemlensError
 from memlens.core.formats import FormatInfo, format_ids_where
-from memlens.core.formats.cognitive_memory.runs import (
-    plan_core,
-    plan_decay_scores,
-    plan_reflection,
-    plan_reindex,
-)
+from memlens.core.formats.cognitive_memory.runs import plan_core, plan_reindex
+from memlens.core.formats.cognitive_memory.runs_reflection import plan_reflection
+from memlens.core.formats.cognitive_memory.runs_state import plan_decay_scores
 from memlens.core.formats.dream_cycle.runs import decay_run
 from memlens.core.formats.project_ocean.runs import (
     decay_candidates,

@@ -216,12 +216,26 @@ def cache_path(root: Path) -> Path:
 _fingerprints: dict[str, str] = {}
 
 
+def format_modules(package: Path) -> list[Path]:
+    """The modules of a format package that reading and linking depend on.
+
+    All of them but the writer side (`writer.py`, `write_*.py`) and the runs
+    (`runs.py`, `runs_*.py`): a helper moved out of the adapter module still
+    decides what a scan produces.
+    """
+    return sorted(
+        p
+        for p in package.glob("*.py")
+        if p.name != "writer.py" and not p.name.startswith(("write_", "runs"))
+    )
+
+
 def code_fingerprint(format_id: str) -> str:
     """sha256 over the source of the modules that decide a format's FileScans.
 
     The shared readers and model, this module, the adapter base and its
-    helpers, and every module of the format's own package (its reading is
-    split over several; a change to its writer only costs one cold start).
+    helpers, and the format's package (`format_modules`); not the writers or
+    anything else that does not change what a scan produces.
     """
     cached = _fingerprints.get(format_id)
     if cached is not None:
@@ -232,7 +246,7 @@ def code_fingerprint(format_id: str) -> str:
     module = sys.modules.get(type(adapter_for(format_id)).__module__)
     source = getattr(module, "__file__", None)
     if source:
-        names.extend(sorted(Path(source).parent.glob("*.py")))
+        names.extend(format_modules(Path(source).parent))
     for path in names:
         with contextlib.suppress(OSError):
             digest.update(path.name.encode() + b"\0" + read_regular(path))

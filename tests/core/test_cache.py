@@ -200,6 +200,30 @@ def test_cache_from_other_code_is_discarded(
     assert stats.reason is not None and "different version" in stats.reason
 
 
+def test_fingerprint_covers_the_reading_modules_of_a_format_package() -> None:
+    package = Path(scan_cache.__file__).parents[1] / "formats" / "dream_cycle"
+    names = {p.name for p in scan_cache.format_modules(package)}
+    assert {"adapter.py", "reading.py", "rescan.py", "ids.py", "sections.py"} <= names
+    assert not names & {"writer.py", "runs.py", "__pycache__"}
+
+
+@pytest.mark.parametrize(("module", "counts"), [("rescan.py", True), ("writer.py", False)])
+def test_fingerprint_changes_with_a_helper_module(
+    monkeypatch: pytest.MonkeyPatch, module: str, counts: bool
+) -> None:
+    monkeypatch.setattr(scan_cache, "_fingerprints", {})
+    before = scan_cache.code_fingerprint("dream-cycle")
+    real = scan_cache.read_regular
+
+    def edited(path: Path | str, *, follow: bool = True) -> bytes:
+        data = real(path, follow=follow)
+        return data + b"\n# edited\n" if Path(path).name == module else data
+
+    monkeypatch.setattr(scan_cache, "read_regular", edited)
+    monkeypatch.setattr(scan_cache, "_fingerprints", {})
+    assert (scan_cache.code_fingerprint("dream-cycle") != before) is counts
+
+
 def test_cache_for_another_vault_is_not_used(own_fixtures_copy: Path) -> None:
     ocean = vault_at(own_fixtures_copy, "project-ocean").root
     obs = vault_at(own_fixtures_copy, "observation-v1").root

@@ -26,13 +26,9 @@ import click
 
 from memlens.core import MemlensError, NotFoundError, discover
 from memlens.core.formats import info_for
-from memlens.core.formats.cognitive_memory.runs import (
-    plan_core,
-    plan_decay_scores,
-    plan_record_access,
-    plan_reflection,
-    plan_reindex,
-)
+from memlens.core.formats.cognitive_memory.runs import plan_core, plan_reindex
+from memlens.core.formats.cognitive_memory.runs_reflection import plan_reflection
+from memlens.core.formats.cognitive_memory.runs_state import plan_decay_scores, plan_record_access
 from memlens.core.safe_io import read_regular
 from memlens.core.write.journal import Plan, apply_plan
 
