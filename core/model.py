@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 
 class Health(StrEnum):
@@ -83,8 +83,25 @@ class Relation:
     context: str | None = None
 
 
+class BodySource(Protocol):
+    """Reads the bodies of one file's memories again when first asked (`core.store.bodies`)."""
+
+    def fill(self, memory: Memory) -> None:
+        """Set `memory`'s body (and those of its file's other memories)."""
+
+
+class _LazyBody:
+    """The slot a memory's `BodySource` lives in (not a dataclass field).
+
+    A base class rather than a field so constructors, `fields(Memory)`,
+    equality and pickling stay exactly what they were.
+    """
+
+    __slots__ = ("body_source",)
+
+
 @dataclass(slots=True)
-class Memory:
+class Memory(_LazyBody):
     """One memory of any format.
 
     `path` is relative to the vault root (POSIX separators); `line` is the
@@ -126,6 +143,43 @@ class Memory:
     def key(self) -> tuple[str, str]:
         """Identity across vaults: (vault root, id)."""
         return (str(self.vault_root), self.id)
+
+
+def _lazy_body_property() -> property:
+    """`Memory.body`: the stored text, or, when a store left it out (None), read on first use.
+
+    A memory loaded from the persistent store (`core.store`) has no body in
+    memory: its `body_source` re-reads its file when the body is first
+    asked for.  Every other memory holds its body as before; the property
+    costs one extra Python call per read.
+    """
+    stored = Memory.__dict__["body"]  # the slot itself, kept as the raw accessor
+    get_source = _LazyBody.__dict__["body_source"].__get__
+
+    def get(self: Memory) -> str:
+        value: str | None = stored.__get__(self, Memory)
+        if value is None:
+            try:
+                source: BodySource = get_source(self, Memory)
+            except AttributeError:
+                source = None  # type: ignore[assignment]
+            if source is not None:
+                source.fill(self)
+                value = stored.__get__(self, Memory)
+            if value is None:
+                value = ""
+                stored.__set__(self, value)
+        return value
+
+    def put(self: Memory, value: str | None) -> None:
+        stored.__set__(self, value)
+
+    return property(get, put, doc="The memory's text (read from its file when left out).")
+
+
+#: Raw access to a memory's body slot, without loading: None means "not loaded".
+RAW_BODY = Memory.__dict__["body"]
+setattr(Memory, "body", _lazy_body_property())  # noqa: B010 - replaces the slot accessor
 
 
 @dataclass(frozen=True, slots=True)

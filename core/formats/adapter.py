@@ -96,9 +96,6 @@ class FormatAdapter(ABC):
     #: Every field the format's spec defines as pointing at another record or
     #: a trace; `link` checks each with the shared rule in `core.refs`.
     pointer_fields: ClassVar[tuple[PointerField, ...]] = ()
-    #: The linked result (its `link_state` included) pickles faithfully, so
-    #: the scan cache may keep it and an unchanged vault is not linked again.
-    cache_linked: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # The id and label are declared once, in `info`; the class attributes

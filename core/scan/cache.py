@@ -1,86 +1,88 @@
-"""Per-file scanning with a persistent cache of what each file yielded.
+"""Per-file scanning, reusing what the vault's persistent store holds for unchanged files.
 
 A vault is scanned file by file (`FormatAdapter.files` / `scan_file` /
 `link`).  This module drives that: it reads each file once (bytes, a stat
 taken before and after the read, and a sha256), hands the bytes to the
-adapter, and, when asked, keeps every file's `FileScan` in a cache file so
-the next start re-parses only the files whose stat changed.
+adapter, and, when asked (`cache`), keeps every file's `FileScan` as a row
+of the vault's store (`core.store`: SQLite in the user's cache folder, never
+inside the vault) so the next run re-parses only the files whose stat
+changed, and writes only their rows.  Memory bodies are not stored: a
+memory served from the store reads its body from its file on first use
+(`core.store.bodies`).
 
-Where the cache lives
-    One file per vault in the user's cache directory
-    (``platformdirs.user_cache_dir("memlens")``, or ``$MEMLENS_CACHE_DIR``),
-    named by a hash of the vault's real path.  Never inside the vault.
-
-The linked result
-    For adapters that declare ``cache_linked = True`` the cache also keeps
-    the vault's linked `ScanResult` (memories shared with the per-file
-    scans; `link_state` tables keyed by identity re-key themselves, see
-    `core.identity`).  A start that finds every file unchanged uses it as is
-    instead of linking again; any changed, added or removed file means a
-    fresh link.
+The linked result is not stored: `link` costs a small fraction of loading
+the rows (measured at 100k memories, see the store's notes), and a linked
+result kept beside per-file rows would have to be rewritten whole whenever
+one file changes (the memories of unchanged files carry link results).
 
 Parallel cold parse
     A parse of many files may be shared with worker processes
     (`core.parse_worker`, see PARALLEL_MIN_FILES): they return the pickled
     FileScans, which this process binds to the vault root.
 
-When a cached entry is trusted
+When a stored row is trusted
     Only when the file's size, mtime_ns, ctime_ns and inode all equal what
     they were when it was read.  ctime catches a same-size rewrite whose
     mtime was put back with `os.utime` (utime itself bumps ctime); the inode
     catches an atomic replace.  A file whose timestamps were within
     `RACY_WINDOW_NS` of the moment it was read could be rewritten again in the
     same clock tick without any stat change ("racily clean", as git calls
-    it): such entries are re-read and compared by sha256 before being reused.
-
-Why pickle is acceptable here
-    The cache holds only our own objects, in a file we wrote ourselves
-    (atomically, through `write_checked`), in a per-user cache
-    directory created 0700 with the file 0600.  It is loaded only if it is a
-    regular file owned by this user and writable by no one else, carries our
-    magic bytes and format version, a matching code fingerprint (any change to
-    the scanning code invalidates it), and a sha256 of the payload that
-    matches.  Anything else is discarded and rebuilt, never trusted; the
-    reason is recorded in `CacheStats.reason` (core never prints).  Someone
-    who can write the user's cache directory can already run code as that
-    user, so unpickling it adds no new power.  It is loaded with the garbage
-    collector paused (about 3x faster for 100k small objects).
+    it): such rows are re-read and compared by sha256 before being reused.
+    The store itself is checked as `core.store.db` describes (owner-only,
+    schema, vault, code fingerprint); anything else is rebuilt, with the
+    reason in `CacheStats.reason` (core never prints).
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
-import copyreg
-import dataclasses
 import gc
 import hashlib
 import io
-import operator
 import os
 import pickle
+import sqlite3
 import stat
-import struct
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from ..formats import FormatAdapter, adapter_for
 from ..formats.files import Listing, rel_posix, skipped_scan
-from ..model import FileScan, Memory, Problem, ReferenceProblem, Relation, ScanResult
-from ..safe_io import NotRegularFileError, kind_of, open_regular, read_regular
-from .cache_temps import sweep_once, temp_path
+from ..model import FileScan, Memory, ScanResult
+from ..safe_io import NotRegularFileError, kind_of
+from ..store import (
+    CACHE_DIR_ENV,
+    Entries,
+    FileStamp,
+    Row,
+    StoreCorrupt,
+    VaultStore,
+    cache_dir,
+    open_store,
+)
+from ..store.codec import FULL_DISPATCH
+from .stored import (
+    cache_path,
+    clear,
+    code_fingerprint,
+    entries_of,
+    load_entries,
+    save_delta,
+    save_entries,
+    save_rows,
+)
+from .workers import (
+    _cpus,
+    _pool,
+    _Worker,  # noqa: F401  (re-exported: tests patch it here)
+    _WorkerFailed,
+    run_in_worker,
+    spare_cpu,
+)
 
-#: Environment variable that moves the cache (tests point it at a tmp dir).
-CACHE_DIR_ENV = "MEMLENS_CACHE_DIR"
-#: Bump when the cache file layout changes.  Code changes are caught by the
-#: fingerprint of the scanning modules, not by this number.
-CACHE_VERSION = 2
-MAGIC = b"MEMLENS-SCAN-CACHE\0"
-_HEADER = struct.Struct(">IQ32s")  # version, payload length, sha256 of payload
 #: Files whose timestamps are this close to the moment they were read are
 #: re-checked by content on the next start (coarse file system clocks).
 RACY_WINDOW_NS = 2_000_000_000
@@ -99,52 +101,6 @@ PARALLEL_MIN_FILES = 8_000
 PARALLEL_CHUNK = 2_000
 #: Environment variable: "0" keeps the default cold parse in one process.
 PARALLEL_ENV = "MEMLENS_PARALLEL"
-
-#: Modules whose code decides what a FileScan holds: their source is hashed
-#: into the cache so a new memlens never trusts an old memlens's parse.
-_CODE_MODULES = (
-    "model.py",
-    "errors.py",
-    "text/dates.py",
-    "decay.py",
-    "text/frontmatter.py",
-    "text/fastyaml.py",
-    "identity.py",
-    "text/paths.py",
-    "text/textio.py",
-    "scan/cache.py",
-    "formats/adapter.py",
-    "formats/files.py",
-    "formats/linking.py",
-    "formats/reading.py",
-)
-
-
-@dataclass(slots=True)
-class FileStamp:
-    """What a file looked like when it was read (treat as immutable).
-
-    Not a frozen dataclass on purpose: frozen slotted dataclasses unpickle
-    through a Python-level `__setstate__`, which doubled the time to load
-    100k cache entries.
-    """
-
-    size: int
-    mtime_ns: int
-    ctime_ns: int
-    inode: int
-    #: sha256 of the bytes read (for reporting and conflict checks).
-    sha256: str
-    #: Timestamps were within RACY_WINDOW_NS of the read: verify by content.
-    racy: bool = False
-
-    def matches(self, st: os.stat_result) -> bool:
-        return (
-            st.st_size == self.size
-            and st.st_mtime_ns == self.mtime_ns
-            and st.st_ctime_ns == self.ctime_ns
-            and st.st_ino == self.inode
-        )
 
 
 @dataclass(slots=True)
@@ -191,67 +147,6 @@ class ScanProgress:
     scans: dict[str, FileScan] = field(default_factory=dict)
     stamps: dict[str, FileStamp] = field(default_factory=dict)
     stats: CacheStats = field(default_factory=CacheStats)
-
-
-# --------------------------------------------------------------------------- locations
-
-
-def cache_dir() -> Path:
-    """`$MEMLENS_CACHE_DIR`, else the platform's user cache dir for memlens."""
-    env = os.environ.get(CACHE_DIR_ENV)
-    if env:
-        return Path(env)
-    import platformdirs  # lazy: only when the cache is used
-
-    return Path(platformdirs.user_cache_dir("memlens"))
-
-
-def cache_path(root: Path) -> Path:
-    """The cache file of the vault at `root` (keyed by its real path)."""
-    real = os.path.realpath(root)
-    key = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:32]
-    return cache_dir() / f"scan-{key}.pickle"
-
-
-_fingerprints: dict[str, str] = {}
-
-
-def format_modules(package: Path) -> list[Path]:
-    """The modules of a format package that reading and linking depend on.
-
-    All of them but the writer side (`writer.py`, `write_*.py`) and the runs
-    (`runs.py`, `runs_*.py`): a helper moved out of the adapter module still
-    decides what a scan produces.
-    """
-    return sorted(
-        p
-        for p in package.glob("*.py")
-        if p.name != "writer.py" and not p.name.startswith(("write_", "runs"))
-    )
-
-
-def code_fingerprint(format_id: str) -> str:
-    """sha256 over the source of the modules that decide a format's FileScans.
-
-    The shared readers and model, this module, the adapter base and its
-    helpers, and the format's package (`format_modules`); not the writers or
-    anything else that does not change what a scan produces.
-    """
-    cached = _fingerprints.get(format_id)
-    if cached is not None:
-        return cached
-    here = Path(__file__).parents[1]  # core/
-    digest = hashlib.sha256(f"v{CACHE_VERSION}:{format_id}".encode())
-    names = [here / n for n in _CODE_MODULES]
-    module = sys.modules.get(type(adapter_for(format_id)).__module__)
-    source = getattr(module, "__file__", None)
-    if source:
-        names.extend(format_modules(Path(source).parent))
-    for path in names:
-        with contextlib.suppress(OSError):
-            digest.update(path.name.encode() + b"\0" + read_regular(path))
-    _fingerprints[format_id] = value = digest.hexdigest()
-    return value
 
 
 # --------------------------------------------------------------------------- garbage collector
@@ -528,389 +423,16 @@ def _parse_rels(
         raise
 
 
-class _WorkerFailed(Exception):
-    """A parse worker ended or answered nothing."""
-
-
-class _Worker:
-    """One `parse_worker` process and its pipes."""
-
-    def __init__(self) -> None:
-        import subprocess
-
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", f"{__package__}.parse_worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            close_fds=True,
-        )
-
-    def send(self, body: bytes) -> None:
-        from .parse_worker import write_message
-
-        assert self.proc.stdin is not None
-        write_message(self.proc.stdin, body)
-
-    def receive(self) -> bytes:
-        from .parse_worker import read_message
-
-        assert self.proc.stdout is not None
-        body = read_message(self.proc.stdout)
-        if body is None:
-            raise _WorkerFailed
-        return body
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            if self.proc.stdin is not None:
-                self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=2)
-        except Exception:
-            self.proc.kill()
-            with contextlib.suppress(Exception):
-                self.proc.wait(timeout=2)
-        with contextlib.suppress(OSError):
-            if self.proc.stdout is not None:
-                self.proc.stdout.close()
-
-
-class _Pool:
-    """Parse workers kept for a few seconds between vaults (one scan at a time).
-
-    Starting a worker costs an interpreter and the scanning imports (a few
-    hundred ms); opening several large vaults in a row reuses them.  Idle
-    workers are stopped after IDLE_S seconds and at exit.
-    """
-
-    IDLE_S = 10.0
-
-    def __init__(self) -> None:
-        import threading
-
-        self.lock = threading.Lock()
-        self.idle: list[_Worker] = []
-        self.busy = False
-        self.timer: Any = None
-
-    def acquire(self, n: int) -> list[_Worker]:
-        """`n` workers for one parse; [] if another parse has them or none starts."""
-        with self.lock:
-            if self.busy:
-                return []
-            self.busy = True
-            if self.timer is not None:
-                self.timer.cancel()
-                self.timer = None
-            workers, self.idle = self.idle[:n], self.idle[n:]
-        try:
-            while len(workers) < n:
-                workers.append(_Worker())
-        except OSError:
-            for w in workers:
-                w.close()
-            with self.lock:
-                self.busy = False
-            return []
-        return workers
-
-    def release(self, workers: list[_Worker]) -> None:
-        import threading
-
-        with self.lock:
-            self.idle.extend(workers)
-            self.busy = False
-            self.timer = threading.Timer(self.IDLE_S, self.close)
-            self.timer.daemon = True
-            self.timer.start()
-
-    def discard(self, workers: list[_Worker]) -> None:
-        for w in workers:
-            w.close()
-        with self.lock:
-            self.busy = False
-
-    def close(self) -> None:
-        """Stop the idle workers."""
-        with self.lock:
-            idle, self.idle = self.idle, []
-        for w in idle:
-            w.close()
-
-
-_pool = _Pool()
-atexit.register(_pool.close)
-
-
-def run_in_worker(request: tuple[Any, ...]) -> Callable[[], Any] | None:
-    """Send `request` to one parse worker; a function that waits for its answer.
-
-    The answer is None if the worker fails.  None instead of a function when
-    no worker is free (another parse has them) or none starts.  The worker
-    goes back to the pool once answered.  See `parse_worker.serve` for the
-    requests it understands.
-    """
-    workers = _pool.acquire(1)
-    if not workers:
-        return None
-    (worker,) = workers
-    try:
-        worker.send(pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))
-    except OSError:
-        _pool.discard(workers)
-        return None
-
-    def wait() -> Any:
-        try:
-            answer = pickle.loads(worker.receive())
-        except Exception:
-            _pool.discard(workers)
-            return None
-        _pool.release(workers)
-        return answer
-
-    return wait
-
-
-# --------------------------------------------------------------------------- the cache file
-
-
-Entries = dict[str, tuple[FileStamp, FileScan]]
-
-
-def _private_dir(folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with contextlib.suppress(OSError):
-        if stat.S_IMODE(folder.stat().st_mode) & 0o077:
-            folder.chmod(0o700)
-
-
-def open_checked(
-    path: Path, magic: bytes, version: int, what: str
-) -> tuple[BinaryIO | None, str | None]:
-    """`path` opened at its payload once everything about it checks out; else (None, reason).
-
-    Owner-only permissions, magic bytes, format version, payload length and
-    sha256 are all verified before a single byte is unpickled.  The payload
-    is hashed in chunks and then unpickled from the file, so a 100 MB cache
-    never sits in memory twice.  The reason is None only when there is no
-    file at all.  The caller closes the file.  The first open of a folder
-    also removes the temps killed writers left in it (`core.cache_temps`).
-    """
-    sweep_once(path.parent)
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return None, None
-    except OSError as exc:
-        return None, f"cannot stat the {what}: {exc.strerror or exc}"
-    if not stat.S_ISREG(st.st_mode):
-        return None, f"the {what} path is not a regular file"
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        return None, f"the {what} belongs to another user"
-    if st.st_mode & 0o022:
-        return None, f"the {what} is writable by others"
-    try:
-        fh = os.fdopen(open_regular(path), "rb")  # returned to the caller, who closes it
-    except OSError as exc:
-        return None, f"cannot read the {what}: {exc.strerror or exc}"
-    try:
-        head = fh.read(len(magic) + _HEADER.size)
-        if not head.startswith(magic):
-            cut = bool(head) and magic.startswith(head)
-            fh.close()
-            return (
-                None,
-                f"truncated {what} (no header)" if cut else f"not a memlens {what} (bad magic)",
-            )
-        if len(head) < len(magic) + _HEADER.size:
-            fh.close()
-            return None, f"truncated {what} (no header)"
-        found, length, digest = _HEADER.unpack_from(head, len(magic))
-        if found != version:
-            fh.close()
-            return None, f"{what} format version {found}, expected {version}"
-        hasher = hashlib.sha256()
-        size = 0
-        while chunk := fh.read(1 << 20):
-            hasher.update(chunk)
-            size += len(chunk)
-        if size != length:
-            fh.close()
-            return None, f"truncated {what} ({size} of {length} payload bytes)"
-        if hasher.digest() != digest:
-            fh.close()
-            return None, f"{what} checksum mismatch"
-        fh.seek(len(magic) + _HEADER.size)
-    except OSError as exc:
-        fh.close()
-        return None, f"cannot read the {what}: {exc.strerror or exc}"
-    return fh, None
-
-
-class _HashingWriter:
-    """A write-only file for pickle that hashes and counts what passes through."""
-
-    __slots__ = ("digest", "fh", "size")
-
-    def __init__(self, fh: BinaryIO) -> None:
-        self.fh = fh
-        self.digest = hashlib.sha256()
-        self.size = 0
-
-    def write(self, data: Any) -> int:
-        # Pickle protocol 5 hands large buffers over as PickleBuffer objects.
-        view = memoryview(data)
-        self.digest.update(view)
-        self.size += view.nbytes
-        return self.fh.write(view)
-
-
-def write_checked(path: Path, magic: bytes, version: int, dump: Callable[[Any], None]) -> None:
-    """Write what `open_checked` reads, atomically (0600 in a 0700 directory).
-
-    `dump(writer)` streams the payload into `writer` (any number of
-    pickles); the header's length and sha256 are filled in afterwards.  The
-    payload is never held in memory: saving a 60 MB index cache used to cost
-    twice its size on top of the index itself.
-    """
-    _private_dir(path.parent)
-    sweep_once(path.parent)
-    tmp = temp_path(path)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(magic + _HEADER.pack(version, 0, bytes(32)))
-            writer = _HashingWriter(fh)
-            dump(writer)
-            fh.seek(len(magic))
-            fh.write(_HEADER.pack(version, writer.size, writer.digest.digest()))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):
-        os.chmod(path, 0o600)
-
-
-def pickler(writer: Any) -> pickle.Pickler:
-    """A pickler with the cache's constructor reducers (see `_constructor_reducer`)."""
-    out = pickle.Pickler(writer, protocol=pickle.HIGHEST_PROTOCOL)
-    out.dispatch_table = _DISPATCH
-    return out
-
-
-def pack(magic: bytes, version: int, payload: bytes) -> bytes:
-    """Magic, header (version, length, sha256) and payload, as `open_checked` reads them."""
-    return magic + _HEADER.pack(version, len(payload), hashlib.sha256(payload).digest()) + payload
-
-
-def _constructor_reducer(cls: type[Any]) -> Any:
-    """Pickle a dataclass instance as a call of its class with every field, in order.
-
-    Unpickling then runs the generated __init__ (one call), where the default
-    pickling of a slotted dataclass builds a dict of its state and sets each
-    slot from it (frozen ones through a Python __setstate__): loading 100k
-    cached memories took about twice as long that way.
-    """
-    get = operator.attrgetter(*(f.name for f in dataclasses.fields(cls)))
-
-    def reduce(obj: Any) -> tuple[Any, ...]:
-        return (cls, get(obj))
-
-    return reduce
-
-
-_DISPATCH: dict[type[Any], Any] = {
-    **copyreg.dispatch_table,
-    **{
-        cls: _constructor_reducer(cls)
-        for cls in (Memory, FileScan, FileStamp, Relation, Problem, ReferenceProblem, ScanResult)
-    },
-}
+# --------------------------------------------------------------------------- rows
 
 
 def _dumps(payload: Any) -> bytes:
+    """Pickled with the constructor reducers (bodies kept): a worker's answer."""
     buf = io.BytesIO()
-    pickler(buf).dump(payload)
+    out = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
+    out.dispatch_table = FULL_DISPATCH
+    out.dump(payload)
     return buf.getvalue()
-
-
-def load_entries(
-    root: Path, format_id: str, path: Path | None = None
-) -> tuple[Entries, str | None]:
-    """Cached entries of a vault, or ({}, reason) when there is nothing to trust.
-
-    The reason is None only when there simply is no cache file yet.
-    """
-    entries, _result, reason = _load(root, format_id, path)
-    return entries, reason
-
-
-def _load(
-    root: Path, format_id: str, path: Path | None = None
-) -> tuple[Entries, ScanResult | None, str | None]:
-    """`load_entries`, plus the linked result saved with them (None if there is none)."""
-    path = path or cache_path(root)
-    fh, reason = open_checked(path, MAGIC, CACHE_VERSION, "cache file")
-    if fh is None:
-        return {}, None, reason
-    try:
-        with fh, quiet_gc():
-            data = pickle.load(fh)
-    except Exception as exc:  # checksummed, so this means a bug: never trust it
-        return {}, None, f"cache payload unreadable: {type(exc).__name__}"
-    if not isinstance(data, dict):
-        return {}, None, "cache payload is not a mapping"
-    if data.get("root") != str(root) or data.get("format") != format_id:
-        return {}, None, "cache belongs to another vault or format"
-    if data.get("code") != code_fingerprint(format_id):
-        return {}, None, "cache written by a different version of the scanning code"
-    entries = data.get("entries")
-    if not isinstance(entries, dict):
-        return {}, None, "cache entries missing"
-    result = data.get("result")
-    return entries, result if isinstance(result, ScanResult) else None, None
-
-
-def save_entries(
-    root: Path,
-    format_id: str,
-    entries: Entries,
-    path: Path | None = None,
-    result: ScanResult | None = None,
-) -> None:
-    """Write the cache file atomically (0600, in a 0700 directory).
-
-    `result` is the vault's linked result for exactly these entries, kept
-    only for adapters that declare ``cache_linked = True`` (their result,
-    `link_state` included, survives pickling); a start that finds every file
-    unchanged then uses it instead of linking again.
-    """
-    path = path or cache_path(root)
-    if result is not None and not adapter_for(format_id).cache_linked:
-        result = None
-    payload = {
-        "root": str(root),
-        "format": format_id,
-        "code": code_fingerprint(format_id),
-        "entries": entries,
-        "result": result,
-    }
-    write_checked(path, MAGIC, CACHE_VERSION, lambda out: pickler(out).dump(payload))
-
-
-def clear(root: Path) -> bool:
-    """Remove a vault's cache file; True if there was one."""
-    try:
-        cache_path(root).unlink()
-    except FileNotFoundError:
-        return False
-    return True
 
 
 # --------------------------------------------------------------------------- scanning
@@ -928,39 +450,119 @@ def scan_files(
 ) -> Iterator[ScanProgress]:
     """Scan a vault file by file, yielding progress; the last step is linked.
 
-    With `cache`, unchanged files come from the cache file (their memories
-    are yielded first, at once) and only new or changed files are parsed.
-    `batch` sets how many memories a progress step carries (None: one final
-    step only).  The cache file is rewritten when anything changed (`save`),
+    With `cache`, unchanged files come from the vault's store (their
+    memories are yielded first, at once, bodies read from the files on use)
+    and only new or changed files are parsed.  `batch` sets how many
+    memories a progress step carries (None: one final step only).  The rows
+    of changed, new and gone files are written in one transaction (`save`)
     after the final (`done`) step is yielded: iterate to the end to save.
-    `walk`, called once the cache file is loaded, gives the vault's listing
-    and stat keys as another process took them meanwhile (`core.walk_ahead`);
+    `walk`, called once the store is loaded, gives the vault's listing and
+    stat keys as another process took them meanwhile (`core.walk_ahead`);
     when it is absent or returns None the scan walks the vault itself.
     """
     stats = CacheStats()
+    store: VaultStore | None = None
     entries: Entries = {}
-    cached_result: ScanResult | None = None
-    if cache:
-        stats.path = cache_path(root)
-        t = time.perf_counter()
-        entries, cached_result, reason = _load(root, adapter.format_id, stats.path)
-        stats.load_s = time.perf_counter() - t
-        if reason is not None:
-            stats.status, stats.reason = "discarded", reason
-        else:
-            stats.status = "warm" if entries else "cold"
+    early: set[str] = set()
+    try:
+        if cache:
+            t = time.perf_counter()
+            store, zdict, rows = _open_store(root, adapter.format_id, stats)
+            if store is not None and batch is not None and len(rows) > batch:
+                # A first batch at once (before the other rows are decoded and
+                # the vault walked): early rows, replaced by the linked ones.
+                entries = _decode(store, stats, zdict, rows[:batch])
+                early = set(entries)
+                first = [m for _stamp, fs in entries.values() for m in fs.memories]
+                yield ScanProgress(first, len(early), 0, stats=stats)
+                rows = rows[batch:]
+            if store is not None and stats.status == "warm":
+                entries.update(_decode(store, stats, zdict, rows))
+                if stats.status == "discarded":
+                    entries = {}  # the first batch too: one damaged row and none is trusted
+                elif not entries:
+                    stats.status = "cold"
+            stats.load_s = time.perf_counter() - t
+        yield from _scan(adapter, root, stats, store, entries, batch, parallel, save, walk, early)
+    finally:
+        if store is not None:
+            store.close()
 
+
+def _open_store(
+    root: Path, format_id: str, stats: CacheStats
+) -> tuple[VaultStore | None, bytes, list[Row]]:
+    """The vault's store and its rows as fetched; (None, ...) with `stats.reason` if none."""
+    stats.path = cache_path(root)
+    try:
+        opened = open_store(root, format_id, code_fingerprint(format_id))
+    except (OSError, sqlite3.Error) as exc:  # a store that cannot be made is only slower
+        stats.status, stats.reason = "off", f"cache not saved: {exc}"
+        return None, b"", []
+    store = opened.store
+    assert store is not None
+    stats.status, stats.reason = opened.status, opened.reason
+    if opened.status != "warm":
+        return store, b"", []
+    try:
+        zdict, rows = store.fetch()
+    except StoreCorrupt as exc:
+        return _discarded(store, stats, exc), b"", []
+    if not rows:
+        stats.status = "cold"
+    return store, zdict, rows
+
+
+def _decode(store: VaultStore, stats: CacheStats, zdict: bytes, rows: list[Row]) -> Entries:
+    """Rows as entries; a damaged row empties the store ({}, status "discarded")."""
+    try:
+        with quiet_gc():
+            return store.decode(zdict, rows)
+    except StoreCorrupt as exc:
+        _discarded(store, stats, exc)
+        return {}
+
+
+def _discarded(store: VaultStore, stats: CacheStats, exc: StoreCorrupt) -> VaultStore | None:
+    """Empty a store whose rows could not be read (None if even that fails)."""
+    stats.status, stats.reason = "discarded", str(exc)
+    try:
+        store.discard()
+    except sqlite3.Error as again:
+        stats.reason = f"{exc}; cache not saved: {again}"
+        return None
+    return store
+
+
+def _scan(
+    adapter: FormatAdapter,
+    root: Path,
+    stats: CacheStats,
+    store: VaultStore | None,
+    entries: Entries,
+    batch: int | None,
+    parallel: bool | None,
+    save: bool,
+    walk: Callable[[], tuple[Listing, list[tuple[int, int, int, int] | None]] | None] | None,
+    early: set[str],
+) -> Iterator[ScanProgress]:
+    """`scan_files` once the store (if any) is open and its rows loaded into `entries`.
+
+    `early`: files whose stored memories were already yielded (not again).
+    """
     t = time.perf_counter()
+    #: Racy rows found unchanged by content: stored again with their fresh stamp.
+    renewed: list[tuple[str, FileStamp, FileScan]] = []
     ahead = walk() if walk is not None else None
     with quiet_gc():
         if ahead is not None:
             listing, keys = ahead
             rels = listing.names
-            slots, todo = _match(root, rels, keys, entries, stats)
+            slots, todo = _match(root, rels, keys, entries, stats, renewed)
         else:
             listing = adapter.file_listing(root)
             rels = listing.names
-            slots, todo = _walk(root, rels, entries, stats)
+            slots, todo = _walk(root, rels, entries, stats, renewed)
     stats.files = len(rels)
     stats.dropped = len(entries)
     stats.reused = len(rels) - len(todo)
@@ -976,8 +578,9 @@ def scan_files(
             yield ScanProgress(out, done, len(rels), stats=stats)
 
     if batch is not None:
-        for _rel, reused, _stamp in slots:
-            if reused is not None:
+        done = len(early)
+        for rel, reused, _stamp in slots:
+            if reused is not None and rel not in early:
                 pending.extend(reused.memories)
                 done += 1
                 if len(pending) >= batch:
@@ -1008,6 +611,9 @@ def scan_files(
         s.rel: skipped_scan(adapter.format_id, root, s) for s in listing.skipped
     }
     stamps: dict[str, FileStamp] = {}
+    # Rows to write: parsed files, and reused ones whose stamp was renewed.
+    upserts: list[tuple[str, FileStamp, FileScan]] = []
+    unstamped: list[str] = []
     for rel, cached_scan, cached_stamp in slots:
         if cached_scan is not None and cached_stamp is not None:
             scans[rel], stamps[rel] = cached_scan, cached_stamp
@@ -1016,19 +622,17 @@ def scan_files(
             scans[rel] = new_scan
             if new_stamp is not None:
                 stamps[rel] = new_stamp
+                upserts.append((rel, new_stamp, new_scan))
+            else:
+                unstamped.append(rel)
 
     t = time.perf_counter()
-    if cached_result is not None and not stats.parsed and not stats.dropped and not listing.skipped:
-        # Every file is as it was when the cache was written, and so is the
-        # linked result saved with it (link is a function of the scans).
-        result = cached_result
-    else:
-        with quiet_gc():
-            result = adapter.link(root, scans)
+    with quiet_gc():
+        result = adapter.link(root, scans)
     stats.link_s = time.perf_counter() - t
 
     # The linked result first: a front end can list everything while the
-    # cache file is still being written (continue the iteration to save).
+    # store is being written (continue the iteration to save).
     yield ScanProgress(
         pending,
         len(rels),
@@ -1039,31 +643,39 @@ def scan_files(
         stamps=stamps,
         stats=stats,
     )
-    if (
-        cache
-        and save
-        and (stats.parsed or stats.dropped or stats.verified or stats.status != "warm")
-    ):
-        t = time.perf_counter()
-        try:
-            # A linked result showing skipped entries is not kept: they have
-            # no stamp, so a later start could not tell they were gone.
-            kept = None if listing.skipped else result
-            save_entries(
-                root, adapter.format_id, entries_of(scans, stamps), stats.path, result=kept
-            )
-            stats.saved = True
-        except Exception as exc:  # a cache that cannot be written is only slower
-            stats.reason = f"cache not saved: {exc}"
-        stats.save_s = time.perf_counter() - t
+    if store is not None and save:
+        _save(store, stats, upserts + renewed, [*entries, *unstamped])
+
+
+def _save(
+    store: VaultStore,
+    stats: CacheStats,
+    upserts: list[tuple[str, FileStamp, FileScan]],
+    deletes: list[str],
+) -> None:
+    """Write the changed rows in one transaction (nothing when nothing changed)."""
+    if not upserts and not deletes:
+        return
+    t = time.perf_counter()
+    try:
+        store.save(upserts, deletes)
+        stats.saved = True
+    except sqlite3.Error as exc:  # busy beyond the timeout, disk full: only slower
+        stats.reason = f"cache not saved: {exc}"
+    stats.save_s = time.perf_counter() - t
 
 
 def _walk(
-    root: Path, rels: list[str], entries: Entries, stats: CacheStats
+    root: Path,
+    rels: list[str],
+    entries: Entries,
+    stats: CacheStats,
+    renewed: list[tuple[str, FileStamp, FileScan]],
 ) -> tuple[list[tuple[str, FileScan | None, FileStamp | None]], list[str]]:
     """Stat every file: cached entries still valid fill their slot, the rest go to `todo`.
 
-    Entries found are popped from `entries`, so what is left there vanished.
+    Entries found are popped from `entries`, so what is left there vanished;
+    racy entries verified by content go to `renewed` with their fresh stamp.
     """
     slots: list[tuple[str, FileScan | None, FileStamp | None]] = []
     todo: list[str] = []
@@ -1086,6 +698,7 @@ def _walk(
                 if fresh is not None:
                     stats.verified += 1
                     slots.append((rel, fs, fresh))
+                    renewed.append((rel, fresh, fs))
                     continue
         slots.append((rel, None, None))
         todo.append(rel)
@@ -1098,6 +711,7 @@ def _match(
     keys: list[tuple[int, int, int, int] | None],
     entries: Entries,
     stats: CacheStats,
+    renewed: list[tuple[str, FileStamp, FileScan]],
 ) -> tuple[list[tuple[str, FileScan | None, FileStamp | None]], list[str]]:
     """`_walk` with the stat of each file already taken (`core.walk_ahead`)."""
     slots: list[tuple[str, FileScan | None, FileStamp | None]] = []
@@ -1115,18 +729,11 @@ def _match(
                 if fresh is not None:
                     stats.verified += 1
                     add((rel, fs, fresh))
+                    renewed.append((rel, fresh, fs))
                     continue
         add((rel, None, None))
         todo.append(rel)
     return slots, todo
-
-
-def _cpus() -> int:
-    """CPUs this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
 
 
 def _used_workers(n: int, parallel: bool | None) -> bool:
@@ -1143,40 +750,6 @@ def _used_workers(n: int, parallel: bool | None) -> bool:
     return parallel and n >= PARALLEL_MIN_FILES and _cpus() > 1
 
 
-def spare_cpu() -> bool:
-    """More than one CPU, and one of them idle.
-
-    Idle by the one-minute load average (leaving at least half a CPU), or,
-    since that average still counts work that ended up to a minute ago (a
-    cold start that just used both cores), by the threads runnable right
-    now: this one and fewer than one per other CPU.
-    """
-    cpus = _cpus()
-    if cpus <= 1:
-        return False
-    if _load_average() < cpus - 0.5:
-        return True
-    running = _running_now()
-    return running is not None and running <= cpus - 1
-
-
-def _load_average() -> float:
-    """The one-minute load average (0 where there is none)."""
-    try:
-        return os.getloadavg()[0]
-    except (AttributeError, OSError):  # pragma: no cover - not Unix
-        return 0.0
-
-
-def _running_now() -> int | None:
-    """Threads runnable at this instant, this one included (Linux; None elsewhere)."""
-    try:
-        with open("/proc/loadavg", encoding="ascii") as fh:
-            return int(fh.read().split()[3].split("/")[0])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 def _verify(path: Path, stamp: FileStamp) -> FileStamp | None:
     """A fresh stamp if the file still holds the bytes `stamp` hashed, else None."""
     try:
@@ -1184,11 +757,6 @@ def _verify(path: Path, stamp: FileStamp) -> FileStamp | None:
     except OSError:
         return None
     return fresh if fresh.sha256 == stamp.sha256 else None
-
-
-def entries_of(scans: dict[str, FileScan], stamps: dict[str, FileStamp]) -> Entries:
-    """Cache entries for the files that have a stamp (unreadable ones are left out)."""
-    return {rel: (stamps[rel], fs) for rel, fs in scans.items() if rel in stamps}
 
 
 def stale_files(adapter: FormatAdapter, root: Path, stamps: dict[str, FileStamp]) -> list[Path]:
@@ -1225,20 +793,26 @@ def run_to_end(steps: Iterable[ScanProgress]) -> ScanProgress:
 
 __all__ = [
     "CACHE_DIR_ENV",
-    "CACHE_VERSION",
+    "PARALLEL_ENV",
     "CacheStats",
+    "Entries",
     "FileStamp",
     "ScanProgress",
     "cache_dir",
     "cache_path",
     "clear",
+    "code_fingerprint",
     "entries_of",
     "load_entries",
     "parse_files",
     "read_stamped",
+    "run_in_worker",
     "run_to_end",
+    "save_delta",
     "save_entries",
+    "save_rows",
     "scan_files",
     "scan_one",
+    "spare_cpu",
     "stale_files",
 ]

@@ -6,6 +6,7 @@ import bisect
 import contextlib
 import operator
 import os
+import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
@@ -55,6 +56,9 @@ class Vault:
     linked: ScanResult | None = None
     #: How the persistent cache served the last full scan (None: not scanned).
     cache_stats: CacheStats | None = None
+    #: Files rescanned or gone since the store last had this vault's rows
+    #: (what `save_cache` writes); None: unknown, compare every stamp.
+    unsaved: set[str] | None = None
     #: Set by `rescan_paths`: a changed file was vault-wide (a state file, a
     #: WAL, a view store; `FileScan.vault_wide`), so any memory may differ.
     last_rescan_vault_wide: bool = False
@@ -269,6 +273,9 @@ def _adopt(vault: Vault, progress: ScanProgress) -> None:
     vault.scans = progress.scans
     vault.stamps = progress.stamps
     vault.cache_stats = progress.stats
+    # A scan with the store saves its rows itself (a failed save only
+    # leaves rows the next scan finds stale).
+    vault.unsaved = set() if progress.stats.path is not None else None
 
 
 def rescan_paths(vault: Vault, changed: Iterable[Path | str]) -> ScanResult:
@@ -315,6 +322,8 @@ def rescan_paths(vault: Vault, changed: Iterable[Path | str]) -> ScanResult:
     if added:
         vault.scans = scans = _in_scan_order(scans)
     vault.last_rescan_vault_wide = vault_wide
+    if vault.unsaved is not None:
+        vault.unsaved.update(changes)
     result: ScanResult | None = None
     previous = vault.linked
     if previous is not None and previous.link_state is not None and not vault_wide:
@@ -510,22 +519,23 @@ def stale_paths(vault: Vault) -> list[Path]:
 
 
 def save_cache(vault: Vault) -> CacheStats:
-    """Write the vault's current per-file scans to its cache file (after rescans)."""
+    """Write the rows of the files rescanned since the vault was read to its store.
+
+    One transaction for just those rows (`Vault.unsaved`); a vault read
+    without the store has every stamp compared with the stored ones.
+    """
     stats = vault.cache_stats or CacheStats()
     stats.path = _cache.cache_path(vault.root)
     try:
-        # The linked result is kept only if every file in it has a stamp
-        # (a skipped link has none: a later start could not see it go).
-        stamped = len(vault.stamps) == len(vault.scans)
-        _cache.save_entries(
-            vault.root,
-            vault.format,
-            _cache.entries_of(vault.scans, vault.stamps),
-            stats.path,
-            result=vault.linked if stamped else None,
-        )
+        if vault.unsaved is None:
+            _cache.save_entries(
+                vault.root, vault.format, _cache.entries_of(vault.scans, vault.stamps)
+            )
+        else:
+            rels, vault.unsaved = vault.unsaved, set()
+            _cache.save_rows(vault.root, vault.format, rels, vault.scans, vault.stamps)
         stats.saved = True
-    except Exception as exc:  # a cache that cannot be written is only slower
+    except (OSError, sqlite3.Error) as exc:  # a cache that cannot be written is only slower
         stats.saved = False
         stats.reason = f"cache not saved: {exc}"
     vault.cache_stats = stats

@@ -38,13 +38,8 @@ import numpy.typing as npt
 
 from ..model import Memory
 from ..safe_io import read_regular
-from ..scan.cache import (
-    cache_dir,
-    code_fingerprint,
-    open_checked,
-    quiet_gc,
-    write_checked,
-)
+from ..scan.cache import cache_dir, code_fingerprint, quiet_gc
+from .index_file import open_checked, write_checked
 
 if TYPE_CHECKING:
     from ..scan.vault import Catalog, Vault
@@ -180,13 +175,16 @@ def _dirty_paths(vault: Vault, files: dict[str, str], wide: set[str]) -> set[str
 
 
 def load_index(
-    catalog: Catalog, as_of: date, *, save: bool = True
+    catalog: Catalog, as_of: date, *, save: bool = True, patch: bool = True
 ) -> tuple[SearchIndex, IndexCacheStats]:
     """The catalog's search index: from the cache when it is usable, else built.
 
     Saves a fresh cache when it had to build or patch the index (`save`;
     pass False to call `save_index` later, off the critical path; then
-    `IndexCacheStats.stale` says whether it is worth it).
+    `IndexCacheStats.stale` says whether it is worth it).  `patch=False`
+    rebuilds instead of patching when files changed since the save: a
+    patched index keeps its fitted idf (scores drift slightly from a
+    rebuild's), so only an unchanged index gives exactly a build's scores.
     """
     from .index import SearchIndex
 
@@ -197,7 +195,7 @@ def load_index(
     fh, reason = open_checked(path, MAGIC, INDEX_VERSION, "index cache")
     if fh is not None:
         with fh:
-            index, reason = _restore(fh, catalog, as_of, stats)
+            index, reason = _restore(fh, catalog, as_of, stats, patch)
     stats.load_s = time.perf_counter() - t
     if index is None:
         stats.status = "rebuilt" if reason else "built"
@@ -291,7 +289,7 @@ def _placeholder(root: str, mem_id: str) -> Memory:
 
 
 def _restore(
-    fh: BinaryIO, catalog: Catalog, as_of: date, stats: IndexCacheStats
+    fh: BinaryIO, catalog: Catalog, as_of: date, stats: IndexCacheStats, patch: bool = True
 ) -> tuple[SearchIndex | None, str | None]:
     from .index import SearchIndex
 
@@ -360,6 +358,8 @@ def _restore(
         elif dirty:
             stale.extend(m for m in v.memories if m.path in dirty)
     current = sum(len(v.memories) for v in vaults)
+    if not patch and (stale or gone or new):
+        return None, "files changed since the index was saved"
     if len(stale) + len(gone) + len(new) > REBUILD_FRACTION * max(1, current):
         return None, "too much changed since the index was saved"
     for key in gone:

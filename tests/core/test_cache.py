@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import stat
-import struct
 from datetime import date
 from pathlib import Path
 
@@ -13,13 +13,8 @@ import pytest
 from memlens.core.formats.files import rel_posix
 from memlens.core.model import ScanResult
 from memlens.core.scan import cache as scan_cache
-from memlens.core.scan.cache import (
-    CACHE_VERSION,
-    MAGIC,
-    cache_path,
-    load_entries,
-    save_entries,
-)
+from memlens.core.scan import stored
+from memlens.core.scan.cache import cache_path, load_entries, save_entries
 from memlens.core.scan.vault import (
     Vault,
     discover,
@@ -30,6 +25,7 @@ from memlens.core.scan.vault import (
 )
 from memlens.core.search.index import SearchIndex
 from memlens.core.search.index_cache import index_cache_path, load_index
+from memlens.core.store.db import SCHEMA_VERSION
 
 FORMATS = (
     "dream-cycle",
@@ -138,34 +134,55 @@ def test_open_catalog_with_cache(own_fixtures_copy: Path) -> None:
 # --------------------------------------------------------------------------- stale and corrupt
 
 
-def _corrupt_cases() -> dict[str, tuple[object, str]]:
-    def truncate(blob: bytes) -> bytes:
-        return blob[: len(blob) // 2]
+def _sql(path: Path, statement: str) -> None:
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute(statement)
+    finally:
+        conn.close()
 
-    def garbage(blob: bytes) -> bytes:
-        return os.urandom(len(blob))
 
-    def wrong_version(blob: bytes) -> bytes:
-        head = len(MAGIC)
-        return blob[:head] + struct.pack(">I", CACHE_VERSION + 1) + blob[head + 4 :]
+def _flip_row(path: Path) -> None:
+    """One byte of one stored row changed (SQLite does not checksum pages)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        rel, blob = conn.execute("SELECT rel, scan FROM files LIMIT 1").fetchone()
+        i = len(blob) // 2
+        bad = blob[:i] + bytes([blob[i] ^ 0xFF]) + blob[i + 1 :]
+        conn.execute("UPDATE files SET scan = ? WHERE rel = ?", (bad, rel))
+    finally:
+        conn.close()
 
-    def flip_payload(blob: bytes) -> bytes:
-        i = len(blob) - 10
-        return blob[:i] + bytes([blob[i] ^ 0xFF]) + blob[i + 1 :]
 
-    def header_only(blob: bytes) -> bytes:
-        return blob[: len(MAGIC) + 3]
+def _corrupt_cases() -> dict[str, tuple[object, str | None]]:
+    def truncate(path: Path) -> None:
+        blob = path.read_bytes()
+        path.write_bytes(blob[: len(blob) // 2])
 
-    def empty(blob: bytes) -> bytes:
-        return b""
+    def garbage(path: Path) -> None:
+        path.write_bytes(os.urandom(path.stat().st_size))
+
+    def wrong_version(path: Path) -> None:
+        _sql(path, f"UPDATE meta SET value = '{SCHEMA_VERSION + 1}' WHERE key = 'schema'")
+
+    def other_dictionary(path: Path) -> None:
+        _sql(path, "UPDATE blobs SET value = zeroblob(8192) WHERE name = 'zdict'")
+
+    def header_only(path: Path) -> None:
+        path.write_bytes(path.read_bytes()[:50])
+
+    def empty(path: Path) -> None:
+        path.write_bytes(b"")
 
     return {
-        "truncated": (truncate, "truncated"),
-        "garbage": (garbage, "bad magic"),
-        "wrong_version": (wrong_version, "version"),
-        "checksum": (flip_payload, "checksum"),
-        "header_only": (header_only, "truncated"),
-        "empty": (empty, "bad magic"),
+        "truncated": (truncate, ""),
+        "garbage": (garbage, "not a memlens store"),
+        "wrong_version": (wrong_version, "schema version"),
+        "row_checksum": (_flip_row, "unreadable row"),
+        "dictionary": (other_dictionary, "unreadable row"),
+        "header_only": (header_only, ""),
+        # An empty file is an empty database: a new store, not a damaged one.
+        "empty": (empty, None),
     }
 
 
@@ -175,13 +192,17 @@ def test_corrupt_cache_is_discarded_and_rebuilt(own_fixtures_copy: Path, case: s
     root = vault_at(own_fixtures_copy, "cognitive-memory").root
     cached_scan(root, "cognitive-memory")
     path = cache_path(root)
-    path.write_bytes(damage(path.read_bytes()))  # type: ignore[operator]
+    assert not path.with_name(path.name + "-wal").exists()  # checkpointed at close
+    damage(path)  # type: ignore[operator]
     path.chmod(0o600)
 
     vault = cached_scan(root, "cognitive-memory")
     stats = vault.cache_stats
-    assert stats is not None and stats.status == "discarded"
-    assert stats.reason is not None and why in stats.reason
+    if why is None:
+        assert stats is not None and stats.status == "cold"
+    else:
+        assert stats is not None and stats.status == "discarded"
+        assert stats.reason is not None and why in stats.reason
     assert stats.reused == 0 and stats.parsed == stats.files
     assert_same(vault.result, vault.adapter.scan(root))
     # Rebuilt: the next start trusts the new file.
@@ -201,8 +222,8 @@ def test_cache_from_other_code_is_discarded(
 
 
 def test_fingerprint_covers_the_reading_modules_of_a_format_package() -> None:
-    package = Path(scan_cache.__file__).parents[1] / "formats" / "dream_cycle"
-    names = {p.name for p in scan_cache.format_modules(package)}
+    package = Path(stored.__file__).parents[1] / "formats" / "dream_cycle"
+    names = {p.name for p in stored.format_modules(package)}
     assert {"adapter.py", "reading.py", "rescan.py", "ids.py", "sections.py"} <= names
     assert not names & {"writer.py", "runs.py", "__pycache__"}
 
@@ -211,24 +232,24 @@ def test_fingerprint_covers_the_reading_modules_of_a_format_package() -> None:
 def test_fingerprint_changes_with_a_helper_module(
     monkeypatch: pytest.MonkeyPatch, module: str, counts: bool
 ) -> None:
-    monkeypatch.setattr(scan_cache, "_fingerprints", {})
-    before = scan_cache.code_fingerprint("dream-cycle")
-    real = scan_cache.read_regular
+    monkeypatch.setattr(stored, "_fingerprints", {})
+    before = stored.code_fingerprint("dream-cycle")
+    real = stored.read_regular
 
     def edited(path: Path | str, *, follow: bool = True) -> bytes:
         data = real(path, follow=follow)
         return data + b"\n# edited\n" if Path(path).name == module else data
 
-    monkeypatch.setattr(scan_cache, "read_regular", edited)
-    monkeypatch.setattr(scan_cache, "_fingerprints", {})
-    assert (scan_cache.code_fingerprint("dream-cycle") != before) is counts
+    monkeypatch.setattr(stored, "read_regular", edited)
+    monkeypatch.setattr(stored, "_fingerprints", {})
+    assert (stored.code_fingerprint("dream-cycle") != before) is counts
 
 
 def test_cache_for_another_vault_is_not_used(own_fixtures_copy: Path) -> None:
     ocean = vault_at(own_fixtures_copy, "project-ocean").root
     obs = vault_at(own_fixtures_copy, "observation-v1").root
     cached_scan(ocean, "project-ocean")
-    # Someone copies one vault's cache file over another's.
+    # Someone copies one vault's store over another's.
     cache_path(obs).write_bytes(cache_path(ocean).read_bytes())
     cache_path(obs).chmod(0o600)
     stats = cached_scan(obs, "observation-v1").cache_stats

@@ -1,4 +1,4 @@
-"""An unchanged vault's linked result comes from the scan cache, and stays relinkable."""
+"""A vault read from the store is linked from its stored per-file scans, and stays relinkable."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import pytest
 from memlens.core.formats import adapter_for
 from memlens.core.identity import ByIdentity, by_identity
 from memlens.core.model import ScanResult
-from memlens.core.scan import cache as scan_cache
 from memlens.core.scan.vault import Vault, discover, rescan_paths, save_cache, scan_vault
 
 #: The own test vaults; the formats below run where one exists (all five
@@ -85,10 +84,11 @@ def test_by_identity_is_rekeyed_after_a_round_trip() -> None:
 
 
 @pytest.mark.parametrize("fmt", LINKED)
-def test_unchanged_vault_reuses_the_linked_result(
+def test_unchanged_vault_is_linked_once_from_the_stored_scans(
     own_fixtures_copy: Path, fmt: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert adapter_for(fmt).cache_linked
+    """The store keeps per-file rows, not the linked result (it would be rewritten
+    whole for any change): an unchanged vault parses nothing and links once."""
     first = scan_vault(fresh(own_fixtures_copy, fmt), cache=True)
     assert first.cache_stats is not None and first.cache_stats.saved
     adapter = adapter_for(fmt)
@@ -101,8 +101,9 @@ def test_unchanged_vault_reuses_the_linked_result(
 
     monkeypatch.setattr(type(adapter), "link", counting_link)
     again = scan_vault(fresh(own_fixtures_copy, fmt), cache=True)
-    assert calls == [], "an unchanged vault was linked again"
-    assert again.cache_stats is not None and again.cache_stats.reused == len(again.scans)
+    assert calls == [1]
+    stats = again.cache_stats
+    assert stats is not None and stats.reused == len(again.scans) and stats.parsed == 0
     assert_same(again.result, adapter.scan(again.root))
     if fmt in PER_FILE_OBJECTS:
         # The result's memories are the very objects of the per-file scans.
@@ -136,7 +137,7 @@ def test_relink_after_a_cached_start_equals_a_full_scan(
     scan_vault(fresh(own_fixtures_copy, fmt), cache=True)
     vault = scan_vault(fresh(own_fixtures_copy, fmt), cache=True)  # result from the cache
     assert vault.cache_stats is not None and vault.cache_stats.reused == len(vault.scans)
-    assert vault.result.link_state is not None
+    assert vault.result.link_state
     other = scan_vault(fresh(reference, fmt), cache=False)
     adapter = vault.adapter
     full_links: list[Path] = []
@@ -174,12 +175,3 @@ def test_save_cache_after_rescans_keeps_a_usable_result(own_fixtures_copy: Path,
     again = scan_vault(fresh(own_fixtures_copy, fmt), cache=True)
     assert again.cache_stats is not None and again.cache_stats.parsed == 0
     assert_same(again.result, again.adapter.scan(again.root))
-
-
-def test_formats_without_the_flag_store_no_result(own_fixtures_copy: Path) -> None:
-    for vault in discover(own_fixtures_copy):
-        scan_vault(vault, cache=True)
-        _entries, result, reason = scan_cache._load(vault.root, vault.format)
-        assert reason is None
-        linked = vault.adapter.cache_linked
-        assert (result is not None) == bool(linked)

@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from memlens.core.scan import cache, cache_temps
+from memlens.core.scan import cache
 from memlens.core.scan.cache import load_entries, save_entries
-from memlens.core.scan.cache_temps import process_token, sweep_once, sweep_stale_temps, temp_path
+from memlens.core.store import temps as cache_temps
+from memlens.core.store.db import store_path
+from memlens.core.store.temps import process_token, sweep_once, sweep_stale_temps, temp_path
 
 LINUX_PROC = process_token(os.getpid()) is not None
 needs_proc = pytest.mark.skipif(not LINUX_PROC, reason="needs /proc to tell processes apart")
@@ -128,7 +130,7 @@ _KILLED_WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from memlens.core.scan.cache import write_checked
+    from memlens.core.search.index_file import write_checked
 
     def dump(out):
         for _ in range(64):
@@ -157,10 +159,11 @@ def test_a_writer_killed_mid_write_leaves_a_temp_the_next_open_removes(folder: P
     left = [p for p in folder.iterdir() if p.name.endswith(".tmp")]
     assert len(left) == 1 and left[0].stat().st_size >= 64 << 20
     assert f".{child.pid}" in left[0].name
-    save_entries(folder / "vault", "project-ocean", {}, path=folder / "other.pickle")
+    save_entries(folder / "vault", "project-ocean", {})
     assert not left[0].exists()
     assert not target.exists()
-    assert sorted(p.name for p in folder.iterdir()) == ["other.pickle"]
+    # Only the store is left (its -wal and -shm go when it is closed).
+    assert sorted(p.name for p in folder.iterdir()) == [store_path(folder / "vault").name]
 
 
 def test_uncertain_writers_count_as_alive() -> None:

@@ -108,7 +108,6 @@ def test_an_adapter_missing_a_required_member_cannot_be_made() -> None:
 def test_info_gives_the_class_its_id_and_label() -> None:
     assert (Plain.format_id, Plain.label) == ("plain-notes", "Plain notes")
     assert Plain.pointer_fields == ()
-    assert Plain.cache_linked is False
 
 
 def test_listing_defaults_follow_files(vault: Path) -> None:
@@ -193,7 +192,6 @@ def test_every_registered_adapter_subclasses_the_base() -> None:
         info = info_for(adapter.format_id)
         assert (info.id, info.label) == (adapter.format_id, adapter.label)
         assert info.short_label and len(info.short_label) <= 9  # the search column
-        assert adapter.cache_linked
 
 
 def test_unknown_format_is_a_key_error() -> None:

@@ -9,6 +9,7 @@ import pytest
 from memlens.core.formats import adapter_for
 from memlens.core.model import ScanResult
 from memlens.core.scan import cache as scan_cache
+from memlens.core.scan import workers
 from memlens.core.scan.cache import scan_files
 from memlens.core.scan.vault import discover
 
@@ -106,22 +107,25 @@ def test_a_worker_dying_midway_is_finished_here(
 
 
 def test_default_uses_workers_only_for_large_parses(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `spare_cpu` and its readings live in `scan.workers`; `_used_workers` in the cache.
     monkeypatch.setattr(scan_cache, "_cpus", lambda: 2)
-    monkeypatch.setattr(scan_cache, "_load_average", lambda: 0.5)
+    monkeypatch.setattr(workers, "_cpus", lambda: 2)
+    monkeypatch.setattr(workers, "_load_average", lambda: 0.5)
     assert not scan_cache._used_workers(scan_cache.PARALLEL_MIN_FILES - 1, None)
     assert scan_cache._used_workers(scan_cache.PARALLEL_MIN_FILES, None)
     assert not scan_cache._used_workers(10**6, False)
-    monkeypatch.setattr(scan_cache, "_load_average", lambda: 1.5)  # no CPU to spare
-    monkeypatch.setattr(scan_cache, "_running_now", lambda: 2)  # and another thread running
+    monkeypatch.setattr(workers, "_load_average", lambda: 1.5)  # no CPU to spare
+    monkeypatch.setattr(workers, "_running_now", lambda: 2)  # and another thread running
     assert not scan_cache._used_workers(10**6, None)
     assert scan_cache._used_workers(10**6, True)
     # A high average from work that has ended: only this thread runs now.
-    monkeypatch.setattr(scan_cache, "_running_now", lambda: 1)
+    monkeypatch.setattr(workers, "_running_now", lambda: 1)
     assert scan_cache._used_workers(10**6, None)
-    monkeypatch.setattr(scan_cache, "_running_now", lambda: None)  # no /proc/loadavg
+    monkeypatch.setattr(workers, "_running_now", lambda: None)  # no /proc/loadavg
     assert not scan_cache._used_workers(10**6, None)
-    monkeypatch.setattr(scan_cache, "_load_average", lambda: 0.5)
+    monkeypatch.setattr(workers, "_load_average", lambda: 0.5)
     monkeypatch.setenv(scan_cache.PARALLEL_ENV, "0")
     assert not scan_cache._used_workers(10**6, None)
     monkeypatch.setattr(scan_cache, "_cpus", lambda: 1)
+    monkeypatch.setattr(workers, "_cpus", lambda: 1)
     assert not scan_cache._used_workers(10**6, True)

@@ -454,11 +454,13 @@ def make_cognitive_vault(root: Path, leaves: int, *, hub: bool = False) -> list[
 
 
 async def test_an_index_that_fails_to_build_is_reported(
-    make_app: AppFactory, monkeypatch: pytest.MonkeyPatch
+    make_app: AppFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     def broken(*_args: object, **_kwargs: object) -> SearchIndex:
         raise RuntimeError("index exploded")
 
+    # An empty cache folder: no index kept by an earlier test, so one is built.
+    monkeypatch.setenv("MEMLENS_CACHE_DIR", str(tmp_path / "empty-cache"))
     monkeypatch.setattr("memlens.tui.screens.search.SearchIndex.build", broken)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:

@@ -50,12 +50,18 @@ def resolve_as_of(as_of: date | None) -> date:
 
 
 def load_catalog(*paths: str | Path) -> Catalog:
-    """Open every vault below the paths, or exit 2 with a clear message."""
+    """Open every vault below the paths, or exit 2 with a clear message.
+
+    Unchanged files come from each vault's store in the user cache folder
+    (`memlens.core.store`) unless `--no-cache` was given: a stat walk, then
+    only new or changed files are read, and their rows saved.
+    """
     # The engine loads here, not on import: `--help` and `--version` skip it.
     from memlens.core import open_catalog
 
+    cache = use_cache()
     try:
-        catalog = open_catalog(*paths)
+        catalog = open_catalog(*paths, cache=cache)
     except MemlensError as exc:
         raise click.UsageError(str(exc)) from None
     if not catalog.vaults:
@@ -66,7 +72,7 @@ def load_catalog(*paths: str | Path) -> Catalog:
 
     if recover_roots(v.root for v in catalog.vaults):
         # An interrupted action was rolled back: read the vaults as they are now.
-        catalog = open_catalog(*paths)
+        catalog = open_catalog(*paths, cache=cache)
     return catalog
 
 
@@ -98,6 +104,33 @@ def echo(message: object = "", *, err: bool = False, nl: bool = True) -> None:
 
 def is_terminal() -> bool:
     return sys.stdout.isatty()
+
+
+# ------------------------------------------------------------------ cache
+
+#: Where `--no-cache` leaves its value (shared by every context of one invocation).
+NO_CACHE_META = "memlens.no_cache"
+
+
+def _no_cache_callback(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.meta[NO_CACHE_META] = True
+
+
+no_cache_option = click.option(
+    "--no-cache",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_no_cache_callback,
+    help="Read every file and leave the per-vault store in the user cache folder alone.",
+)
+
+
+def use_cache(ctx: click.Context | None = None) -> bool:
+    """False when `--no-cache` was given anywhere on this command line."""
+    ctx = ctx or click.get_current_context(silent=True)
+    return not (ctx is not None and ctx.meta.get(NO_CACHE_META))
 
 
 # ------------------------------------------------------------------ config

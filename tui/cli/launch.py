@@ -5,6 +5,7 @@ Textual and the engine load only here, once the app is really wanted.
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import tempfile
 from datetime import date
@@ -15,7 +16,7 @@ import click
 from memlens.core.config import load_config
 from memlens.core.demo import copy_demo
 
-from .common import as_of_option, config_path_option, current_config, echo
+from .common import as_of_option, config_path_option, current_config, echo, use_cache
 
 
 @click.command("open", hidden=True)
@@ -38,6 +39,8 @@ def _run_app(paths: list[Path], as_of: date | None) -> None:
     # The app applies the rest of the settings (theme, keymap, cache, editor,
     # tracking) and repeats the file's warnings where the user can see them.
     _again, warnings = load_config(config_path_option())
+    if not use_cache():
+        config = dataclasses.replace(config, cache=False)
     run_app(paths, config.resolve_as_of(as_of, date.today()), config, warnings)
 
 

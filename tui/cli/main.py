@@ -17,7 +17,7 @@ import click
 
 from memlens.core.errors import MemlensError
 
-from .common import EXIT_PROBLEMS, config_option, echo, error_line
+from .common import EXIT_PROBLEMS, config_option, echo, error_line, no_cache_option
 from .lazy import LazyCommand, LazyGroup
 
 #: Every subcommand: where it lives and its one-line help for the root `--help`.
@@ -137,6 +137,8 @@ COMMANDS: dict[str, LazyCommand] = {
 
 #: Group options that take a value (needed to find the first real argument).
 _GROUP_VALUE_OPTIONS: set[str] = {"--config"}
+#: Group flags (no value), skipped the same way.
+_GROUP_FLAGS: set[str] = {"--no-cache"}
 
 
 class _AppByDefaultGroup(LazyGroup):
@@ -148,6 +150,9 @@ class _AppByDefaultGroup(LazyGroup):
             tok = args[i]
             if tok in _GROUP_VALUE_OPTIONS:
                 i += 2
+                continue
+            if tok in _GROUP_FLAGS:
+                i += 1
                 continue
             if tok in ("--help", "-h", "--version"):
                 return super().parse_args(ctx, args)
@@ -211,6 +216,7 @@ def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> N
     help="Show the version and exit.",
 )
 @config_option
+@no_cache_option
 def cli() -> None:
     """Browse, triage and fix AI-agent memory vaults.
 

@@ -26,10 +26,12 @@ from .common import (
     is_terminal,
     load_catalog,
     resolve_as_of,
+    use_cache,
 )
 
 if TYPE_CHECKING:
-    from memlens.core.search.index import Hit
+    from memlens.core import Catalog
+    from memlens.core.search.index import Hit, SearchIndex
     from memlens.core.search.query import Filter
 
 #: The reference script's default number of results (``--format ocean``).
@@ -73,6 +75,24 @@ def flag_filters(
             )
         )
     return out
+
+
+def _search_index(catalog: Catalog, when: date) -> SearchIndex:
+    """The catalog's index: kept between calls in the cache folder unless `--no-cache`.
+
+    A kept index is used when no file changed since it was saved, and
+    rebuilt (and saved) otherwise: a patched index would rank with its old
+    idf, and the CLI prints exactly the scores of a fresh build.
+    """
+    # numpy and the index code load here, once a search runs (not for --help).
+    from memlens.core.search.index import SearchIndex
+    from memlens.core.search.index_cache import load_index
+
+    if not use_cache():
+        return SearchIndex.from_catalog(catalog, when)
+
+    index, _stats = load_index(catalog, when, patch=False)
+    return index
 
 
 def _snippet(text: str) -> str:
@@ -259,9 +279,7 @@ def search(
     except QueryError as exc:
         raise click.UsageError(str(exc)) from None
     catalog = load_catalog(path)
-    from memlens.core.search.index import SearchIndex  # numpy: only once a search runs
-
-    index = SearchIndex.from_catalog(catalog, when)
+    index = _search_index(catalog, when)
     n = limit if limit is not None else (OCEAN_DEFAULT_LIMIT if fmt == "ocean" else DEFAULT_LIMIT)
     filters = flag_filters(agent, all_agents, no_shared, tags, min_confidence)
     results = index.run(parsed, n, extra_filters=filters)

@@ -179,7 +179,15 @@ class GraphScreen(MemlensScreen):
         self._signature = None
         self._catalog_changed(self.memlens.catalog_version)
 
-    @work(thread=True, exclusive=True, group="graph-build", exit_on_error=False, name="graph")
+    # description: not the repr of the arguments (every memory, bodies read from files).
+    @work(
+        thread=True,
+        exclusive=True,
+        group="graph-build",
+        exit_on_error=False,
+        name="graph",
+        description="build the graph",
+    )
     def build(self, vaults: list[Vault], signature: tuple[int, ...]) -> None:
         """Build the graph and its health (orphans, cycles) off the UI thread."""
         worker = get_current_worker()

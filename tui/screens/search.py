@@ -28,8 +28,9 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from memlens.core.decay import decay_of
 from memlens.core.scan.changes import Change, apply_to_search
-from memlens.core.scan.vault import Vault
+from memlens.core.scan.vault import Catalog, Vault
 from memlens.core.search.index import Hit, SearchIndex, SearchResults
+from memlens.core.search.index_cache import load_index
 from memlens.core.search.query import QueryError
 
 from ..messages import OpenMemory
@@ -227,8 +228,15 @@ class SearchScreen(MemlensScreen):
         else:
             self._schedule(now=True)
 
+    # description: without it Textual describes the worker by the repr of its
+    # arguments, every memory of every vault (each body read from its file).
     @work(
-        thread=True, exclusive=True, group="search-index", exit_on_error=False, name="search index"
+        thread=True,
+        exclusive=True,
+        group="search-index",
+        exit_on_error=False,
+        name="search index",
+        description="build the search index",
     )
     def build_index(self, vaults: list[Vault], signature: tuple[int, ...]) -> None:
         """Index every memory of `vaults` at the app's date (TF-IDF fit: seconds at 100k)."""
@@ -238,9 +246,15 @@ class SearchScreen(MemlensScreen):
         as_of = self.memlens.as_of
         # Why not build([]): core's build raises on an empty list; an unbuilt
         # index is a valid empty one.
-        index = (
-            SearchIndex.build(memories, as_of, vaults=vaults) if memories else SearchIndex(as_of)
-        )
+        if not memories:
+            index = SearchIndex(as_of)
+        elif self.memlens.config.cache:
+            # The index kept in the cache folder when no file (or few) changed:
+            # memories from the store read their bodies from the files, so a
+            # build would read every file again.
+            index, _stats = load_index(Catalog(list(vaults)), as_of)
+        else:
+            index = SearchIndex.build(memories, as_of, vaults=vaults)
         if worker.is_cancelled:
             return
         self.post_message(self.IndexBuilt(index, signature, time.perf_counter() - started))

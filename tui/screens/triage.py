@@ -264,7 +264,15 @@ class TriageScreen(MemlensScreen):
         rows = [r for _, rs in app.loaded for r in rs] if self.triage_date == app.as_of else None
         self.compute(self.triage_date, vaults, rows, self.order)
 
-    @work(thread=True, exclusive=True, group="triage", exit_on_error=False, name="triage")
+    # description: not the repr of the arguments (every memory, bodies read from files).
+    @work(
+        thread=True,
+        exclusive=True,
+        group="triage",
+        exit_on_error=False,
+        name="triage",
+        description="triage",
+    )
     def compute(
         self, as_of: date, vaults: list[Vault], rows: list[MemoryRow] | None, order: str
     ) -> None:

@@ -90,9 +90,6 @@ class CognitiveMemoryAdapter(FormatAdapter):
         tracks_access=True,
     )
     pointer_fields: ClassVar[tuple[PointerField, ...]] = POINTER_FIELDS
-    #: The linked result (link_state included) pickles faithfully: the scan
-    #: cache keeps it and an unchanged vault is not linked again.
-    cache_linked: ClassVar[bool] = True
 
     def detect(self, root: Path) -> bool:
         """A `graph/<type-dir>/`, or a state file beside `graph/` or `vault/`.

@@ -75,9 +75,6 @@ class DreamCycleAdapter(FormatAdapter):
     )
     #: The spec defines no field that points at another observation.
     pointer_fields: ClassVar[tuple[PointerField, ...]] = ()
-    #: The linked result (link_state included) pickles faithfully: the scan
-    #: cache keeps it and an unchanged vault is not linked again.
-    cache_linked: ClassVar[bool] = True
 
     def detect(self, root: Path) -> bool:
         obs = root / OBSERVATIONS

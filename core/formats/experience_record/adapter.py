@@ -148,9 +148,6 @@ class ExperienceRecordAdapter(FormatAdapter):
         ),
     )
     pointer_fields: ClassVar[tuple[PointerField, ...]] = POINTER_FIELDS
-    #: The linked result (link_state included) pickles faithfully: the scan
-    #: cache keeps it and an unchanged vault is not linked again.
-    cache_linked: ClassVar[bool] = True
 
     def detect(self, root: Path) -> bool:
         return (root / EXPERIENCES).is_file()

@@ -82,9 +82,6 @@ class ObservationV1Adapter(FormatAdapter):
         promotes_together=frozenset({KIND_OBSERVATION}),
     )
     pointer_fields: ClassVar[tuple[PointerField, ...]] = POINTER_FIELDS
-    #: The linked result (link_state included) pickles faithfully: the scan
-    #: cache keeps it and an unchanged vault is not linked again.
-    cache_linked: ClassVar[bool] = True
 
     # -- detection ---------------------------------------------------------
 

@@ -62,9 +62,6 @@ class ProjectOceanAdapter(FormatAdapter):
         promote_note="copies the file to shared/observations/ with promoted_from and promoted_at",
     )
     pointer_fields: ClassVar[tuple[PointerField, ...]] = POINTER_FIELDS
-    #: The linked result (link_state included) pickles faithfully: the scan
-    #: cache keeps it and an unchanged vault is not linked again.
-    cache_linked: ClassVar[bool] = True
 
     def detect(self, root: Path) -> bool:
         """An `agents/<name>/memory/` with a `vault/` or `archive/` folder.

@@ -1,0 +1,91 @@
+"""Memory bodies read from their files on first use, for memories loaded from the store.
+
+Why not keep bodies in the store: they are most of a vault's bytes (the old
+pickle cache was 1.3x the content because of them) and most runs never look
+at them: `list`, `validate`, `graph` and a search's ranking use metadata and
+the persisted index; only a detail pane, a snippet, a diff or a writer reads
+a body, and then only a few.
+
+How: every memory of one stored file shares one `FileBodies`, set as its
+`body_source` (see `model.Memory.body`).  The first body asked for re-reads
+that file, checks it still has the sha256 the row was stored with, parses
+it with the format's adapter and fills the bodies of all the file's stored
+memories, by position (the parse of the same bytes is the same; ids are
+checked, and matched by id otherwise).  Measured at 100k one-memory files:
+a read and parse is ~0.1 ms, so a search's 20 hits cost ~2 ms; a full
+`list --json` at 100k never asks.
+
+A file that changed since its row was stored no longer holds those bodies:
+they read as "" (a stale memory whose text is gone, not another memory's
+text), and the next scan replaces the memory anyway.  Memories whose file is
+then only re-read (the app's rescans, `scan/changes.py` diffs) see "" as the
+old text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from ..formats import adapter_for
+from ..model import RAW_BODY, Memory
+from ..safe_io import read_regular
+
+
+class FileBodies:
+    """The bodies of one stored file's memories, read when the first is asked for."""
+
+    __slots__ = ("format_id", "memories", "rel", "root", "sha256")
+
+    def __init__(
+        self, root: Path, rel: str, format_id: str, sha256: str, memories: list[Memory]
+    ) -> None:
+        self.root = root
+        self.rel = rel
+        self.format_id = format_id
+        self.sha256 = sha256
+        #: The stored FileScan's memories, in its order (filled in place).
+        self.memories = memories
+
+    def fill(self, memory: Memory) -> None:
+        """Give every stored memory of the file its body ("" where the file no longer has it)."""
+        bodies = self._read()
+        targets = self.memories if any(m is memory for m in self.memories) else [memory]
+        by_id: dict[str, str] | None = None
+        for i, m in enumerate(targets):
+            if RAW_BODY.__get__(m, Memory) is not None:
+                continue
+            text: str | None = None
+            if bodies is not None:
+                if targets is self.memories and i < len(bodies) and bodies[i][0] == m.id:
+                    text = bodies[i][1]
+                else:
+                    if by_id is None:
+                        by_id = dict(bodies)
+                    text = by_id.get(m.id)
+            RAW_BODY.__set__(m, "" if text is None else text)
+        self.memories = []  # filled: nothing more to do, nothing kept alive
+
+    def _read(self) -> list[tuple[str, str]] | None:
+        """(id, body) of each memory the file holds now, if it is the file that was stored."""
+        path = self.root / self.rel
+        try:
+            data = read_regular(path)
+        except OSError:
+            return None
+        if hashlib.sha256(data).hexdigest() != self.sha256:
+            return None
+        fs = adapter_for(self.format_id).scan_file(self.root, path, data)
+        return [(m.id, m.body) for m in fs.memories]
+
+
+def attach(root: Path, rel: str, format_id: str, sha256: str, memories: list[Memory]) -> None:
+    """Make the bodies of a stored file's memories load from the file on first use."""
+    if not memories:
+        return
+    source = FileBodies(root, rel, format_id, sha256, memories)
+    for m in memories:
+        m.body_source = source  # type: ignore[attr-defined]  # the slot of model._LazyBody
+
+
+__all__ = ["FileBodies", "attach"]

@@ -1,0 +1,167 @@
+"""How a file's FileScan and a vault's linked result become row blobs, and back.
+
+A row is a pickle of our own objects (what the old cache file held, now one
+per file), compressed with zlib: its adler32 checksum is what catches a
+damaged row (SQLite itself does not checksum pages).  Rows are small (a
+few hundred bytes) and alike (the same classes, field names and keys), so
+they are compressed with a preset dictionary (`ZDICT_BYTES` of the vault's
+first rows, kept in the store): measured on 2,000 cognitive-memory rows,
+plain zlib made 650 bytes a row, with an 8 KB dictionary 289 (level 6,
+~55 us a row; 32 KB dictionaries shrink rows a little more but cost 4x the
+time to set up per row).  Two things are left out of every row:
+
+- memory bodies: they are read from the memory files when first used
+  (`core.store.bodies`), so the store stays well under the size of the
+  vault's text;
+- the vault root `Path`: one persistent id, bound back to the one root
+  object of the vault on load.
+
+Why pickle is acceptable: see `core.store.db` (a private folder, our own
+file, code fingerprint checked); someone who can write the user's cache
+folder can already run code as that user.
+"""
+
+from __future__ import annotations
+
+import copyreg
+import dataclasses
+import io
+import operator
+import pickle
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..model import RAW_BODY, FileScan, Memory, Problem, ReferenceProblem, Relation, ScanResult
+from .db import StoreCorrupt
+from .stamps import FileStamp
+
+#: zlib level (with the dictionary, 6 costs no more time than 1 and saves 8%).
+ZLIB_LEVEL = 6
+#: Size of the preset dictionary made from a vault's first rows.
+ZDICT_BYTES = 8192
+#: Rows the dictionary is made from (their raw pickles, the last ZDICT_BYTES).
+ZDICT_ROWS = 64
+_ROOT = "root"
+
+
+def _fields_getter(cls: type[Any]) -> Callable[[Any], tuple[Any, ...]]:
+    return operator.attrgetter(*(f.name for f in dataclasses.fields(cls)))
+
+
+def _constructor_reducer(cls: type[Any]) -> Callable[[Any], tuple[Any, ...]]:
+    """Pickle a dataclass instance as a call of its class with every field, in order.
+
+    Unpickling then runs the generated __init__ (one call), where the default
+    pickling of a slotted dataclass builds a dict of its state and sets each
+    slot from it (frozen ones through a Python __setstate__): about twice as
+    slow for 100k memories.
+    """
+    get = _fields_getter(cls)
+
+    def reduce(obj: Any) -> tuple[Any, ...]:
+        return (cls, get(obj))
+
+    return reduce
+
+
+_MEMORY_VALUES = _fields_getter(Memory)
+_NAMES = [f.name for f in dataclasses.fields(Memory)]
+_BODY_AT = _NAMES.index("body")
+#: Every field before the body, and every one after it (the body itself is
+#: never read: reading it would load it from the file).
+_BEFORE_BODY = operator.attrgetter(*_NAMES[:_BODY_AT])
+_AFTER_BODY = operator.attrgetter(*_NAMES[_BODY_AT + 1 :])
+
+
+def _memory_without_body(m: Memory) -> tuple[Any, ...]:
+    # None: left out, read from the file when used.
+    return (Memory, (*_BEFORE_BODY(m), None, *_AFTER_BODY(m)))
+
+
+def _memory_as_is(m: Memory) -> tuple[Any, ...]:
+    return (Memory, _MEMORY_VALUES(m))
+
+
+_SHARED: dict[type[Any], Any] = {
+    **copyreg.dispatch_table,
+    **{
+        cls: _constructor_reducer(cls)
+        for cls in (FileScan, FileStamp, Relation, Problem, ReferenceProblem, ScanResult)
+    },
+}
+#: Reducers for file rows (memories without bodies), and for everything else
+#: (a parse worker's answer, the search index cache).
+ROW_DISPATCH: dict[type[Any], Any] = {**_SHARED, Memory: _memory_without_body}
+FULL_DISPATCH: dict[type[Any], Any] = {**_SHARED, Memory: _memory_as_is}
+
+
+class _RowPickler(pickle.Pickler):
+    def __init__(self, out: io.BytesIO, root: Path) -> None:
+        super().__init__(out, protocol=pickle.HIGHEST_PROTOCOL)
+        self.root = root
+        self.dispatch_table = ROW_DISPATCH
+
+    def persistent_id(self, obj: Any) -> Any:
+        return _ROOT if obj is self.root else None
+
+
+class _RowUnpickler(pickle.Unpickler):
+    def __init__(self, data: bytes, root: Path) -> None:
+        super().__init__(io.BytesIO(data))
+        self.root = root
+
+    def persistent_load(self, pid: Any) -> Any:
+        if pid == _ROOT:
+            return self.root
+        raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
+
+
+def pickle_scan(fs: FileScan, root: Path) -> bytes:
+    """A file's FileScan pickled for a row (bodies left out), not compressed yet."""
+    out = io.BytesIO()
+    _RowPickler(out, root).dump(fs)
+    return out.getvalue()
+
+
+def make_zdict(raws: list[bytes]) -> bytes:
+    """A preset dictionary from some rows' raw pickles (the rows that follow are alike)."""
+    return b"".join(raws[:ZDICT_ROWS])[-ZDICT_BYTES:]
+
+
+def compress(raw: bytes, zdict: bytes) -> bytes:
+    """A row's raw pickle compressed with the store's dictionary."""
+    packer = zlib.compressobj(ZLIB_LEVEL, zdict=zdict) if zdict else zlib.compressobj(ZLIB_LEVEL)
+    return packer.compress(raw) + packer.flush()
+
+
+def decode_scan(blob: bytes, root: Path, zdict: bytes) -> FileScan:
+    """A row blob back into a FileScan whose memories have no body yet (`RAW_BODY` None)."""
+    try:
+        unpacker = zlib.decompressobj(zdict=zdict) if zdict else zlib.decompressobj()
+        raw = unpacker.decompress(blob)
+        if not unpacker.eof or unpacker.unused_data:
+            raise zlib.error("incomplete row")
+        fs = _RowUnpickler(raw, root).load()
+    except Exception as exc:  # a damaged row: never trust any of it
+        raise StoreCorrupt(f"unreadable row ({type(exc).__name__})") from exc
+    if not isinstance(fs, FileScan):
+        raise StoreCorrupt("a file row holds no FileScan")
+    return fs
+
+
+def has_body(m: Memory) -> bool:
+    """The memory holds its body (False: left out by the store, not read yet)."""
+    return RAW_BODY.__get__(m, Memory) is not None
+
+
+__all__ = [
+    "FULL_DISPATCH",
+    "ROW_DISPATCH",
+    "compress",
+    "decode_scan",
+    "has_body",
+    "make_zdict",
+    "pickle_scan",
+]

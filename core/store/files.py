@@ -1,0 +1,234 @@
+"""One vault's store: open and check it, load its file rows, save what changed.
+
+Rows are self-validating (each carries the stamp of the bytes its FileScan
+came from, and a scan trusts a row only if the file still has that stamp),
+so two processes saving at once cannot leave a wrong row behind, only an
+older one: whichever transaction commits last wins row by row, and the
+next scan re-reads whatever does not match.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..model import FileScan
+from . import bodies, codec
+from .db import (
+    SCHEMA_VERSION,
+    StoreCorrupt,
+    connect,
+    private_dir,
+    read_meta,
+    remove_files,
+    reset,
+    store_path,
+    sweep_old_caches,
+    untrusted,
+    write,
+)
+from .stamps import FileStamp
+from .temps import sweep_once
+
+Entries = dict[str, tuple[FileStamp, FileScan]]
+#: A file row as fetched: rel, size, mtime_ns, ctime_ns, inode, sha256, racy, blob.
+Row = tuple[bytes, int, int, int, int, str, int, bytes]
+
+
+def _key(rel: str) -> bytes:
+    """A vault-relative path as stored (a file name need not be UTF-8)."""
+    return rel.encode("utf-8", "surrogateescape")
+
+
+def _rel(key: bytes) -> str:
+    return key.decode("utf-8", "surrogateescape")
+
+
+_swept: set[Path] = set()
+_swept_lock = threading.Lock()
+
+
+@dataclass(slots=True)
+class Opened:
+    """What `open_store` found."""
+
+    store: VaultStore | None
+    #: "cold" (a new store), "warm" (rows to use) or "discarded" (rebuilt).
+    status: str
+    reason: str | None = None
+
+
+class VaultStore:
+    """An open store of one vault (see `core.store.db` for the file and its checks)."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        path: Path,
+        root: Path,
+        format_id: str,
+        meta: dict[str, str],
+    ) -> None:
+        self.conn = conn
+        self.path = path
+        self.root = root
+        self.format_id = format_id
+        #: What this store's meta table says (schema, root, format, code).
+        self.meta = meta
+
+    def close(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.close()
+
+    def discard(self) -> None:
+        """Empty the store (its rows could not be read back)."""
+        reset(self.conn, self.meta)
+
+    # ------------------------------------------------------------------ reading
+
+    def load_files(self) -> Entries:
+        """Every file row: rel -> (stamp, FileScan without bodies, loading them on use).
+
+        Raises StoreCorrupt when a row cannot be read back.
+        """
+        zdict, rows = self.fetch()
+        return self.decode(zdict, rows)
+
+    def fetch(self) -> tuple[bytes, list[Row]]:
+        """The rows as stored and the dictionary they are packed with (see `decode`)."""
+        try:
+            # One read transaction: the rows and the dictionary they were packed with.
+            self.conn.execute("BEGIN")
+            try:
+                zdict = self._zdict()
+                rows: list[Row] = self.conn.execute(
+                    "SELECT rel, size, mtime_ns, ctime_ns, inode, sha256, racy, scan FROM files"
+                ).fetchall()
+            finally:
+                self.conn.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            raise StoreCorrupt(f"store unreadable: {exc}") from exc
+        if rows and zdict is None:
+            raise StoreCorrupt("store rows without their dictionary")
+        return zdict or b"", rows
+
+    def decode(self, zdict: bytes, rows: list[Row]) -> Entries:
+        """Fetched rows as entries (a front end may decode a few, show them, then the rest)."""
+        root, fmt = self.root, self.format_id
+        decode, attach = codec.decode_scan, bodies.attach
+        out: Entries = {}
+        for key, size, mtime, ctime, inode, sha, racy, blob in rows:
+            rel = _rel(key)
+            fs = decode(blob, root, zdict)
+            attach(root, rel, fmt, sha, fs.memories)
+            out[rel] = (FileStamp(size, mtime, ctime, inode, sha, bool(racy)), fs)
+        return out
+
+    def stamps(self) -> dict[str, FileStamp]:
+        """rel -> stamp of every row (no blobs read)."""
+        rows = self.conn.execute(
+            "SELECT rel, size, mtime_ns, ctime_ns, inode, sha256, racy FROM files"
+        ).fetchall()
+        return {_rel(r[0]): FileStamp(r[1], r[2], r[3], r[4], r[5], bool(r[6])) for r in rows}
+
+    # ------------------------------------------------------------------ writing
+
+    def save(
+        self, upserts: Iterable[tuple[str, FileStamp, FileScan]], deletes: Iterable[str] = ()
+    ) -> int:
+        """Write changed rows, drop gone ones, in one transaction; how many rows were written."""
+        root = self.root
+        raws = [(rel, s, codec.pickle_scan(fs, root)) for rel, s, fs in upserts]
+        gone = [(_key(rel),) for rel in deletes]
+        with write(self.conn) as conn:
+            # Read inside the write lock: the first writer's dictionary is everyone's.
+            zdict = self._zdict()
+            if zdict is None and raws:
+                zdict = codec.make_zdict([raw for _rel, _s, raw in raws])
+                conn.execute("INSERT INTO blobs (name, value) VALUES ('zdict', ?)", (zdict,))
+            rows = [
+                (
+                    _key(rel),
+                    s.size,
+                    s.mtime_ns,
+                    s.ctime_ns,
+                    s.inode,
+                    s.sha256,
+                    int(s.racy),
+                    codec.compress(raw, zdict or b""),
+                )
+                for rel, s, raw in raws
+            ]
+            conn.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            conn.executemany("DELETE FROM files WHERE rel = ?", gone)
+        return len(rows)
+
+    def _zdict(self) -> bytes | None:
+        """The preset dictionary the rows are packed with (None before the first row)."""
+        row = self.conn.execute("SELECT value FROM blobs WHERE name = 'zdict'").fetchone()
+        return None if row is None else bytes(row[0])
+
+
+def open_store(root: Path, format_id: str, code: str) -> Opened:
+    """The store of the vault at `root`, checked, or a reason it cannot be used.
+
+    A store that fails a check is emptied (or, if not a database at all,
+    replaced) and comes back "discarded" with the reason; a new one "cold".
+    Raises OSError when the cache folder or file cannot be made: the caller
+    scans without a store.
+    """
+    path = store_path(root)
+    private_dir(path.parent)
+    sweep_once(path.parent)  # temps killed writers of the old pickle caches left
+    with _swept_lock:
+        if path.parent not in _swept:
+            _swept.add(path.parent)
+            sweep_old_caches(path.parent)
+    expected = {
+        "schema": str(SCHEMA_VERSION),
+        "root": str(root),
+        "format": format_id,
+        "code": code,
+    }
+    reason = untrusted(path)
+    if reason is not None:
+        remove_files(path)
+    conn: sqlite3.Connection | None = None
+    try:
+        conn = connect(path)
+        meta = read_meta(conn)
+    except sqlite3.DatabaseError as exc:
+        if conn is not None:
+            conn.close()
+        reason = reason or f"not a memlens store ({exc})"
+        remove_files(path)
+        conn = connect(path)
+        meta = {}
+    store = VaultStore(conn, path, root, format_id, expected)
+    if meta == expected and reason is None:
+        return Opened(store, "warm")
+    if meta and reason is None:
+        reason = _mismatch(meta, expected)
+    try:
+        reset(conn, expected)
+    except sqlite3.Error as exc:
+        store.close()
+        raise OSError(f"cannot prepare the store: {exc}") from exc
+    return Opened(store, "discarded" if reason else "cold", reason)
+
+
+def _mismatch(found: dict[str, str], expected: dict[str, str]) -> str:
+    if found.get("schema") != expected["schema"]:
+        return f"store schema version {found.get('schema')}, expected {expected['schema']}"
+    if found.get("root") != expected["root"] or found.get("format") != expected["format"]:
+        return "store belongs to another vault or format"
+    if found.get("code") != expected["code"]:
+        return "store written by a different version of the scanning code"
+    return "store meta does not match"
+
+
+__all__ = ["Entries", "Opened", "VaultStore", "open_store"]

@@ -1,0 +1,166 @@
+"""The per-vault SQLite store: rows without bodies, bodies read back, shared by processes."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from memlens.core.model import RAW_BODY, Memory
+from memlens.core.scan.cache import cache_path
+from memlens.core.scan.vault import (
+    Vault,
+    discover,
+    rescan_paths,
+    save_cache,
+    scan_progressive,
+    scan_vault,
+)
+from memlens.core.store.codec import has_body
+
+FORMATS = (
+    "dream-cycle",
+    "observation-v1",
+    "experience-records",
+    "project-ocean",
+    "cognitive-memory",
+)
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "user-cache"
+    monkeypatch.setenv("MEMLENS_CACHE_DIR", str(folder))
+    return folder
+
+
+def vault_at(root: Path, fmt: str) -> Vault:
+    (vault,) = [v for v in discover(root) if v.format == fmt]
+    return Vault(root=vault.root, format=fmt, rel=".")
+
+
+def rows(path: Path) -> dict[str, bytes]:
+    """rel -> the stored sha256 and row blob."""
+    conn = sqlite3.connect(path)
+    try:
+        got = conn.execute("SELECT rel, sha256, scan FROM files").fetchall()
+        return {rel.decode(): sha.encode() + blob for rel, sha, blob in got}
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_bodies_are_not_stored_and_read_back_on_use(own_fixtures_copy: Path, fmt: str) -> None:
+    root = vault_at(own_fixtures_copy, fmt).root
+    cold = scan_vault(vault_at(root, fmt), cache=True)
+    bodies = {m.id: m.body for m in cold.memories}
+    assert any(len(b) > 20 for b in bodies.values())
+    stored = rows(cache_path(root))
+    longest = max(bodies.values(), key=len)
+    assert not any(longest.encode() in blob for blob in stored.values())
+
+    warm = scan_vault(vault_at(root, fmt), cache=True)
+    assert warm.cache_stats is not None and warm.cache_stats.parsed == 0
+    served = [m for fs in warm.scans.values() for m in fs.memories]
+    assert served and not any(has_body(m) for m in served)
+    assert {m.id: m.body for m in warm.memories} == bodies
+    assert all(has_body(m) for m in served if m in warm.memories)
+
+
+def test_a_body_whose_file_changed_since_is_empty_not_another_text(
+    own_fixtures_copy: Path,
+) -> None:
+    root = vault_at(own_fixtures_copy, "project-ocean").root
+    scan_vault(vault_at(root, "project-ocean"), cache=True)
+    warm = scan_vault(vault_at(root, "project-ocean"), cache=True)
+    memory = next(m for m in warm.memories if m.body_source is not None)
+    assert RAW_BODY.__get__(memory, Memory) is None
+    path = root / memory.path
+    path.write_bytes(path.read_bytes().replace(b"\n---\n", b"\n---\nA new first line.\n", 1))
+    assert memory.body == ""
+
+
+def test_one_changed_file_writes_one_row(own_fixtures_copy: Path) -> None:
+    root = vault_at(own_fixtures_copy, "cognitive-memory").root
+    vault = scan_vault(vault_at(root, "cognitive-memory"), cache=True)
+    before = rows(cache_path(root))
+    rel = next(r for r, fs in vault.scans.items() if len(fs.memories) == 1)
+    target = root / rel
+    target.write_bytes(target.read_bytes() + b"\nOne more line.\n")
+    rescan_paths(vault, [target])
+    assert save_cache(vault).saved
+    after = rows(cache_path(root))
+    assert after.keys() == before.keys()
+    assert [r for r in after if after[r] != before[r]] == [rel]
+
+
+def test_old_pickle_caches_are_swept(own_fixtures_copy: Path, private_cache: Path) -> None:
+    private_cache.mkdir(mode=0o700)
+    old = private_cache / f"scan-{'a' * 32}.pickle"
+    old.write_bytes(b"an old cache")
+    other = private_cache / "notes.txt"
+    other.write_bytes(b"not ours")
+    root = vault_at(own_fixtures_copy, "observation-v1").root
+    scan_vault(vault_at(root, "observation-v1"), cache=True)
+    assert not old.exists() and other.exists()
+
+
+_SAVER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from memlens.core.scan.vault import Vault, scan_vault
+
+    root = Path(sys.argv[1])
+    for _ in range(int(sys.argv[2])):
+        v = scan_vault(Vault(root=root, format="cognitive-memory", rel="."), cache=True)
+        assert v.cache_stats is not None
+        assert v.cache_stats.status in ("cold", "warm"), v.cache_stats
+        for m in v.memories:
+            m.body
+    """
+)
+
+
+def test_two_processes_sharing_a_store_while_files_change(
+    own_fixtures_copy: Path, private_cache: Path
+) -> None:
+    root = vault_at(own_fixtures_copy, "cognitive-memory").root
+    env = {**os.environ, "MEMLENS_CACHE_DIR": str(private_cache)}
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _SAVER, str(root), "15"], env=env) for _ in range(2)
+    ]
+    files = sorted(p for p in (root / "graph").rglob("*.md"))
+    for n in range(30):
+        target = files[n % len(files)]
+        target.write_bytes(target.read_bytes() + f"\nEdit {n}.\n".encode())
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    final = scan_vault(vault_at(root, "cognitive-memory"), cache=True)
+    assert final.cache_stats is not None and final.cache_stats.status == "warm"
+    full = final.adapter.scan(root)
+    assert final.result.memories == full.memories
+    assert final.result.problems == full.problems
+
+
+def test_a_warm_progressive_scan_shows_a_first_batch_before_the_rest(
+    own_fixtures_copy: Path,
+) -> None:
+    root = vault_at(own_fixtures_copy, "cognitive-memory").root
+    scan_vault(vault_at(root, "cognitive-memory"), cache=True)
+    vault = vault_at(root, "cognitive-memory")
+    steps = list(scan_progressive(vault, batch=3, cache=True))
+    first, last = steps[0], steps[-1]
+    assert not first.done and first.files_total == 0  # before the vault was walked
+    assert len(first.memories) > 0 and first.files_done == 3
+    # No memory object shown twice (ids may repeat: early rows are not linked,
+    # duplicates not dropped yet).
+    shown = [id(m) for s in steps for m in s.memories]
+    assert len(shown) == len(set(shown))
+    assert last.stats.status == "warm" and last.stats.parsed == 0
+    assert last.result is not None
+    assert last.result.memories == vault.adapter.scan(root).memories
