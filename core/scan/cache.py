@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from ..formats import FormatAdapter, adapter_for
-from ..formats.base import Listing, rel_posix, skipped_scan, walk_listing
+from ..formats.files import Listing, rel_posix, skipped_scan
 from ..model import FileScan, Memory, ScanResult
 from ..safe_io import NotRegularFileError, kind_of
 from ..store import (
@@ -261,10 +261,10 @@ def scan_one(
 
     With `previous` (the file's last FileScan and stamp), a file that only
     grew, its old bytes intact up to a line end (an append-only JSON Lines
-    store), is handed to the adapter's optional `scan_appended` so only the
+    store), is handed to the adapter's `scan_appended` so only the
     new lines are parsed (the line they start on comes from the previous
     FileScan's optional `data["newlines"]`, else by counting); otherwise
-    the adapter's optional `rescan_file` may reuse what the previous read
+    the adapter's `rescan_file` may reuse what the previous read
     made of unchanged parts.
     """
     old_size = previous[1].size if previous is not None else None
@@ -272,10 +272,8 @@ def scan_one(
         data, stamp, prefix_sha = _read_stamped(path, old_size)
     except OSError:
         return adapter.scan_file(root, path), None
-    appended = getattr(adapter, "scan_appended", None)
     if (
         previous is not None
-        and appended is not None
         and old_size is not None
         and prefix_sha == previous[1].sha256
         and len(data) > old_size
@@ -285,13 +283,12 @@ def scan_one(
         # bytes the stamp hashed); counting 10 MB again costs ~7 ms.
         known = previous[0].data.get("newlines")
         first_line = (known if isinstance(known, int) else data.count(b"\n", 0, old_size)) + 1
-        grown = appended(root, path, previous[0], data[old_size:], first_line)
-        if isinstance(grown, FileScan):
+        grown = adapter.scan_appended(root, path, previous[0], data[old_size:], first_line)
+        if grown is not None:
             return grown, stamp
-    again = getattr(adapter, "rescan_file", None)
-    if previous is not None and again is not None:
-        redone = again(root, path, data, previous[0])
-        if isinstance(redone, FileScan):
+    if previous is not None:
+        redone = adapter.rescan_file(root, path, data, previous[0])
+        if redone is not None:
             return redone, stamp
     return adapter.scan_file(root, path, data), stamp
 
@@ -299,21 +296,16 @@ def scan_one(
 def _scan_new(adapter: FormatAdapter, root: Path, rel: str) -> tuple[FileScan, FileStamp | None]:
     """`scan_one` for a file with no previous scan, named by its vault-relative path.
 
-    Builds no Path when the adapter has the optional ``scan_rel(root, rel,
-    data)`` (the same as `scan_file`, by relative path): a cold scan reads
-    every file this way.
+    Through the adapter's `scan_rel` (the same as `scan_file`, by relative
+    path; formats override it to build no Path): a cold scan reads every
+    file this way.
     """
     full = f"{root}{os.sep}{rel}"
     try:
         data, stamp, _prefix = _read_stamped(full, None)
     except OSError:
         return adapter.scan_file(root, Path(full)), None
-    by_rel = getattr(adapter, "scan_rel", None)
-    if by_rel is not None:
-        fs: FileScan = by_rel(root, rel, data)
-    else:
-        fs = adapter.scan_file(root, Path(full), data)
-    return fs, stamp
+    return adapter.scan_rel(root, rel, data), stamp
 
 
 def _parse_chunk(format_id: str, root: str, rels: list[str]) -> bytes:
@@ -572,7 +564,7 @@ def _scan(
             rels = listing.names
             slots, todo = _match(root, rels, keys, entries, stats, renewed)
         else:
-            listing = walk_listing(adapter, root)
+            listing = adapter.file_listing(root)
             rels = listing.names
             slots, todo = _walk(root, rels, entries, stats, renewed)
     stats.files = len(rels)

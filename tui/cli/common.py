@@ -8,13 +8,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from memlens.core import Catalog, MemlensError, open_catalog
 from memlens.core.config import CONFIG_ENV, Config, load_config
+from memlens.core.errors import MemlensError
 from memlens.core.text.sanitize import json_text, one_line, visible
+
+if TYPE_CHECKING:
+    from memlens.core import Catalog
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1  # problems found / operation refused
@@ -53,6 +56,9 @@ def load_catalog(*paths: str | Path) -> Catalog:
     (`memlens.core.store`) unless `--no-cache` was given: a stat walk, then
     only new or changed files are read, and their rows saved.
     """
+    # The engine loads here, not on import: `--help` and `--version` skip it.
+    from memlens.core import open_catalog
+
     cache = use_cache()
     try:
         catalog = open_catalog(*paths, cache=cache)
