@@ -474,7 +474,11 @@ def scan_files(
                 entries = _decode(store, stats, zdict, rows[:batch])
                 early = set(entries)
                 first = [m for _stamp, fs in entries.values() for m in fs.memories]
-                yield ScanProgress(first, len(early), 0, stats=stats)
+                # Until the walk, every stored row counts as reused (what a warm
+                # start expects; a front end shows no more early rows then); the
+                # done step carries the real counts.
+                stats.files = stats.reused = len(rows)
+                yield ScanProgress(first, len(early), len(rows), stats=stats)
                 rows = rows[batch:]
             if store is not None and stats.status == "warm":
                 entries.update(_decode(store, stats, zdict, rows))

@@ -55,9 +55,10 @@ _fingerprints: dict[str, str] = {}
 def code_fingerprint(format_id: str) -> str:
     """sha256 over the source of the modules that decide a format's FileScans.
 
-    The shared readers and model, this module, the adapter protocol and the
-    format's own adapter module; not the writers or anything else that does
-    not change what a scan produces.
+    The shared readers and model, the row codec, the adapter base and its
+    helpers, and the modules of the format's own package that reading and
+    linking depend on (`format_modules`); not the writers or anything else
+    that does not change what a scan produces.
     """
     cached = _fingerprints.get(format_id)
     if cached is not None:
