@@ -1,6 +1,6 @@
 """Glue between the app and core actions: keys and palette commands -> safe, undoable writes.
 
-Every write goes through `memlens.core.write.actions` or `core.journal.apply_plan`
+Every write goes through `memlens.core.write.actions` or `core.write.txn.apply_plan`
 (validated, conflict-checked, atomic, journaled), in a thread, never on the
 event loop.  This module decides the flow around it:
 

@@ -21,8 +21,9 @@ import yaml
 from ..errors import RefusedError
 from ..model import Memory
 from ..text.frontmatter import SafeYamlLoader
-from .journal import Plan, undo_last
+from .journal import Plan
 from .txn import apply_run, transaction
+from .undo import undo_last
 
 ACTION_NAMES: tuple[str, ...] = (
     "pin",

@@ -25,8 +25,9 @@ from memlens.core.formats.dream_cycle.runs import decay_run
 from memlens.core.formats.project_ocean.runs import promotion_candidates
 from memlens.core.scan.vault import open_catalog
 from memlens.core.write.actions import Action
-from memlens.core.write.journal import read_journal, undo_last
+from memlens.core.write.journal import read_journal
 from memlens.core.write.txn import apply_plan, apply_run
+from memlens.core.write.undo import undo_last
 
 DEMO = Path(memlens.core.__file__).parent / "demo_vaults"
 FORMATS = (

@@ -19,7 +19,8 @@ from memlens.core.model import Memory
 from memlens.core.scan.vault import open_catalog
 from memlens.core.text.yamledit import REMOVE
 from memlens.core.write.actions import Action, writer_for
-from memlens.core.write.journal import apply_plan, undo_last
+from memlens.core.write.txn import apply_plan
+from memlens.core.write.undo import undo_last
 
 TODAY = date(2026, 11, 22)
 

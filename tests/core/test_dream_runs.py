@@ -16,7 +16,8 @@ from memlens.core.formats.dream_cycle.runs import decay_run, type_distribution
 from memlens.core.model import Memory
 from memlens.core.scan.vault import open_catalog
 from memlens.core.write.actions import Action
-from memlens.core.write.journal import apply_plan, undo_last
+from memlens.core.write.txn import apply_plan
+from memlens.core.write.undo import undo_last
 from memlens.tui.cli.dream import dream
 
 SPEC_KEYS = [

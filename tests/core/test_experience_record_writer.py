@@ -24,7 +24,8 @@ from memlens.core.formats.experience_record.writer import ExperienceRecordWriter
 from memlens.core.model import Health, Memory, Reason
 from memlens.core.scan.vault import open_catalog
 from memlens.core.write.actions import Action, apply_bulk, writer_for
-from memlens.core.write.journal import apply_plan, undo_last
+from memlens.core.write.txn import apply_plan
+from memlens.core.write.undo import undo_last
 
 FORMAT = "experience-records"
 NOW = datetime(2026, 11, 22, 10, 0, 0, tzinfo=UTC)

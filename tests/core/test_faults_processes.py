@@ -27,7 +27,8 @@ import pytest
 
 import memlens.core
 from memlens.core.scan.vault import open_catalog
-from memlens.core.write.journal import read_journal, undo_last
+from memlens.core.write.journal import read_journal
+from memlens.core.write.undo import undo_last
 
 HERE = Path(__file__).parent
 DEMO = Path(memlens.core.__file__).parent / "demo_vaults"

@@ -20,7 +20,8 @@ from memlens.core.errors import ConflictError
 from memlens.core.model import Memory
 from memlens.core.scan.vault import open_catalog
 from memlens.core.write.actions import Action, writer_for
-from memlens.core.write.journal import Plan, apply_plan, read_journal
+from memlens.core.write.journal import Plan, read_journal
+from memlens.core.write.txn import apply_plan
 
 AS_OF = date(2026, 11, 22)
 FORMATS = (

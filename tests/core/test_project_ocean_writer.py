@@ -23,7 +23,9 @@ from memlens.core.formats.project_ocean.writer import ProjectOceanWriter
 from memlens.core.model import Memory
 from memlens.core.scan.vault import open_catalog
 from memlens.core.write.actions import Action, writer_for
-from memlens.core.write.journal import apply_plan, read_journal, undo_last
+from memlens.core.write.journal import read_journal
+from memlens.core.write.txn import apply_plan
+from memlens.core.write.undo import undo_last
 
 AS_OF = date(2026, 11, 22)
 

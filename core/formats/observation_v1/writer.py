@@ -206,6 +206,6 @@ def plan_promote_many(memories: Iterable[Memory], options: dict[str, Any] | None
     """Bulk promote: one comprehension document citing all `memories` (observations).
 
     See ObservationV1Writer.plan_promote_many for the options.  Apply the plan
-    with core.journal.apply_plan; it is one undoable step.
+    with core.write.txn.apply_plan; it is one undoable step.
     """
     return _plan_promote(list(memories), dict(options or {}))
