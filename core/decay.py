@@ -15,7 +15,6 @@ from collections.abc import Iterable
 from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
-from .formats import adapter_for
 from .model import DecayInfo, Health, Memory
 
 if TYPE_CHECKING:  # only for the annotation: scanning is not needed to decay
@@ -24,6 +23,10 @@ if TYPE_CHECKING:  # only for the annotation: scanning is not needed to decay
 
 def decay_of(memory: Memory, as_of: date, *, explain: bool = True) -> DecayInfo:
     """Decay of one memory, by its format's adapter (`explain` False: no `why`)."""
+    # Deferred on purpose, not for a cycle: the CLI's list/show/decay/watch
+    # modules import this one, and their `--help` must not load the formats.
+    from .formats import adapter_for
+
     return adapter_for(memory.format).decay(memory, as_of, explain=explain)
 
 
