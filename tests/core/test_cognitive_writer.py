@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from memlens.core.actions import Action, apply_bulk
 from memlens.core.errors import ConflictError, RefusedError, UnsafePathError
 from memlens.core.formats.cognitive_memory.adapter import CognitiveMemoryAdapter
 from memlens.core.formats.cognitive_memory.schema import TYPE_DIRS
 from memlens.core.formats.cognitive_memory.writer import WRITER, CognitiveMemoryWriter
+from memlens.core.formats.writers import writer_for
 from memlens.core.model import Memory
 from memlens.core.text.yamledit import REMOVE
-from memlens.core.write.actions import Action, apply_bulk, writer_for
 from memlens.core.write.txn import apply_plan
 from memlens.core.write.undo import undo_last
 

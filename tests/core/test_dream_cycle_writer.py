@@ -12,13 +12,14 @@ from typing import Any
 
 import pytest
 
+from memlens.core.actions import Action
 from memlens.core.errors import ConflictError, RefusedError, UnsafePathError
 from memlens.core.formats.dream_cycle.write_fields import edit_inner
 from memlens.core.formats.dream_cycle.writer import WRITER, DreamCycleWriter
+from memlens.core.formats.writers import writer_for
 from memlens.core.model import Memory
 from memlens.core.scan.vault import open_catalog
 from memlens.core.text.yamledit import REMOVE
-from memlens.core.write.actions import Action, writer_for
 from memlens.core.write.txn import apply_plan
 from memlens.core.write.undo import undo_last
 

@@ -140,7 +140,7 @@ WORKER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from memlens.core.write.actions import Action
+    from memlens.core.actions import Action
     from memlens.core.errors import MemlensError
     from memlens.core.scan.vault import open_catalog
     root, mem_id, rounds = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])

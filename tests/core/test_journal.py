@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from memlens.core.actions import Action
 from memlens.core.errors import ConflictError, UnsafePathError
 from memlens.core.scan.vault import open_catalog
-from memlens.core.write.actions import Action
 from memlens.core.write.journal import FileChange, Plan
 from memlens.core.write.txn import apply_plan
 from memlens.core.write.undo import undo_last

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 import memlens.core.write.txn as txn
+from memlens.core.actions import Action
 from memlens.core.model import Memory
 from memlens.core.scan.vault import open_catalog
-from memlens.core.write.actions import Action
 from memlens.core.write.journal import JOURNAL, STATE_DIR, FileChange, Plan
 from memlens.core.write.txn import apply_plan
 from memlens.core.write.undo import undo_last

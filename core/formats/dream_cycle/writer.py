@@ -61,8 +61,8 @@ from typing import Any, ClassVar
 
 from ...errors import RefusedError
 from ...model import Memory
-from ...write.actions import register_writer
 from ...write.journal import FileChange, Plan
+from ..writing import register_writer
 from .classify import TYPE_TTL, effective_type
 from .decay import section_decay
 from .files import ARCHIVE_JSONL, ARCHIVED_MD, FORMAT_ID, OBSERVATIONS

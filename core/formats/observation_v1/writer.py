@@ -35,8 +35,8 @@ from typing import Any, ClassVar
 from ...errors import RefusedError
 from ...model import Memory
 from ...text.yamledit import REMOVE, edit_frontmatter
-from ...write.actions import register_writer
 from ...write.journal import Plan
+from ..writing import register_writer
 from .schema import ARCHIVE_DIR, COMPREHENSION_DIR, FORMAT_ID, KIND_OBSERVATION, OBSERVATIONS_DIR
 from .write_fields import _check_new_id, _check_only, _closing_fence, _edit_nested, _native_name
 from .write_files import _load, _move_plan, _same, _show, _strs, _validate, _write_plan
