@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test check lint types fmt bench snapshots screenshots clean
+.PHONY: demo test check lint types imports fmt bench snapshots screenshots clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,7 @@ test: $(STAMP)
 	$(BIN)/ruff check core tui tests bench
 	$(BIN)/ruff format --check core tui tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -n 2 -q
 
 check: test
@@ -30,6 +31,10 @@ lint: $(STAMP)
 
 types: $(STAMP)
 	$(BIN)/mypy
+
+## The import contracts in pyproject.toml: core's layers, no cycles, the core/UI wall.
+imports: $(STAMP)
+	$(BIN)/lint-imports --no-cache
 
 fmt: $(STAMP)
 	$(BIN)/ruff format core tui tests bench
@@ -52,4 +57,4 @@ bench: $(STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .grimp_cache build *.egg-info

@@ -1,9 +1,11 @@
 """Decay across formats: dispatch to each adapter's own arithmetic.
 
 Every computation takes an explicit `as_of`; nothing here reads the clock.
-The per-format rules live in `core/formats/<format>.py`; this module holds
-what they share (the health mapping, the dream-cycle importance bands) and the
-cross-format helpers the app and CLI use (forecasts, triage order).
+The per-format rules live in `core/formats/<format>/decay.py`; what they share
+(the health mapping, the importance bands) is in `core/health.py`, below the
+formats, because this module sits above them: it dispatches to the adapters
+and holds the cross-format helpers the app and CLI use (forecasts, archive
+candidates).
 """
 
 from __future__ import annotations
@@ -15,47 +17,15 @@ from typing import TYPE_CHECKING
 
 from .model import DecayInfo, Health, Memory
 
-if TYPE_CHECKING:  # vault imports the formats, which import this module
+if TYPE_CHECKING:  # only for the annotation: scanning is not needed to decay
     from .scan.vault import Catalog
-
-#: Native status -> unified health (DESIGN.md "Native status per format").
-STATUS_HEALTH: dict[str, Health] = {
-    "permanent": Health.STABLE,
-    "pinned": Health.STABLE,
-    "undated": Health.STABLE,
-    "retained": Health.STABLE,
-    "live": Health.STABLE,
-    "active": Health.ACTIVE,
-    "near_expiry": Health.FADING,
-    "fading": Health.FADING,
-    "dormant": Health.FADING,
-    "ttl_expired": Health.EXPIRED,
-    "expired": Health.EXPIRED,
-    "archived": Health.ARCHIVED,
-    "tombstoned": Health.TOMBSTONED,
-}
-
-
-def importance_band(importance: float) -> str:
-    """The dream-cycle spec's importance category for a 0-10 score."""
-    if importance >= 9.0:
-        return "Critical"
-    if importance >= 7.0:
-        return "High"
-    if importance >= 5.0:
-        return "Medium"
-    if importance >= 3.0:
-        return "Low"
-    return "Minimal"
-
-
-def clamp01(x: float) -> float:
-    return 0.0 if x < 0 else 1.0 if x > 1 else x
 
 
 def decay_of(memory: Memory, as_of: date, *, explain: bool = True) -> DecayInfo:
     """Decay of one memory, by its format's adapter (`explain` False: no `why`)."""
-    from .formats import adapter_for  # local: formats import this module
+    # Deferred on purpose, not for a cycle: the CLI's list/show/decay/watch
+    # modules import this one, and their `--help` must not load the formats.
+    from .formats import adapter_for
 
     return adapter_for(memory.format).decay(memory, as_of, explain=explain)
 

@@ -13,11 +13,11 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memlens.core.actions import Action
 from memlens.core.errors import MemlensError, RefusedError
 from memlens.core.formats import info_for
 from memlens.core.formats.observation_v1.writer import plan_promote_many
 from memlens.core.model import Memory
-from memlens.core.write.actions import Action
 from memlens.core.write.journal import Plan
 from memlens.core.write.txn import apply_plan, apply_run
 

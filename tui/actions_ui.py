@@ -1,6 +1,6 @@
 """Glue between the app and core actions: keys and palette commands -> safe, undoable writes.
 
-Every write goes through `memlens.core.write.actions` or `core.journal.apply_plan`
+Every write goes through `memlens.core.actions` or `core.write.txn.apply_plan`
 (validated, conflict-checked, atomic, journaled), in a thread, never on the
 event loop.  This module decides the flow around it:
 
@@ -35,13 +35,13 @@ from typing import TYPE_CHECKING, Any
 from textual.app import SuspendNotSupported
 from textual.timer import Timer
 
+from memlens.core.actions import Action, undo
 from memlens.core.config import Config
 from memlens.core.errors import ConflictError, MemlensError, NotFoundError
 from memlens.core.formats import info_for
 from memlens.core.formats.cognitive_memory.runs_state import plan_record_access
 from memlens.core.listing import MemoryRow
 from memlens.core.model import Memory
-from memlens.core.write.actions import Action, undo
 from memlens.core.write.txn import apply_plan
 
 from .action_common import (

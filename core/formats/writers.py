@@ -1,9 +1,9 @@
-"""Importing this module registers every format's writer with core.write.actions.
+"""Every format's writer: importing this module registers them all; `writer_for` finds one.
 
 A format's writer is the `writer` module of its package (`<format>/writer.py`),
-which calls `register_writer(...)` at import time.  The packages come from the
-registry, so a new format needs no line here; a format without a writer yet
-is simply read-only (`writer_for` refuses its actions).
+which calls `writing.register_writer(...)` at import time.  The packages come
+from the registry, so a new format needs no line here; a format without a
+writer yet is simply read-only (`writer_for` refuses its actions).
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from __future__ import annotations
 import importlib
 import importlib.util
 
+from ..errors import RefusedError
 from . import ADAPTERS
+from .writing import FormatWriter, registered_writer
 
 
 def _writer_module(package: str) -> str | None:
@@ -29,3 +31,11 @@ WRITER_MODULES: tuple[str, ...] = tuple(
 
 for _name in WRITER_MODULES:
     importlib.import_module(_name)
+
+
+def writer_for(format_id: str) -> FormatWriter:
+    """The writer of a format; RefusedError if it has none."""
+    writer = registered_writer(format_id)
+    if writer is None:
+        raise RefusedError(f"{format_id} memories cannot be changed by memlens yet")
+    return writer

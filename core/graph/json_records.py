@@ -9,6 +9,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from ..decay import decay_of
 from ..records import _rel_vault, ref_problem_record
 from .model import GraphEdge, GraphNode, Neighbourhood, NodeKey
 from .relations import MemoryGraph
@@ -47,8 +48,6 @@ def node_record(
 def _health_of(node: GraphNode, as_of: date | None) -> str | None:
     if node.memory is None or as_of is None:
         return None
-    from ..decay import decay_of
-
     try:
         return decay_of(node.memory, as_of, explain=False).health.value
     except Exception:  # a decay bug must not hide the graph; the memory shows without health

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import NotFoundError
 from ..model import Memory, Problem, ReferenceProblem, ScanResult
 
-if TYPE_CHECKING:  # search pulls in scikit-learn: only for the annotation
+if TYPE_CHECKING:  # only for the annotation: search sits above scan (import contracts)
     from ..search.index import SearchIndex
 
 

@@ -44,6 +44,8 @@ def write_message(stream: IO[bytes], body: bytes) -> None:
 
 def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
     """Answer requests until the input ends."""
+    # Deferred: the cache imports this module's framing (the cache <-> worker
+    # knot is the store branch's to untie; pyproject's import contracts list it).
     from .cache import _parse_chunk
 
     job: tuple[str, str, list[str]] | None = None
@@ -55,6 +57,8 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
             format_id, root, rels = job
             write_message(stdout, _parse_chunk(format_id, root, rels[request[1] : request[2]]))
         elif request[0] == "count_terms":
+            # Deferred: only index fits ask for it (search imports scan: the
+            # store branch moves this edge; pyproject's import contracts list it).
             from ..search.fit import count_terms
 
             write_message(stdout, pickle.dumps(count_terms(request[1]), pickle.HIGHEST_PROTOCOL))

@@ -30,7 +30,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
+from ..formats import adapter_for
 from ..formats.files import Listing
+from .parse_worker import read_message, write_message
 
 #: One file's stat as the cache compares it: size, mtime_ns, ctime_ns, inode.
 StatKey = tuple[int, int, int, int]
@@ -59,8 +61,6 @@ def stat_keys(root: str, names: Sequence[str]) -> list[StatKey | None]:
 
 def walk_vault(root: str, format_id: str) -> Walk:
     """What `cache.scan_files` walks for one vault: its listing and stat keys."""
-    from ..formats import adapter_for
-
     listing = adapter_for(format_id).file_listing(Path(root))
     return listing, stat_keys(root, listing.names)
 
@@ -74,8 +74,6 @@ class WalkAhead:
     """
 
     def __init__(self, jobs: list[tuple[str, str]]) -> None:
-        from .parse_worker import write_message
-
         self._pending = [root for root, _fmt in jobs]
         self._got: dict[str, Walk] = {}
         self._failed = False
@@ -114,8 +112,6 @@ class WalkAhead:
         return None
 
     def _receive(self) -> tuple[str, Walk] | None:
-        from .parse_worker import read_message
-
         proc = self._proc
         if proc is None or proc.stdout is None:
             return None
@@ -167,6 +163,7 @@ def walk_ahead(
     `force` True/False overrides the decision (tests); ``MEMLENS_WALK_AHEAD=0``
     turns it off.
     """
+    # Deferred on purpose: the helper process (`serve`) never needs the cache.
     from . import cache as scan_cache
 
     if force is None:
@@ -190,8 +187,6 @@ def walk_ahead(
 
 def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
     """The helper: read the vault list, answer one walk per vault, in order."""
-    from .parse_worker import read_message, write_message
-
     message = read_message(stdin)
     if message is None:
         return

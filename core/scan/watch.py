@@ -19,7 +19,7 @@ What it guards against:
   broken for a moment (partial write) is held the same way.  Neither is ever
   reported as `removed`: if it stays broken it is a `problem`.
 - **Own writes**: a file whose bytes are exactly what memlens just wrote
-  (`core.selfwrites`) is flagged `own=True` so the app can update silently.
+  (`core.write.selfwrites`) is flagged `own=True` so the app can update silently.
 - **Missed events**: a cheap stat walk every `rescan_interval` seconds
   compares (mtime, size, inode) of every vault file with the last walk.
 - **New vaults** below a folder the user opened are discovered and scanned.
@@ -45,7 +45,7 @@ from pathlib import Path
 
 from ..errors import MemlensError
 from ..model import ScanResult
-from . import selfwrites
+from ..write import selfwrites
 from .changes import Change, added_all, diff_results, removed_all, vault_label
 from .vault import Catalog, Vault, detect_format, discover, scan_vault
 from .watch_files import (

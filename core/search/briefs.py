@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import date
 
 from ..decay import decay_of
+from ..formats import adapter_for
 from ..model import DecayInfo, Health, Memory
 from .aliases import Brief, DecayFn
 
@@ -56,8 +57,6 @@ def decay_brief_fn(as_of: date, decay: DecayFn) -> Callable[[Memory], Brief]:
 
     if decay is not decay_of:
         return by(decay)
-    from ..formats import adapter_for
-
     by_format: dict[str, Callable[[Memory], Brief]] = {}
 
     def one(m: Memory) -> Brief:

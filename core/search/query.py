@@ -41,9 +41,9 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 
-from ..decay import STATUS_HEALTH
 from ..errors import MemlensError
 from ..formats import FORMAT_IDS
+from ..health import STATUS_HEALTH
 from ..model import Health
 
 

@@ -2,7 +2,7 @@
 
 An action is planned first (a `Plan`: the exact bytes to write, files to move
 or create, each with the snapshot it was computed from), then applied as one
-transaction (`core/txn.py`).  Before-bytes of every rewritten file are kept in
+transaction (`txn.py`; undo in `undo.py`).  Before-bytes of every rewritten file are kept in
 `<vault>/.memlens/blobs/` and each committed transaction is one line of
 `<vault>/.memlens/journal.jsonl`, so undo restores every byte.  `.memlens/`
 carries its own `.gitignore` (`*`) so the journal never lands in the user's
@@ -292,20 +292,6 @@ def safe_rel(root: Path, rel: str) -> Path:
     if not is_inside(root, p):
         raise UnsafePathError(f"journal path {rel!r} leaves the vault")
     return p
-
-
-def apply_plan(plan: Plan) -> dict[str, Any]:
-    """Apply `plan` as one transaction and return its journal entry (see core/txn.py)."""
-    from .txn import apply_plan as apply  # txn builds on this module
-
-    return apply(plan)
-
-
-def undo_last(root: Path) -> dict[str, Any]:
-    """Undo the vault's most recent not-yet-undone action (see core/undo.py)."""
-    from .undo import undo_last as undo
-
-    return undo(root)
 
 
 def undone_ids(root: Path) -> set[str]:

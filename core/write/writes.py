@@ -47,8 +47,8 @@ from ..safe_io import (
     refuse_protected,
     rename_noreplace,
 )
-from ..scan.selfwrites import note_write
 from ..text.paths import is_inside
+from .selfwrites import note_write
 
 __all__ = [
     "TEMP_PREFIX",

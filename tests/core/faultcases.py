@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import memlens.core
+from memlens.core.actions import Action
 from memlens.core.decay import archive_candidates
 from memlens.core.errors import MemlensError
 from memlens.core.formats.cognitive_memory.runs import plan_core, plan_reindex
@@ -24,9 +25,9 @@ from memlens.core.formats.cognitive_memory.runs_state import plan_decay_scores, 
 from memlens.core.formats.dream_cycle.runs import decay_run
 from memlens.core.formats.project_ocean.runs import promotion_candidates
 from memlens.core.scan.vault import open_catalog
-from memlens.core.write.actions import Action
-from memlens.core.write.journal import read_journal, undo_last
+from memlens.core.write.journal import read_journal
 from memlens.core.write.txn import apply_plan, apply_run
+from memlens.core.write.undo import undo_last
 
 DEMO = Path(memlens.core.__file__).parent / "demo_vaults"
 FORMATS = (

@@ -36,7 +36,8 @@ from memlens.core.formats.cognitive_memory.runs_reflection import (
 )
 from memlens.core.formats.cognitive_memory.runs_state import plan_decay_scores, plan_record_access
 from memlens.core.model import Memory
-from memlens.core.write.journal import apply_plan, undo_last
+from memlens.core.write.txn import apply_plan
+from memlens.core.write.undo import undo_last
 from memlens.tui.cli.cognitive import COMMANDS, access, core, reflection, reindex, rescore
 
 ADAPTER = CognitiveMemoryAdapter()

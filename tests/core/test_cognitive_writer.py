@@ -10,14 +10,16 @@ from pathlib import Path
 
 import pytest
 
+from memlens.core.actions import Action, apply_bulk
 from memlens.core.errors import ConflictError, RefusedError, UnsafePathError
 from memlens.core.formats.cognitive_memory.adapter import CognitiveMemoryAdapter
 from memlens.core.formats.cognitive_memory.schema import TYPE_DIRS
 from memlens.core.formats.cognitive_memory.writer import WRITER, CognitiveMemoryWriter
+from memlens.core.formats.writers import writer_for
 from memlens.core.model import Memory
 from memlens.core.text.yamledit import REMOVE
-from memlens.core.write.actions import Action, apply_bulk, writer_for
-from memlens.core.write.journal import apply_plan, undo_last
+from memlens.core.write.txn import apply_plan
+from memlens.core.write.undo import undo_last
 
 ADAPTER = CognitiveMemoryAdapter()
 NOW = datetime(2026, 11, 22, 9, 30, 5, tzinfo=UTC)

@@ -21,11 +21,11 @@ from pathlib import Path
 import pytest
 
 from memlens.core import open_catalog
+from memlens.core.actions import Action
 from memlens.core.demo import copy_demo
 from memlens.core.errors import ConflictError
 from memlens.core.model import Memory
 from memlens.core.safe_io import TEMP_PREFIX, clean_stray_temps
-from memlens.core.write.actions import Action
 
 APPENDS = 120
 ACTIONS = 200

@@ -12,14 +12,16 @@ from typing import Any
 
 import pytest
 
+from memlens.core.actions import Action
 from memlens.core.errors import ConflictError, RefusedError, UnsafePathError
 from memlens.core.formats.dream_cycle.write_fields import edit_inner
 from memlens.core.formats.dream_cycle.writer import WRITER, DreamCycleWriter
+from memlens.core.formats.writers import writer_for
 from memlens.core.model import Memory
 from memlens.core.scan.vault import open_catalog
 from memlens.core.text.yamledit import REMOVE
-from memlens.core.write.actions import Action, writer_for
-from memlens.core.write.journal import apply_plan, undo_last
+from memlens.core.write.txn import apply_plan
+from memlens.core.write.undo import undo_last
 
 TODAY = date(2026, 11, 22)
 

@@ -10,13 +10,14 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from memlens.core.actions import Action
 from memlens.core.decay import decay_of
 from memlens.core.errors import ConflictError, RefusedError
 from memlens.core.formats.dream_cycle.runs import decay_run, type_distribution
 from memlens.core.model import Memory
 from memlens.core.scan.vault import open_catalog
-from memlens.core.write.actions import Action
-from memlens.core.write.journal import apply_plan, undo_last
+from memlens.core.write.txn import apply_plan
+from memlens.core.write.undo import undo_last
 from memlens.tui.cli.dream import dream
 
 SPEC_KEYS = [

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memlens.core.actions import Action, apply_bulk
 from memlens.core.errors import ConflictError, RefusedError, UnsafePathError
 from memlens.core.formats.experience_record.action_records import archive_op, pin_view, restore_op
 from memlens.core.formats.experience_record.adapter import ExperienceRecordAdapter
@@ -21,10 +22,11 @@ from memlens.core.formats.experience_record.jsonl import JsonLine, parse_json_li
 from memlens.core.formats.experience_record.schema import EXPERIENCES, LATTICE, STANCES, VIEWS, WAL
 from memlens.core.formats.experience_record.write_lines import append_line
 from memlens.core.formats.experience_record.writer import ExperienceRecordWriter
+from memlens.core.formats.writers import writer_for
 from memlens.core.model import Health, Memory, Reason
 from memlens.core.scan.vault import open_catalog
-from memlens.core.write.actions import Action, apply_bulk, writer_for
-from memlens.core.write.journal import apply_plan, undo_last
+from memlens.core.write.txn import apply_plan
+from memlens.core.write.undo import undo_last
 
 FORMAT = "experience-records"
 NOW = datetime(2026, 11, 22, 10, 0, 0, tzinfo=UTC)

@@ -39,8 +39,9 @@ import pytest
 
 from memlens.core.scan.vault import open_catalog
 from memlens.core.write import writes
-from memlens.core.write.journal import read_journal, undo_last
+from memlens.core.write.journal import read_journal
 from memlens.core.write.recovery import recover
+from memlens.core.write.undo import undo_last
 
 
 def _load(name: str) -> ModuleType:

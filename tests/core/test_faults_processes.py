@@ -27,7 +27,8 @@ import pytest
 
 import memlens.core
 from memlens.core.scan.vault import open_catalog
-from memlens.core.write.journal import read_journal, undo_last
+from memlens.core.write.journal import read_journal
+from memlens.core.write.undo import undo_last
 
 HERE = Path(__file__).parent
 DEMO = Path(memlens.core.__file__).parent / "demo_vaults"
@@ -139,7 +140,7 @@ WORKER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from memlens.core.write.actions import Action
+    from memlens.core.actions import Action
     from memlens.core.errors import MemlensError
     from memlens.core.scan.vault import open_catalog
     root, mem_id, rounds = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])

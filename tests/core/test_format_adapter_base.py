@@ -216,8 +216,7 @@ def test_capabilities_name_one_format_each() -> None:
 
 
 def test_every_registered_format_has_its_package_writer() -> None:
-    from memlens.core.formats.writers import WRITER_MODULES
-    from memlens.core.write.actions import writer_for
+    from memlens.core.formats.writers import WRITER_MODULES, writer_for
 
     packages = {type(a).__module__.rpartition(".")[0] for a in ADAPTERS}
     assert {m.rpartition(".")[0] for m in WRITER_MODULES} == packages

@@ -16,11 +16,13 @@ from typing import Any
 
 import pytest
 
+from memlens.core.actions import Action
 from memlens.core.errors import ConflictError
+from memlens.core.formats.writers import writer_for
 from memlens.core.model import Memory
 from memlens.core.scan.vault import open_catalog
-from memlens.core.write.actions import Action, writer_for
-from memlens.core.write.journal import Plan, apply_plan, read_journal
+from memlens.core.write.journal import Plan, read_journal
+from memlens.core.write.txn import apply_plan
 
 AS_OF = date(2026, 11, 22)
 FORMATS = (

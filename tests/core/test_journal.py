@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from memlens.core.actions import Action
 from memlens.core.errors import ConflictError, UnsafePathError
 from memlens.core.scan.vault import open_catalog
-from memlens.core.write.actions import Action
-from memlens.core.write.journal import FileChange, Plan, apply_plan, undo_last
+from memlens.core.write.journal import FileChange, Plan
+from memlens.core.write.txn import apply_plan
+from memlens.core.write.undo import undo_last
 from memlens.core.write.writes import snapshot
 
 

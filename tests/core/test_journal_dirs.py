@@ -10,10 +10,12 @@ from typing import Any
 import pytest
 
 import memlens.core.write.txn as txn
+from memlens.core.actions import Action
 from memlens.core.model import Memory
 from memlens.core.scan.vault import open_catalog
-from memlens.core.write.actions import Action
-from memlens.core.write.journal import JOURNAL, STATE_DIR, FileChange, Plan, apply_plan, undo_last
+from memlens.core.write.journal import JOURNAL, STATE_DIR, FileChange, Plan
+from memlens.core.write.txn import apply_plan
+from memlens.core.write.undo import undo_last
 from memlens.core.write.writes import FileSnapshot, snapshot
 
 #: Formats whose archive is a move into a folder that may not exist yet.

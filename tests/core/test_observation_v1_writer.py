@@ -12,16 +12,19 @@ from typing import Any
 
 import pytest
 
+from memlens.core.actions import Action, apply_bulk
 from memlens.core.errors import ConflictError, RefusedError
 from memlens.core.formats.observation_v1.writer import (
     ObservationV1Writer,
     plan_promote_many,
 )
+from memlens.core.formats.writers import writer_for
 from memlens.core.model import Health, Memory
 from memlens.core.scan.vault import open_catalog
 from memlens.core.text.yamledit import REMOVE
-from memlens.core.write.actions import Action, apply_bulk, writer_for
-from memlens.core.write.journal import Plan, apply_plan, undo_last
+from memlens.core.write.journal import Plan
+from memlens.core.write.txn import apply_plan
+from memlens.core.write.undo import undo_last
 
 W = ObservationV1Writer()
 NOW = "2026-11-22T10:00:00Z"

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from memlens.core.actions import Action
 from memlens.core.decay import decay_of
 from memlens.core.formats.project_ocean.runs import decay_candidates, promotion_candidates
 from memlens.core.scan.vault import Catalog, open_catalog
-from memlens.core.write.actions import Action
 from memlens.core.write.journal import read_journal
 from memlens.tui.cli.main import cli
 

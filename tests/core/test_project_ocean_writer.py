@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from memlens.core.actions import Action
 from memlens.core.decay import decay_of
 from memlens.core.errors import (
     ConflictError,
@@ -20,10 +21,12 @@ from memlens.core.errors import (
 )
 from memlens.core.formats.project_ocean.adapter import ProjectOceanAdapter
 from memlens.core.formats.project_ocean.writer import ProjectOceanWriter
+from memlens.core.formats.writers import writer_for
 from memlens.core.model import Memory
 from memlens.core.scan.vault import open_catalog
-from memlens.core.write.actions import Action, writer_for
-from memlens.core.write.journal import apply_plan, read_journal, undo_last
+from memlens.core.write.journal import read_journal
+from memlens.core.write.txn import apply_plan
+from memlens.core.write.undo import undo_last
 
 AS_OF = date(2026, 11, 22)
 

@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from memlens.core.scan import selfwrites
+from memlens.core.actions import Action
 from memlens.core.scan.changes import Change, ChangeKind, content_of, problem_key
 from memlens.core.scan.vault import Catalog, open_catalog
 from memlens.core.scan.watch import VaultWatcher, is_noise, is_noise_name
-from memlens.core.write.actions import Action
+from memlens.core.write import selfwrites
 from memlens.core.write.writes import TEMP_PREFIX, atomic_write, move_no_clobber, snapshot
 
 TIMEOUT = 15.0

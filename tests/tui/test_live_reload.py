@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
+from memlens.core.actions import Action
 from memlens.core.listing import MemoryRow
 from memlens.core.scan.changes import ChangeKind
 from memlens.core.scan.vault import Vault
-from memlens.core.write.actions import Action
 from memlens.tui.app import MemlensApp
 from memlens.tui.screens.main import MainScreen
 from memlens.tui.widgets.detail import MemoryDetail

@@ -1,6 +1,6 @@
 """CLI commands that change vaults: pin, unpin, archive, restore, promote, set, undo.
 
-Every change goes through memlens.core.write.actions (validated, conflict-checked,
+Every change goes through memlens.core.actions (validated, conflict-checked,
 atomic, journaled), so each one can be undone with `memlens undo PATH`.
 """
 
@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from memlens.core.actions import Action, parse_assignment, undo
 from memlens.core.errors import MemlensError, NotFoundError
 from memlens.core.model import Memory
 from memlens.core.text.sanitize import one_line
-from memlens.core.write.actions import Action, parse_assignment, undo
 from memlens.core.write.txn import apply_run
 
 from .common import (

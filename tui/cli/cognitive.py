@@ -30,7 +30,8 @@ from memlens.core.formats.cognitive_memory.runs import plan_core, plan_reindex
 from memlens.core.formats.cognitive_memory.runs_reflection import plan_reflection
 from memlens.core.formats.cognitive_memory.runs_state import plan_decay_scores, plan_record_access
 from memlens.core.safe_io import read_regular
-from memlens.core.write.journal import Plan, apply_plan
+from memlens.core.write.journal import Plan
+from memlens.core.write.txn import apply_plan
 
 from .common import EXIT_PROBLEMS, as_of_option, echo, load_catalog, resolve_as_of
 from .recover import recover_roots

@@ -22,7 +22,7 @@ from memlens.core.formats import info_for
 from memlens.core.formats.dream_cycle.runs import decay_run, type_distribution
 from memlens.core.scan.vault import Vault, discover
 from memlens.core.text.sanitize import one_line
-from memlens.core.write.journal import apply_plan
+from memlens.core.write.txn import apply_plan
 
 from .common import (
     EXIT_PROBLEMS,

@@ -31,10 +31,10 @@ from textual.timer import Timer
 from textual.widgets import Button, Input, Label, Static
 from textual.worker import get_current_worker
 
+from memlens.core.actions import Action
 from memlens.core.errors import ConflictError, MemlensError, RefusedError
 from memlens.core.model import Memory
 from memlens.core.text.frontmatter import SafeYamlLoader
-from memlens.core.write.actions import Action
 
 from ..safe_text import has_controls, safe, visible
 from ..widgets.detail import field_text

@@ -28,11 +28,11 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from memlens.core.actions import Action
 from memlens.core.errors import ConflictError, MemlensError
 from memlens.core.formats import info_for
 from memlens.core.formats.adapter import PromoteOption
 from memlens.core.model import Memory
-from memlens.core.write.actions import Action
 
 from ..safe_text import safe
 

@@ -21,7 +21,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ...decay import STATUS_HEALTH, clamp01
+from ...health import STATUS_HEALTH, clamp01
 from ...identity import ByIdentity
 from ...model import DecayInfo, FileScan, Health, Memory, Problem, ScanResult
 from ...refs import PointerField

@@ -3,7 +3,7 @@
 These replace the system's own `client.py reindex|core|reflection|decay` and
 the access counting of `get`.  Each run returns a `Plan` (the exact bytes it
 would write, with the snapshot they were computed from) so callers preview it
-first and then apply it with `journal.apply_plan`: every run is journaled and
+first and then apply it with `write.txn.apply_plan`: every run is journaled and
 undoable like a user action, and refused if the target changed meanwhile.
 
 Time is always a parameter: `now` for timestamps written into files, `as_of`

@@ -57,9 +57,9 @@ from ...text.frontmatter import load_frontmatter
 from ...text.paths import is_inside, safe_join, safe_name
 from ...text.textio import BOM, decode_bytes
 from ...text.yamledit import REMOVE, edit_frontmatter
-from ...write.actions import register_writer
 from ...write.journal import FileChange, Plan
 from ...write.writes import snapshot
+from ..writing import register_writer
 from .memories import _Invalid, _validate
 from .schema import ARCHIVE_DIR, DIR_TYPES, FORMAT_ID, GRAPH_DIR, TYPE_DIRS, VAULT_DIR
 from .write_values import _check_change, _fraction_ok, _now_of, _to_text, _with_body, bumped_updated

@@ -34,7 +34,7 @@ from datetime import date
 from pathlib import Path
 from typing import ClassVar
 
-from ...decay import STATUS_HEALTH
+from ...health import STATUS_HEALTH
 from ...model import DecayInfo, FileScan, Health, Memory, Problem, Reason, ScanResult
 from ...refs import PointerField
 from ...safe_io import open_regular

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
 
-from ...decay import STATUS_HEALTH, clamp01, importance_band
+from ...health import STATUS_HEALTH, clamp01, importance_band
 from ...model import DecayInfo, Health, Memory
 from ...text.dates import parse_date
 from .classify import DECAY_RATE, FALLBACK_TYPE, TYPE_TTL, UNTAGGED_IMPORTANCE, effective_type

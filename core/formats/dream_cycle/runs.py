@@ -151,7 +151,7 @@ def decay_run(
 ) -> tuple[Plan, DecayReport]:
     """Plan the Dream Cycle decay run over one vault as of `as_of`.
 
-    Returns the plan (apply it with core.journal.apply_plan; an empty plan
+    Returns the plan (apply it with core.write.txn.apply_plan; an empty plan
     means there is nothing to do) and a report of what it does.  Planning
     never writes.
     """

@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from datetime import date
 from typing import Any
 
-from ...decay import importance_band
 from ...errors import RefusedError
+from ...health import importance_band
 from ...model import Memory, ScanResult
 from ...text.dates import parse_date
 from ...write.journal import FileChange

@@ -8,12 +8,12 @@ from collections.abc import Callable
 from datetime import date
 from typing import Any
 
-from ...decay import decay_of
 from ...errors import RefusedError
 from ...model import Memory
 from ...text.dates import parse_date
 from ...write.journal import Plan
 from .classify import TYPE_TTL, effective_type
+from .decay import section_decay
 from .files import OBSERVATIONS
 from .sections import Section
 from .write_fields import (
@@ -38,7 +38,7 @@ def _longer(new: int | None, old: int | None) -> bool:
 
 
 def _current_importance(memory: Memory, when: date) -> float:
-    value = decay_of(memory, when).current_importance
+    value = section_decay(memory, when).current_importance
     return float(value) if value is not None else 0.0
 
 

@@ -59,12 +59,12 @@ from collections.abc import Callable
 from datetime import date
 from typing import Any, ClassVar
 
-from ...decay import decay_of
 from ...errors import RefusedError
 from ...model import Memory
-from ...write.actions import register_writer
 from ...write.journal import FileChange, Plan
+from ..writing import register_writer
 from .classify import TYPE_TTL, effective_type
+from .decay import section_decay
 from .files import ARCHIVE_JSONL, ARCHIVED_MD, FORMAT_ID, OBSERVATIONS
 from .write_archive import (
     after_of,
@@ -341,7 +341,7 @@ class DreamCycleWriter:
         state, fresh = _load(memory)
         pos, sec = _section(state, fresh)
         when = as_of or self.clock()
-        current = decay_of(fresh, when).current_importance
+        current = section_decay(fresh, when).current_importance
         label = reason.strip() if isinstance(reason, str) and reason.strip() else "manual"
         used = state.archive_ids() | {m.id for m in state.scan.memories}
         entry = archive_entry(

@@ -102,7 +102,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ...decay import STATUS_HEALTH
+from ...health import STATUS_HEALTH
 from ...model import DecayInfo, FileScan, Health, Memory, ScanResult
 from ...refs import PointerField
 from ...safe_io import read_regular

@@ -67,9 +67,9 @@ from ...errors import ConflictError, RefusedError, UnsafePathError
 from ...model import Memory
 from ...safe_io import read_regular
 from ...text.paths import has_path_syntax, is_inside
-from ...write.actions import register_writer
 from ...write.journal import FileChange, Plan
 from ...write.writes import FileSnapshot, check_unchanged, snapshot
+from ..writing import register_writer
 from .action_records import archive_op, next_wal_id, pin_view, restore_op
 from .adapter import ExperienceRecordAdapter
 from .jsonl import JsonLine, parse_json_lines

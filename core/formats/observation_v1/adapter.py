@@ -38,8 +38,8 @@ from datetime import date
 from pathlib import Path
 from typing import ClassVar
 
-from ...decay import STATUS_HEALTH
 from ...errors import ParseError
+from ...health import STATUS_HEALTH
 from ...model import DecayInfo, FileScan, Health, Memory, Problem, Reason, ScanResult
 from ...refs import PointerField
 from ...text.dates import day_of, days_between

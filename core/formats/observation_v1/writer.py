@@ -35,8 +35,8 @@ from typing import Any, ClassVar
 from ...errors import RefusedError
 from ...model import Memory
 from ...text.yamledit import REMOVE, edit_frontmatter
-from ...write.actions import register_writer
 from ...write.journal import Plan
+from ..writing import register_writer
 from .schema import ARCHIVE_DIR, COMPREHENSION_DIR, FORMAT_ID, KIND_OBSERVATION, OBSERVATIONS_DIR
 from .write_fields import _check_new_id, _check_only, _closing_fence, _edit_nested, _native_name
 from .write_files import _load, _move_plan, _same, _show, _strs, _validate, _write_plan
@@ -206,6 +206,6 @@ def plan_promote_many(memories: Iterable[Memory], options: dict[str, Any] | None
     """Bulk promote: one comprehension document citing all `memories` (observations).
 
     See ObservationV1Writer.plan_promote_many for the options.  Apply the plan
-    with core.journal.apply_plan; it is one undoable step.
+    with core.write.txn.apply_plan; it is one undoable step.
     """
     return _plan_promote(list(memories), dict(options or {}))

@@ -28,8 +28,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ...decay import STATUS_HEALTH
 from ...errors import ParseError
+from ...health import STATUS_HEALTH
 from ...model import (
     DecayInfo,
     FileScan,

@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
 
-from ...decay import STATUS_HEALTH, clamp01
+from ...health import STATUS_HEALTH, clamp01
 from ...model import DecayInfo, Memory
 from ...text.dates import day_of
 

@@ -33,8 +33,8 @@ from pathlib import Path
 
 from ...errors import UnsafePathError
 from ...model import Memory, Problem
-from ...scan.vault import Catalog, Vault
 from ...text.paths import has_path_syntax, safe_join
+from ..scanned import ScannedVault, ScannedVaults
 from .adapter import ProjectOceanAdapter
 from .locations import locate
 from .schema import FORMAT_ID, SHARED
@@ -44,7 +44,7 @@ _ADAPTER = ProjectOceanAdapter()
 DEFAULT_THRESHOLD = 0.8
 
 
-def _stand_in(vault: Vault, mem_id: str, path: str, title: str, kind: str) -> Memory:
+def _stand_in(vault: ScannedVault, mem_id: str, path: str, title: str, kind: str) -> Memory:
     return Memory(
         format=FORMAT_ID,
         vault_root=vault.root,
@@ -56,7 +56,7 @@ def _stand_in(vault: Vault, mem_id: str, path: str, title: str, kind: str) -> Me
     )
 
 
-def _ocean_vaults(catalog: Catalog) -> list[Vault]:
+def _ocean_vaults(catalog: ScannedVaults) -> list[ScannedVault]:
     return [v for v in catalog.vaults if v.format == FORMAT_ID]
 
 
@@ -102,7 +102,7 @@ def _judge(
 
 
 def promotion_candidates(
-    catalog: Catalog,
+    catalog: ScannedVaults,
     threshold: float = DEFAULT_THRESHOLD,
     require_verified: bool = False,
     file_name: str | None = None,
@@ -194,7 +194,7 @@ def split_name_clashes(
     return kept, refused
 
 
-def decay_candidates(catalog: Catalog, as_of: date) -> list[tuple[Memory, list[str]]]:
+def decay_candidates(catalog: ScannedVaults, as_of: date) -> list[tuple[Memory, list[str]]]:
     """Files memory-decay.py would move to archive/ as of `as_of`, with the reasons.
 
     Expired means age (from `created`) strictly past the lifespan; only files

@@ -38,9 +38,9 @@ from ...errors import RefusedError
 from ...model import Memory
 from ...text.paths import safe_join
 from ...text.yamledit import REMOVE
-from ...write.actions import register_writer
 from ...write.journal import FileChange, Plan
 from ...write.writes import snapshot
+from ..writing import register_writer
 from .schema import FORMAT_ID
 from .write_fields import _DATE_FIELDS, _check_field, _promote_date, _refuse_if_promoted
 from .write_files import (

@@ -1,6 +1,9 @@
 """A registry of memlens's own recent writes, so the watcher does not echo them.
 
-`core.writes` notes every file it replaces or moves (with the hash of the
+It sits in `write/`, below `scan/`: the writes record into it and the watcher
+(`scan/watch.py`, a layer up) only reads it, so `write/` needs nothing of `scan/`.
+
+`write.writes` notes every file it replaces or moves (with the hash of the
 bytes it put there) just before the change lands on disk.  When the watcher
 later sees that file change, it asks `is_own_write(path, current_sha)`: if the
 file still holds exactly what memlens wrote, the change is memlens's own and

@@ -4,7 +4,9 @@ Each action is an object with `plan` (what will change, for preview and
 confirmation), `apply` (do it, journaled) and `undo`.  What an action means
 for a format (DESIGN.md "What each action means per format") is decided by
 that format's writer in `core/formats/`; this module only dispatches, so the
-app, the CLI and scripts share one path to the disk.
+app, the CLI and scripts share one path to the disk.  It sits above both the
+formats (whose writers it calls) and `core/write/` (the transactions it runs
+them in), which is why it is not in `write/`: the writers build on `write/`.
 """
 
 from __future__ import annotations
@@ -14,15 +16,16 @@ from dataclasses import dataclass, field
 from datetime import date
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any
 
 import yaml
 
-from ..errors import RefusedError
-from ..model import Memory
-from ..text.frontmatter import SafeYamlLoader
-from .journal import Plan, undo_last
-from .txn import apply_run, transaction
+from .errors import RefusedError
+from .model import Memory
+from .text.frontmatter import SafeYamlLoader
+from .write.journal import Plan
+from .write.txn import apply_run, transaction
+from .write.undo import undo_last
 
 ACTION_NAMES: tuple[str, ...] = (
     "pin",
@@ -33,57 +36,6 @@ ACTION_NAMES: tuple[str, ...] = (
     "archive",
     "restore",
 )
-
-
-class FormatWriter(Protocol):
-    """Plans the per-format meaning of each action.  Planning never writes.
-
-    Every planner reads the file(s) it will change, takes a snapshot, and
-    returns a Plan with the exact new bytes; it raises RefusedError (with the
-    field and the reason) when the action is not allowed or would make the
-    memory invalid.
-    """
-
-    format_id: ClassVar[str]
-
-    def plan_pin(self, memory: Memory) -> Plan: ...
-
-    def plan_unpin(self, memory: Memory) -> Plan: ...
-
-    def plan_set(self, memory: Memory, changes: dict[str, Any]) -> Plan: ...
-
-    def plan_edit_body(self, memory: Memory, body: str) -> Plan: ...
-
-    def plan_promote(self, memory: Memory, options: dict[str, Any]) -> Plan: ...
-
-    def plan_archive(
-        self, memory: Memory, reason: str | None = None, *, as_of: date | None = None
-    ) -> Plan:
-        """Archive; `reason` and `as_of` are set by decay runs (None: a manual archive today)."""
-        ...
-
-    def plan_restore(self, memory: Memory) -> Plan: ...
-
-
-_WRITERS: dict[str, FormatWriter] = {}
-
-
-def register_writer(writer: FormatWriter) -> FormatWriter:
-    """Make a format's writer known (called by each writer module)."""
-    _WRITERS[writer.format_id] = writer
-    return writer
-
-
-def writer_for(format_id: str) -> FormatWriter:
-    """The writer of a format; RefusedError if it has none."""
-    # Always make sure every writer is registered: importing one writer
-    # module directly registers only that one.
-    from ..formats import writers  # noqa: F401
-
-    try:
-        return _WRITERS[format_id]
-    except KeyError:
-        raise RefusedError(f"{format_id} memories cannot be changed by memlens yet") from None
 
 
 @dataclass(slots=True)
@@ -98,6 +50,10 @@ class Action:
     def plan(self) -> Plan:
         if self.memory.tombstoned:
             raise RefusedError("tombstoned (erased) memories cannot be changed")
+        # Deferred on purpose: the writers pull in every format package, and the
+        # CLI's action commands import this module for their `--help` too.
+        from .formats.writers import writer_for
+
         w = writer_for(self.memory.format)
         m = self.memory
         if self.name == "pin":

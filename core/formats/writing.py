@@ -1,0 +1,59 @@
+"""The writer protocol and registry: what every format's writer plans, and who is known.
+
+Each format's `writer` module registers its writer here at import time;
+`formats/writers.py` imports them all and answers `writer_for`.  Kept apart
+from `writers.py` so the writer modules can register without importing the
+module that imports them.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any, ClassVar, Protocol
+
+from ..model import Memory
+from ..write.journal import Plan
+
+
+class FormatWriter(Protocol):
+    """Plans the per-format meaning of each action.  Planning never writes.
+
+    Every planner reads the file(s) it will change, takes a snapshot, and
+    returns a Plan with the exact new bytes; it raises RefusedError (with the
+    field and the reason) when the action is not allowed or would make the
+    memory invalid.
+    """
+
+    format_id: ClassVar[str]
+
+    def plan_pin(self, memory: Memory) -> Plan: ...
+
+    def plan_unpin(self, memory: Memory) -> Plan: ...
+
+    def plan_set(self, memory: Memory, changes: dict[str, Any]) -> Plan: ...
+
+    def plan_edit_body(self, memory: Memory, body: str) -> Plan: ...
+
+    def plan_promote(self, memory: Memory, options: dict[str, Any]) -> Plan: ...
+
+    def plan_archive(
+        self, memory: Memory, reason: str | None = None, *, as_of: date | None = None
+    ) -> Plan:
+        """Archive; `reason` and `as_of` are set by decay runs (None: a manual archive today)."""
+        ...
+
+    def plan_restore(self, memory: Memory) -> Plan: ...
+
+
+_WRITERS: dict[str, FormatWriter] = {}
+
+
+def register_writer(writer: FormatWriter) -> FormatWriter:
+    """Make a format's writer known (called by each writer module)."""
+    _WRITERS[writer.format_id] = writer
+    return writer
+
+
+def registered_writer(format_id: str) -> FormatWriter | None:
+    """The writer registered for a format so far, if any (see `writers.writer_for`)."""
+    return _WRITERS.get(format_id)
