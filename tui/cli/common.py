@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -15,6 +14,8 @@ import click
 from memlens.core.config import CONFIG_ENV, Config, load_config
 from memlens.core.errors import MemlensError
 from memlens.core.text.sanitize import json_text, one_line, visible
+
+from .jsonout import dumps_indented
 
 if TYPE_CHECKING:
     from memlens.core import Catalog
@@ -89,7 +90,7 @@ def error_line(exc: BaseException) -> str:
 
 def emit_json(data: Any) -> None:
     """JSON to stdout, UTF-8, stable key order, no raw control or bidi characters."""
-    sys.stdout.write(json_text(json.dumps(data, ensure_ascii=False, indent=2, default=str)))
+    sys.stdout.write(json_text(dumps_indented(data)))
     sys.stdout.write("\n")
 
 
