@@ -554,23 +554,10 @@ def _scan(
 
     `early`: files whose stored memories were already yielded (not again).
     """
-    t = time.perf_counter()
     #: Racy rows found unchanged by content: stored again with their fresh stamp.
     renewed: list[tuple[str, FileStamp, FileScan]] = []
-    ahead = walk() if walk is not None else None
-    with quiet_gc():
-        if ahead is not None:
-            listing, keys = ahead
-            rels = listing.names
-            slots, todo = _match(root, rels, keys, entries, stats, renewed)
-        else:
-            listing = adapter.file_listing(root)
-            rels = listing.names
-            slots, todo = _walk(root, rels, entries, stats, renewed)
-    stats.files = len(rels)
-    stats.dropped = len(entries)
-    stats.reused = len(rels) - len(todo)
-    stats.walk_s = time.perf_counter() - t
+    listing, slots, todo = _stat_walk(adapter, root, entries, stats, renewed, walk)
+    rels = listing.names
 
     pending: list[Memory] = []
     done = 0
@@ -608,27 +595,8 @@ def _scan(
     stats.parse_s = time.perf_counter() - t
     stats.parsed = len(todo)
 
-    # Entries the listing left out (a link out of the vault, a pipe, ...)
-    # show as one Problem each.  They come first: their empty order sorts
-    # before every file's, so the dict stays in scan order.
-    scans: dict[str, FileScan] = {
-        s.rel: skipped_scan(adapter.format_id, root, s) for s in listing.skipped
-    }
-    stamps: dict[str, FileStamp] = {}
-    # Rows to write: parsed files, and reused ones whose stamp was renewed.
-    upserts: list[tuple[str, FileStamp, FileScan]] = []
-    unstamped: list[str] = []
-    for rel, cached_scan, cached_stamp in slots:
-        if cached_scan is not None and cached_stamp is not None:
-            scans[rel], stamps[rel] = cached_scan, cached_stamp
-        else:
-            new_scan, new_stamp = parsed[rel]
-            scans[rel] = new_scan
-            if new_stamp is not None:
-                stamps[rel] = new_stamp
-                upserts.append((rel, new_stamp, new_scan))
-            else:
-                unstamped.append(rel)
+    assembled = _assemble(adapter, root, listing, slots, parsed)
+    scans, stamps = assembled.scans, assembled.stamps
 
     t = time.perf_counter()
     with quiet_gc():
@@ -648,7 +616,73 @@ def _scan(
         stats=stats,
     )
     if store is not None and save:
-        _save(store, stats, upserts + renewed, [*entries, *unstamped])
+        _save(store, stats, assembled.upserts + renewed, [*entries, *assembled.unstamped])
+
+
+@dataclass(slots=True)
+class _Assembled:
+    """A scan's files in scan order, and what the store must learn of them."""
+
+    scans: dict[str, FileScan]
+    stamps: dict[str, FileStamp]
+    #: Rows to write: the files parsed (with a stamp).
+    upserts: list[tuple[str, FileStamp, FileScan]]
+    #: Files parsed without a stamp (unreadable): their old rows go.
+    unstamped: list[str]
+
+
+def _assemble(
+    adapter: FormatAdapter,
+    root: Path,
+    listing: Listing,
+    slots: list[tuple[str, FileScan | None, FileStamp | None]],
+    parsed: dict[str, tuple[FileScan, FileStamp | None]],
+) -> _Assembled:
+    """Stored and parsed scans in scan order, skipped entries first."""
+    # Entries the listing left out (a link out of the vault, a pipe, ...)
+    # show as one Problem each.  They come first: their empty order sorts
+    # before every file's, so the dict stays in scan order.
+    out = _Assembled(
+        {s.rel: skipped_scan(adapter.format_id, root, s) for s in listing.skipped}, {}, [], []
+    )
+    scans, stamps = out.scans, out.stamps
+    for rel, cached_scan, cached_stamp in slots:
+        if cached_scan is not None and cached_stamp is not None:
+            scans[rel], stamps[rel] = cached_scan, cached_stamp
+            continue
+        new_scan, new_stamp = parsed[rel]
+        scans[rel] = new_scan
+        if new_stamp is not None:
+            stamps[rel] = new_stamp
+            out.upserts.append((rel, new_stamp, new_scan))
+        else:
+            out.unstamped.append(rel)
+    return out
+
+
+def _stat_walk(
+    adapter: FormatAdapter,
+    root: Path,
+    entries: Entries,
+    stats: CacheStats,
+    renewed: list[tuple[str, FileStamp, FileScan]],
+    walk: Callable[[], tuple[Listing, list[tuple[int, int, int, int] | None]] | None] | None,
+) -> tuple[Listing, list[tuple[str, FileScan | None, FileStamp | None]], list[str]]:
+    """The listing, each file's slot (its stored scan if still current), the files to parse."""
+    t = time.perf_counter()
+    ahead = walk() if walk is not None else None
+    with quiet_gc():
+        if ahead is not None:
+            listing, keys = ahead
+            slots, todo = _match(root, listing.names, keys, entries, stats, renewed)
+        else:
+            listing = adapter.file_listing(root)
+            slots, todo = _walk(root, listing.names, entries, stats, renewed)
+    stats.files = len(listing.names)
+    stats.dropped = len(entries)
+    stats.reused = len(listing.names) - len(todo)
+    stats.walk_s = time.perf_counter() - t
+    return listing, slots, todo
 
 
 def _save(
