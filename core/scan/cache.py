@@ -17,7 +17,7 @@ one file changes (the memories of unchanged files carry link results).
 
 Parallel cold parse
     A parse of many files may be shared with worker processes
-    (`core.parse_worker`, see PARALLEL_MIN_FILES): they return the pickled
+    (`core.worker_main`, see PARALLEL_MIN_FILES): they return the pickled
     FileScans, which this process binds to the vault root.
 
 When a stored row is trusted
@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import workers
 from ..formats import FormatAdapter, adapter_for
 from ..formats.files import Listing, rel_posix, skipped_scan
 from ..model import FileScan, Memory, ScanResult
@@ -74,19 +75,11 @@ from .stored import (
     save_entries,
     save_rows,
 )
-from .workers import (
-    _cpus,
-    _pool,
-    _Worker,  # noqa: F401  (re-exported: tests patch it here)
-    _WorkerFailed,
-    run_in_worker,
-    spare_cpu,
-)
 
 #: Files whose timestamps are this close to the moment they were read are
 #: re-checked by content on the next start (coarse file system clocks).
 RACY_WINDOW_NS = 2_000_000_000
-#: Worker processes (`core.parse_worker`) share a cold parse of at least this
+#: Worker processes (`core.worker_main`) share a cold parse of at least this
 #: many files when a second CPU is idle (`parallel=None`, the default;
 #: `parallel=False` or MEMLENS_PARALLEL=0 keeps it in one process).  The
 #: workers send back FileScans pickled with the constructor reducers below,
@@ -100,7 +93,6 @@ RACY_WINDOW_NS = 2_000_000_000
 PARALLEL_MIN_FILES = 8_000
 PARALLEL_CHUNK = 2_000
 #: Environment variable: "0" keeps the default cold parse in one process.
-PARALLEL_ENV = "MEMLENS_PARALLEL"
 
 
 @dataclass(slots=True)
@@ -308,7 +300,7 @@ def _scan_new(adapter: FormatAdapter, root: Path, rel: str) -> tuple[FileScan, F
     return adapter.scan_rel(root, rel, data), stamp
 
 
-def _parse_chunk(format_id: str, root: str, rels: list[str]) -> bytes:
+def parse_chunk(format_id: str, root: str, rels: list[str]) -> bytes:
     """Worker: parse some files of one vault (runs in another process).
 
     Returns the pickled [(rel, FileScan, FileStamp | None)], pickled with the
@@ -366,11 +358,11 @@ def _parse_rels(
         if chunk:
             yield chunk
         return
-    workers = _pool.acquire(min(_cpus(), 4))
-    if not workers:
+    procs = workers._pool.acquire(min(workers._cpus(), 4))
+    if not procs:
         yield from _parse_rels(adapter, root, rels, parallel=False, chunk_size=chunk_size)
         return
-    size = min(PARALLEL_CHUNK, max(1, len(rels) // (len(workers) * 4)))
+    size = min(PARALLEL_CHUNK, max(1, len(rels) // (len(procs) * 4)))
     # This process parses a first piece (one progress step) itself while the
     # workers start, so a front end's first rows come at once; then it
     # gathers what the workers send.
@@ -385,18 +377,18 @@ def _parse_rels(
         own_done = True
         yield own
         job = pickle.dumps(("job", adapter.format_id, str(root), rels))
-        for w in workers:
+        for w in procs:
             w.send(job)
         # Piece i goes to worker i % n, two pieces in flight per worker.
         sent = 0
-        while sent < min(len(pieces), 2 * len(workers)):
-            workers[sent % len(workers)].send(pickle.dumps(("parse", *pieces[sent])))
+        while sent < min(len(pieces), 2 * len(procs)):
+            procs[sent % len(procs)].send(pickle.dumps(("parse", *pieces[sent])))
             sent += 1
         for i in range(len(pieces)):
-            worker = workers[i % len(workers)]
+            worker = procs[i % len(procs)]
             blob = worker.receive()
             if sent < len(pieces):
-                workers[sent % len(workers)].send(pickle.dumps(("parse", *pieces[sent])))
+                procs[sent % len(procs)].send(pickle.dumps(("parse", *pieces[sent])))
                 sent += 1
             with quiet_gc():
                 results: list[tuple[str, FileScan, FileStamp | None]] = pickle.loads(blob)
@@ -409,17 +401,17 @@ def _parse_rels(
             if stats is not None:
                 stats.parallel += len(results)
             yield results
-        _pool.release(workers)
-    except (OSError, EOFError, pickle.UnpicklingError, _WorkerFailed):
+        workers._pool.release(procs)
+    except (OSError, EOFError, pickle.UnpicklingError, workers._WorkerFailed):
         # A worker could not start or died (no interpreter to run, killed):
         # parse the rest here.
-        _pool.discard(workers)
+        workers._pool.discard(procs)
         if not own_done:
             yield [(rel, *_scan_new(adapter, root, rel)) for rel in rels[:first]]
         for start, end in pieces[done:]:
             yield [(rel, *_scan_new(adapter, root, rel)) for rel in rels[start:end]]
     except BaseException:
-        _pool.discard(workers)
+        workers._pool.discard(procs)
         raise
 
 
@@ -784,8 +776,8 @@ def _used_workers(n: int, parallel: bool | None) -> bool:
     in the environment turns the default off.
     """
     if parallel is None:
-        parallel = os.environ.get(PARALLEL_ENV, "1") != "0" and spare_cpu()
-    return parallel and n >= PARALLEL_MIN_FILES and _cpus() > 1
+        parallel = os.environ.get(workers.PARALLEL_ENV, "1") != "0" and workers.spare_cpu()
+    return parallel and n >= PARALLEL_MIN_FILES and workers._cpus() > 1
 
 
 def _verify(path: Path, stamp: FileStamp) -> FileStamp | None:
@@ -831,7 +823,6 @@ def run_to_end(steps: Iterable[ScanProgress]) -> ScanProgress:
 
 __all__ = [
     "CACHE_DIR_ENV",
-    "PARALLEL_ENV",
     "CacheStats",
     "Entries",
     "FileStamp",
@@ -844,13 +835,11 @@ __all__ = [
     "load_entries",
     "parse_files",
     "read_stamped",
-    "run_in_worker",
     "run_to_end",
     "save_delta",
     "save_entries",
     "save_rows",
     "scan_files",
     "scan_one",
-    "spare_cpu",
     "stale_files",
 ]

@@ -14,7 +14,7 @@ inode)`` per listed file (None when the stat failed).  Anything that goes
 wrong in the helper (it dies, answers garbage, is slow to start) only means
 `take` returns None and the scan walks by itself, as without it.
 
-Protocol (pipes between our own processes, `parse_worker` framing): the
+Protocol (pipes between our own processes, `core.workers` framing): the
 request is the pickled list of ``(root, format_id)``; each answer is the
 pickled ``(root, Listing, stats)`` of one vault, in request order.
 """
@@ -30,9 +30,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
+from .. import workers
 from ..formats import adapter_for
 from ..formats.files import Listing
-from .parse_worker import read_message, write_message
+from ..workers import read_message, write_message
 
 #: One file's stat as the cache compares it: size, mtime_ns, ctime_ns, inode.
 StatKey = tuple[int, int, int, int]
@@ -159,7 +160,7 @@ def walk_ahead(
     """Start walking `vaults` ((root, format_id), in scan order) ahead, when it pays.
 
     It pays on a warm start (`cache` on and scan caches of at least
-    MIN_CACHE_BYTES in all) with a CPU to spare (see `cache.spare_cpu`).
+    MIN_CACHE_BYTES in all) with a CPU to spare (see `workers.spare_cpu`).
     `force` True/False overrides the decision (tests); ``MEMLENS_WALK_AHEAD=0``
     turns it off.
     """
@@ -169,7 +170,7 @@ def walk_ahead(
     if force is None:
         if not cache or not vaults or os.environ.get(ENV, "1") == "0":
             return None
-        if not scan_cache.spare_cpu():
+        if not workers.spare_cpu():
             return None
         total = 0
         for root, _fmt in vaults:

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import workers
 from ..model import Memory
 from .aliases import FloatArray, IntArray
 from .analysis import SINGLE, Text3, analyze, texts, words
@@ -136,19 +137,17 @@ class Split:
 def split_fit(docs: Sequence[Memory]) -> Split | None:
     """Have a parse worker count the later part of a large fit; None: count here.
 
-    Only with a CPU to spare (`cache.spare_cpu`, `MEMLENS_PARALLEL=0` turns
+    Only with a CPU to spare (`workers.spare_cpu`, `MEMLENS_PARALLEL=0` turns
     it off).  The worker takes WORKER_SHARE of the documents: this process
     also fills the index columns meanwhile.
     """
     n = len(docs)
     if n < PARALLEL_FIT_MIN:
         return None
-    from ..scan import cache
-
-    if os.environ.get(cache.PARALLEL_ENV, "1") == "0" or not cache.spare_cpu():
+    if os.environ.get(workers.PARALLEL_ENV, "1") == "0" or not workers.spare_cpu():
         return None
     start = n - int(n * WORKER_SHARE)
-    wait = cache.run_in_worker(("count_terms", texts(docs[start:])))
+    wait = workers.run_in_worker(("count_terms", texts(docs[start:])))
     return Split(start, wait) if wait is not None else None
 
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from memlens.core import workers
 from memlens.core.formats import adapter_for
 from memlens.core.model import ScanResult
 from memlens.core.scan import cache as scan_cache
-from memlens.core.scan import workers
 from memlens.core.scan.cache import scan_files
 from memlens.core.scan.vault import discover
 
@@ -60,12 +60,12 @@ def test_workers_are_reused_and_stopped(small_pieces: None) -> None:
     adapter = adapter_for("project-ocean")
     root = root_of("project-ocean")
     list(scan_files(adapter, root, parallel=True))
-    idle = list(scan_cache._pool.idle)
+    idle = list(workers._pool.idle)
     assert idle and all(w.proc.poll() is None for w in idle)
     list(scan_files(adapter, root, parallel=True))
-    assert {id(w) for w in scan_cache._pool.idle} == {id(w) for w in idle}
-    scan_cache._pool.close()
-    assert all(w.proc.poll() is not None for w in idle) and not scan_cache._pool.idle
+    assert {id(w) for w in workers._pool.idle} == {id(w) for w in idle}
+    workers._pool.close()
+    assert all(w.proc.poll() is not None for w in idle) and not workers._pool.idle
 
 
 def test_no_worker_falls_back_to_one_process(
@@ -74,8 +74,8 @@ def test_no_worker_falls_back_to_one_process(
     def no_worker(self: object) -> None:
         raise OSError("no interpreter")
 
-    monkeypatch.setattr(scan_cache._Worker, "__init__", no_worker)
-    scan_cache._pool.close()
+    monkeypatch.setattr(workers._Worker, "__init__", no_worker)
+    workers._pool.close()
     adapter = adapter_for("cognitive-memory")
     root = root_of("cognitive-memory")
     last = list(scan_files(adapter, root, parallel=True))[-1]
@@ -86,29 +86,28 @@ def test_no_worker_falls_back_to_one_process(
 def test_a_worker_dying_midway_is_finished_here(
     small_pieces: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    scan_cache._pool.close()
-    real = scan_cache._Worker.receive
+    workers._pool.close()
+    real = workers._Worker.receive
     calls = {"n": 0}
 
-    def flaky(self: scan_cache._Worker) -> bytes:
+    def flaky(self: workers._Worker) -> bytes:
         calls["n"] += 1
         if calls["n"] == 2:
             self.proc.kill()
             self.proc.wait()
         return real(self)
 
-    monkeypatch.setattr(scan_cache._Worker, "receive", flaky)
+    monkeypatch.setattr(workers._Worker, "receive", flaky)
     adapter = adapter_for("observation-v1")
     root = root_of("observation-v1")
     last = list(scan_files(adapter, root, parallel=True))[-1]
     assert last.result is not None
     assert_same(last.result, adapter.scan(root))
-    assert not scan_cache._pool.busy  # the broken workers were let go
+    assert not workers._pool.busy  # the broken workers were let go
 
 
 def test_default_uses_workers_only_for_large_parses(monkeypatch: pytest.MonkeyPatch) -> None:
-    # `spare_cpu` and its readings live in `scan.workers`; `_used_workers` in the cache.
-    monkeypatch.setattr(scan_cache, "_cpus", lambda: 2)
+    # `spare_cpu` and its readings live in `core.workers`; `_used_workers` in the cache.
     monkeypatch.setattr(workers, "_cpus", lambda: 2)
     monkeypatch.setattr(workers, "_load_average", lambda: 0.5)
     assert not scan_cache._used_workers(scan_cache.PARALLEL_MIN_FILES - 1, None)
@@ -124,8 +123,7 @@ def test_default_uses_workers_only_for_large_parses(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(workers, "_running_now", lambda: None)  # no /proc/loadavg
     assert not scan_cache._used_workers(10**6, None)
     monkeypatch.setattr(workers, "_load_average", lambda: 0.5)
-    monkeypatch.setenv(scan_cache.PARALLEL_ENV, "0")
+    monkeypatch.setenv(workers.PARALLEL_ENV, "0")
     assert not scan_cache._used_workers(10**6, None)
-    monkeypatch.setattr(scan_cache, "_cpus", lambda: 1)
     monkeypatch.setattr(workers, "_cpus", lambda: 1)
     assert not scan_cache._used_workers(10**6, True)

@@ -52,23 +52,23 @@ def corpus(n: int, seed: int = 7) -> list[Memory]:
 @pytest.fixture(params=["one process", "half in a worker"])
 def fit_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """Run a test with the fit counted in one process, and with half in a parse worker."""
-    import memlens.core.scan.cache as scan_cache
     import memlens.core.search.fit as search
+    from memlens.core import workers
 
     mode: str = request.param
     if mode == "half in a worker":
         monkeypatch.setattr(search, "PARALLEL_FIT_MIN", 2)
-        monkeypatch.setattr(scan_cache, "spare_cpu", lambda: True)
-        monkeypatch.delenv(scan_cache.PARALLEL_ENV, raising=False)
+        monkeypatch.setattr(workers, "spare_cpu", lambda: True)
+        monkeypatch.delenv(workers.PARALLEL_ENV, raising=False)
         used: list[bool] = []
-        real = scan_cache.run_in_worker
+        real = workers.run_in_worker
 
         def spy(req: tuple[object, ...]) -> object:
             wait = real(req)
             used.append(wait is not None)
             return wait
 
-        monkeypatch.setattr(scan_cache, "run_in_worker", spy)
+        monkeypatch.setattr(workers, "run_in_worker", spy)
         yield mode
         assert used and all(used), "the worker was not used"
         return
@@ -115,18 +115,18 @@ def test_a_fit_split_with_a_worker_equals_one_in_one_process(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Every id and array: the worker's names are renumbered in first-seen order."""
-    import memlens.core.scan.cache as scan_cache
     import memlens.core.search.fit as search
+    from memlens.core import workers
 
     docs = corpus(400, seed=11)
     monkeypatch.setattr(search, "PARALLEL_FIT_MIN", 10**9)
     alone = SearchIndex.build(docs, AS_OF, decay=fake_decay)
     monkeypatch.setattr(search, "PARALLEL_FIT_MIN", 2)
-    monkeypatch.setattr(scan_cache, "spare_cpu", lambda: True)
-    monkeypatch.delenv(scan_cache.PARALLEL_ENV, raising=False)
+    monkeypatch.setattr(workers, "spare_cpu", lambda: True)
+    monkeypatch.delenv(workers.PARALLEL_ENV, raising=False)
     split = SearchIndex.build(docs, AS_OF, decay=fake_decay)
     # A worker that fails: the main process counts the second half itself.
-    monkeypatch.setattr(scan_cache, "run_in_worker", lambda _req: lambda: None)
+    monkeypatch.setattr(workers, "run_in_worker", lambda _req: lambda: None)
     failed = SearchIndex.build(docs, AS_OF, decay=fake_decay)
     for other in (split, failed):
         assert other.state.terms.vocab == alone.state.terms.vocab

@@ -100,15 +100,15 @@ def test_when_the_helper_starts(own_fixtures_copy: Path, monkeypatch: pytest.Mon
     for v in found:
         scan_vault(v, cache=True)
     monkeypatch.setattr(wa, "MIN_CACHE_BYTES", 1)
-    monkeypatch.setattr("memlens.core.scan.cache.spare_cpu", lambda: True)
+    monkeypatch.setattr("memlens.core.workers.spare_cpu", lambda: True)
     ahead = start_walk_ahead(found, cache=True)
     assert ahead is not None
     ahead.close()
     monkeypatch.setenv(wa.ENV, "0")
     assert start_walk_ahead(found, cache=True) is None
     monkeypatch.delenv(wa.ENV)
-    monkeypatch.setattr("memlens.core.scan.cache.spare_cpu", lambda: False)
+    monkeypatch.setattr("memlens.core.workers.spare_cpu", lambda: False)
     assert start_walk_ahead(found, cache=True) is None
     monkeypatch.setattr(wa, "MIN_CACHE_BYTES", 10**12)
-    monkeypatch.setattr("memlens.core.scan.cache.spare_cpu", lambda: True)
+    monkeypatch.setattr("memlens.core.workers.spare_cpu", lambda: True)
     assert start_walk_ahead(found, cache=True) is None

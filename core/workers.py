@@ -1,9 +1,15 @@
-"""Parse worker processes, kept for a few seconds between vaults, and when to use them.
+"""Worker processes, kept for a few seconds between jobs, and when to use them.
 
-`core.scan.cache` shares a large cold parse with these processes
-(`core.scan.parse_worker`); `run_in_worker` sends one other request (the
-search index's term count).  `spare_cpu` says whether a second process
-would get a CPU of its own.
+`core.scan.cache` shares a large cold parse with these processes and
+`core.search.fit` has one count half of a large index fit (`run_in_worker`);
+`spare_cpu` says whether a second process would get a CPU of its own.  A
+worker is ``python -m memlens.core.worker_main``, named by a string: this
+module imports neither scanning nor search, so both use it without depending
+on each other (the worker's entry point, at the top of core's layers, imports
+what it runs).
+
+Framing (pipes between our own processes): each message is an 8-byte
+big-endian length and a pickle.
 """
 
 from __future__ import annotations
@@ -14,21 +20,44 @@ import os
 import pickle
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import IO, Any
+
+#: Environment variable: "0" keeps every parse and fit in one process.
+PARALLEL_ENV = "MEMLENS_PARALLEL"
+
+_LENGTH = 8
+
+
+def read_message(stream: IO[bytes]) -> bytes | None:
+    """One length-prefixed message, or None at end of input."""
+    head = stream.read(_LENGTH)
+    if len(head) < _LENGTH:
+        return None
+    size = int.from_bytes(head, "big")
+    body = stream.read(size)
+    if len(body) < size:
+        return None
+    return body
+
+
+def write_message(stream: IO[bytes], body: bytes) -> None:
+    stream.write(len(body).to_bytes(_LENGTH, "big"))
+    stream.write(body)
+    stream.flush()
 
 
 class _WorkerFailed(Exception):
-    """A parse worker ended or answered nothing."""
+    """A worker ended or answered nothing."""
 
 
 class _Worker:
-    """One `parse_worker` process and its pipes."""
+    """One worker process (`core.worker_main`) and its pipes."""
 
     def __init__(self) -> None:
         import subprocess
 
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", f"{__package__}.parse_worker"],
+            [sys.executable, "-m", f"{__package__}.worker_main"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -36,14 +65,10 @@ class _Worker:
         )
 
     def send(self, body: bytes) -> None:
-        from .parse_worker import write_message
-
         assert self.proc.stdin is not None
         write_message(self.proc.stdin, body)
 
     def receive(self) -> bytes:
-        from .parse_worker import read_message
-
         assert self.proc.stdout is not None
         body = read_message(self.proc.stdout)
         if body is None:
@@ -137,7 +162,7 @@ def run_in_worker(request: tuple[Any, ...]) -> Callable[[], Any] | None:
 
     The answer is None if the worker fails.  None instead of a function when
     no worker is free (another parse has them) or none starts.  The worker
-    goes back to the pool once answered.  See `parse_worker.serve` for the
+    goes back to the pool once answered.  See `worker_main.serve` for the
     requests it understands.
     """
     workers = _pool.acquire(1)
