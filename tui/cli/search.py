@@ -75,17 +75,17 @@ def flag_filters(
 
 
 def _search_index(catalog: Catalog, when: date) -> SearchIndex:
-    """The catalog's index: kept between calls in the cache folder unless `--no-cache`.
+    """The catalog's index: persisted in the cache folder unless `--no-cache`.
 
-    A kept index is used when no file changed since it was saved, and
-    rebuilt (and saved) otherwise: a patched index would rank with its old
-    idf, and the CLI prints exactly the scores of a fresh build.
+    The persisted index (`memlens.core.search.persisted`) reads only the
+    query's terms and is updated in place for changed files; its scores are
+    exactly a fresh build's.
     """
     if not use_cache():
         return SearchIndex.from_catalog(catalog, when)
-    from memlens.core.search.index_cache import load_index
+    from memlens.core.search.persisted import open_index
 
-    index, _stats = load_index(catalog, when, patch=False)
+    index, _stats = open_index(catalog, when)
     return index
 
 
