@@ -41,6 +41,7 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -52,7 +53,9 @@ from ..model import Memory
 from ..safe_io import read_regular
 from ..scan.cache import code_fingerprint, quiet_gc
 from ..store.db import cache_dir, connect, private_dir, remove_files, untrusted
+from ..store.stamps import FileStamp
 from . import persisted_rows as rows_io
+from .stored_memories import affected, memory_blobs, zdict_of
 from .stored_terms import StoredTerms
 
 if TYPE_CHECKING:
@@ -69,7 +72,9 @@ _SCHEMA = (
     " df INTEGER NOT NULL, rows BLOB NOT NULL, counts BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS files (vault INTEGER NOT NULL, rel TEXT NOT NULL,"
     " sha256 TEXT NOT NULL, PRIMARY KEY (vault, rel)) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS memories (slot INTEGER PRIMARY KEY, blob BLOB NOT NULL)",
 )
+_TABLES = ("meta", "terms", "files", "memories")
 
 
 @dataclass(slots=True)
@@ -96,7 +101,7 @@ def index_path(vaults: list[Vault]) -> Path:
     return cache_dir() / f"search-{key}.sqlite"
 
 
-def _code(vaults: list[Vault]) -> str:
+def persisted_code(vaults: list[Vault]) -> str:
     """A fingerprint of the code whose output the file holds (another code: rebuilt)."""
     here = Path(__file__).parent
     digest = hashlib.sha256(f"persisted-index-v{VERSION}".encode())
@@ -108,16 +113,20 @@ def _code(vaults: list[Vault]) -> str:
     return digest.hexdigest()
 
 
-def files_digest(v: Vault) -> str:
-    """One hash of every file's path and sha256 (an unchanged vault: the same digest)."""
-    text = "\n".join([f"{rel}\0{stamp.sha256}" for rel, stamp in v.stamps.items()])
+def files_digest(stamps: Mapping[str, FileStamp]) -> str:
+    """One hash of every file's path and sha256 (an unchanged vault: the same digest).
+
+    In path order, so the vault store's own stamps give the same digest
+    (`core.search.fresh` compares them without opening the catalog).
+    """
+    text = "\n".join([f"{rel}\0{stamps[rel].sha256}" for rel in sorted(stamps)])
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _vaults_meta(catalog: Catalog) -> dict[str, Any]:
     return {
         "roots": [str(v.root) for v in catalog.vaults],
-        "digests": [files_digest(v) for v in catalog.vaults],
+        "digests": [files_digest(v.stamps) for v in catalog.vaults],
         "wide": [
             sorted(rel for rel, fs in v.scans.items() if fs.vault_wide) for v in catalog.vaults
         ],
@@ -193,12 +202,8 @@ def _save_new(conn: sqlite3.Connection, index: SearchIndex, catalog: Catalog) ->
     norms = rows_io.norms_of(indptr, rows, counts, n, n)
     conn.execute("PRAGMA journal_mode=WAL")
     with _transaction(conn):
-        for sql in (
-            "DROP TABLE IF EXISTS meta",
-            "DROP TABLE IF EXISTS terms",
-            "DROP TABLE IF EXISTS files",
-        ):
-            conn.execute(sql)
+        for table in _TABLES:
+            conn.execute(f"DROP TABLE IF EXISTS {table}")
         for sql in _SCHEMA:
             conn.execute(sql)
         conn.executemany(
@@ -213,8 +218,13 @@ def _save_new(conn: sqlite3.Connection, index: SearchIndex, catalog: Catalog) ->
                 for rel, stamp in v.stamps.items()
             ),
         )
+        zdict = zdict_of(index._memories)
+        conn.executemany(
+            "INSERT INTO memories (slot, blob) VALUES (?, ?)",
+            memory_blobs(enumerate(index._memories), zdict),
+        )
         meta = rows_io.state_meta(index, catalog.vaults, norms)
-        meta.update(code=_code(catalog.vaults).encode(), generation=b"1")
+        meta.update(code=persisted_code(catalog.vaults).encode(), generation=b"1", zdict=zdict)
         meta["vaults"] = json.dumps(_vaults_meta(catalog)).encode()
         conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", meta.items())
 
@@ -238,7 +248,7 @@ def _load(
     if "meta" not in names:
         return None, None
     meta: dict[str, bytes] = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-    if meta.get("code") != _code(catalog.vaults).encode():
+    if meta.get("code") != persisted_code(catalog.vaults).encode():
         return None, "search index written by a different version of the code"
     saved = json.loads(meta["vaults"])
     roots = [str(v.root) for v in catalog.vaults]
@@ -277,7 +287,7 @@ def _changes(
     """Per vault, the files changed since the save; None: a vault-wide file changed."""
     out: list[set[str]] = []
     for number, v in enumerate(catalog.vaults):
-        if saved["digests"][number] == files_digest(v):
+        if saved["digests"][number] == files_digest(v.stamps):
             out.append(set())
             continue
         old = dict(conn.execute("SELECT rel, sha256 FROM files WHERE vault = ?", (number,)))
@@ -317,12 +327,33 @@ def _update(
             return False
         norms = rows_io.update_terms(conn, index, new, first)
         rows_io.recount_titles(index, catalog)
+        _save_memories(conn, index, meta["zdict"], stale, first)
         out = rows_io.state_meta(index, catalog.vaults, norms)
         out["vaults"] = json.dumps(_vaults_meta(catalog)).encode()
         out["generation"] = str(int(meta["generation"]) + 1).encode()
         conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", out.items())
         _save_files(conn, catalog)
     return True
+
+
+def _save_memories(
+    conn: sqlite3.Connection,
+    index: SearchIndex,
+    zdict: bytes,
+    stale: list[tuple[str, str]],
+    first: int,
+) -> None:
+    """The memories of new slots, and of live ones whose links may have changed."""
+    memories = index._memories
+    new = list(range(first, len(memories)))
+    ids = {mem_id for _root, mem_id in stale} | {memories[s].id for s in new}
+    paths = {memories[s].path for s in new}
+    live = sorted(index._row_of.values())
+    touched = affected(((s, memories[s]) for s in live if s < first), ids, paths)
+    conn.executemany(
+        "INSERT OR REPLACE INTO memories (slot, blob) VALUES (?, ?)",
+        memory_blobs([*touched, *((s, memories[s]) for s in new)], zdict),
+    )
 
 
 def _save_files(conn: sqlite3.Connection, catalog: Catalog) -> None:

@@ -99,6 +99,10 @@ def state_meta(index: SearchIndex, vaults: list[Vault], norms: FloatArray) -> Me
     out["slot_vault"] = slot_vault.tobytes()
     out["slot_ids"] = json.dumps([m.id for m in index._memories]).encode()
     out["norms"] = norms.tobytes()
+    # Every row's rank by place (ties of equal scores), so a search never
+    # needs every memory to order a large tie.
+    index._place_ranks = None
+    out["place"] = index._place_rank().astype(np.int64).tobytes()
     return out
 
 
@@ -111,6 +115,14 @@ def _restore_postings(meta: Meta, name: str) -> tuple[list[str], IntArray, IntAr
 
 def restore(meta: Meta, catalog: Catalog) -> tuple[SearchIndex, FloatArray]:
     """An index from the saved blobs, its slots bound to the catalog's memories; the norms."""
+    index, norms = restore_state(meta)
+    slot_vault = np.frombuffer(meta["slot_vault"], dtype=np.int32)
+    _bind(index, catalog, slot_vault, json.loads(meta["slot_ids"]))
+    return index, norms
+
+
+def restore_state(meta: Meta) -> tuple[SearchIndex, FloatArray]:
+    """An index from the saved blobs without its memories (no rows bound yet); the norms."""
     from .index import SearchIndex
 
     index = SearchIndex(date.fromisoformat(meta["as_of"].decode()))
@@ -126,12 +138,6 @@ def restore(meta: Meta, catalog: Catalog) -> tuple[SearchIndex, FloatArray]:
     state.words.pack(*_restore_postings(meta, "words"))
     state.tags.pack(*_restore_postings(meta, "tags"))
     state.dead = int(meta["dead"])
-    _bind(
-        index,
-        catalog,
-        np.frombuffer(meta["slot_vault"], dtype=np.int32),
-        json.loads(meta["slot_ids"]),
-    )
     return index, np.frombuffer(meta["norms"], dtype=np.float64)
 
 

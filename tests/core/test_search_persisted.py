@@ -14,6 +14,9 @@ import pytest
 
 from bench.generate import generate
 from memlens.core import open_catalog
+from memlens.core.records import memory_record
+from memlens.core.scan.vault import survey_all
+from memlens.core.search.fresh import open_fresh
 from memlens.core.search.index import SearchIndex
 from memlens.core.search.persisted import PersistedStats, index_path, open_index
 
@@ -37,7 +40,10 @@ QUERIES = [
 
 def _page(index: SearchIndex, query: str, as_you_type: bool = False) -> tuple[Any, ...]:
     got = index.run(query, 15, as_you_type=as_you_type)
-    hits = [(h.memory.key, h.score, h.explain) for h in got.hits]
+    hits = [
+        (h.memory.key, h.score, h.explain, memory_record(h.memory, AS_OF, Path("/")), h.memory.body)
+        for h in got.hits
+    ]
     return hits, got.total, got.total_exact
 
 
@@ -50,14 +56,28 @@ def _all_pages(index: SearchIndex) -> list[tuple[Any, ...]]:
 def _same_as_fresh(root: Path, as_of: date = AS_OF) -> PersistedStats:
     """Searches through the persisted index equal a fresh build's; how it was obtained."""
     fresh = SearchIndex.from_catalog(open_catalog(root, cache=False), as_of)
+    expected = _all_pages(fresh)
     stored, stats = open_index(open_catalog(root, cache=True), as_of)
     assert not stats.reason or stats.status != "loaded"
-    assert _all_pages(stored) == _all_pages(fresh)
+    assert _all_pages(stored) == expected
+    # Now nothing changed: served without the catalog, the same pages.
+    served = open_fresh(survey_all(root).vaults, as_of)
+    assert served is not None
+    assert _all_pages(served) == expected
     return stats
 
 
 def _assert_same_as_fresh(root: Path, as_of: date = AS_OF) -> str:
     return _same_as_fresh(root, as_of).status
+
+
+@pytest.fixture(autouse=True)
+def _no_racy_stamps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files written by these tests are seconds old: without this their stamps are
+    all racy, and a search opens the catalog to verify them (see `fresh.unchanged`)."""
+    from memlens.core.scan import cache
+
+    monkeypatch.setattr(cache, "RACY_WINDOW_NS", 0)
 
 
 @pytest.fixture(scope="module")
@@ -137,3 +157,14 @@ def test_a_damaged_file_is_rebuilt(own_fixtures_copy: Path) -> None:
     path.write_bytes(b"not a database at all" * 100)
     assert _assert_same_as_fresh(own_fixtures_copy) == "rebuilt"
     assert _assert_same_as_fresh(own_fixtures_copy) == "loaded"
+
+
+def test_a_changed_file_is_not_served_without_the_catalog(generated: Path, tmp_path: Path) -> None:
+    root = tmp_path / "vaults"
+    shutil.copytree(generated, root)
+    _assert_same_as_fresh(root)
+    assert open_fresh(survey_all(root).vaults, AS_OF) is not None
+    assert open_fresh(survey_all(root).vaults, date(2026, 2, 1)) is None  # another as_of
+    files = sorted((root / "cognitive-memory" / "graph").rglob("*.md"))
+    _edit(random.Random(1), files)
+    assert open_fresh(survey_all(root).vaults, AS_OF) is None

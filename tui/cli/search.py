@@ -89,6 +89,25 @@ def _search_index(catalog: Catalog, when: date) -> SearchIndex:
     return index
 
 
+def _fresh_index(path: Path, when: date) -> SearchIndex | None:
+    """The persisted index without opening the catalog, when no file changed (else None).
+
+    Vaults with an interrupted action are recovered first, as `load_catalog`
+    does; then the catalog is opened (None), since files changed.
+    """
+    if not use_cache():
+        return None
+    from memlens.core.scan.vault import survey_all
+    from memlens.core.search.fresh import open_fresh
+
+    from .recover import recover_roots
+
+    found = survey_all(path)
+    if found.unreadable or recover_roots(v.root for v in found.vaults):
+        return None
+    return open_fresh(found.vaults, when)
+
+
 def _snippet(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= SNIPPET_CHARS else flat[: SNIPPET_CHARS - 1] + "…"
@@ -269,8 +288,7 @@ def search(
         parsed = parse_query(text)
     except QueryError as exc:
         raise click.UsageError(str(exc)) from None
-    catalog = load_catalog(path)
-    index = _search_index(catalog, when)
+    index = _fresh_index(path, when) or _search_index(load_catalog(path), when)
     n = limit if limit is not None else (OCEAN_DEFAULT_LIMIT if fmt == "ocean" else DEFAULT_LIMIT)
     filters = flag_filters(agent, all_agents, no_shared, tags, min_confidence)
     results = index.run(parsed, n, extra_filters=filters)
