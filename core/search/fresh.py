@@ -27,8 +27,9 @@ from ..formats import adapter_for
 from ..formats.base import walk_listing
 from ..model import Memory
 from ..scan.stored import code_fingerprint
-from ..store import open_store
-from ..store.db import StoreCorrupt, connect, untrusted
+from ..store import VaultStore
+from ..store.db import SCHEMA_VERSION, StoreCorrupt, read_meta, store_path, untrusted
+from ..store.stamps import FileStamp
 from .persisted import files_digest, index_path, persisted_code
 from .persisted_rows import restore_state
 from .stored_memories import StoredMemories
@@ -52,7 +53,7 @@ def open_fresh(vaults: list[Vault], as_of: date) -> SearchIndex | None:
     path = index_path(vaults)
     if not path.is_file() or untrusted(path) is not None:
         return None
-    conn = connect(path)
+    conn = read_only(path)
     try:
         index = _fresh(conn, vaults, as_of)
     except (sqlite3.Error, OSError, ValueError, KeyError, StoreCorrupt):
@@ -94,22 +95,35 @@ def _fresh(conn: sqlite3.Connection, vaults: list[Vault], as_of: date) -> Search
     return index
 
 
+def read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection: closing it never checkpoints or removes the WAL."""
+    return sqlite3.connect(path.as_uri() + "?mode=ro", uri=True, check_same_thread=False)
+
+
+def _stored_stamps(v: Vault) -> dict[str, FileStamp] | None:
+    """The stamps of the vault's store, if it is one this code wrote (no rows decoded)."""
+    path = store_path(v.root)
+    if not path.is_file() or untrusted(path) is not None:
+        return None
+    expected = {
+        "schema": str(SCHEMA_VERSION),
+        "root": str(v.root),
+        "format": v.format,
+        "code": code_fingerprint(v.format),
+    }
+    conn = read_only(path)
+    try:
+        if read_meta(conn) != expected:
+            return None
+        return VaultStore(conn, path, v.root, v.format, expected).stamps()
+    finally:
+        conn.close()
+
+
 def unchanged(v: Vault, digest: str) -> bool:
     """The vault's store holds every file as it is now, and those are the files indexed."""
-    try:
-        opened = open_store(v.root, v.format, code_fingerprint(v.format))
-    except OSError:
-        return False
-    store = opened.store
-    if store is None:
-        return False
-    try:
-        if opened.status != "warm":
-            return False
-        stamps = store.stamps()
-    finally:
-        store.close()
-    if files_digest(stamps) != digest:
+    stamps = _stored_stamps(v)
+    if stamps is None or files_digest(stamps) != digest:
         return False
     listing = walk_listing(adapter_for(v.format), Path(v.root))
     if listing.skipped or len(listing.names) != len(stamps):
