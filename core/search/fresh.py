@@ -27,10 +27,8 @@ from ..formats import adapter_for
 from ..formats.base import walk_listing
 from ..model import Memory
 from ..scan.stored import code_fingerprint
-from ..store import VaultStore
 from ..store.db import SCHEMA_VERSION, StoreCorrupt, read_meta, store_path, untrusted
-from ..store.stamps import FileStamp
-from .persisted import files_digest, index_path, persisted_code
+from .persisted import index_path, pairs_digest, persisted_code
 from .persisted_rows import restore_state
 from .stored_memories import StoredMemories
 from .stored_terms import StoredTerms
@@ -64,6 +62,8 @@ def open_fresh(vaults: list[Vault], as_of: date) -> SearchIndex | None:
 
 
 def _fresh(conn: sqlite3.Connection, vaults: list[Vault], as_of: date) -> SearchIndex | None:
+    # One snapshot for the meta and every term or memory read after it.
+    conn.execute("BEGIN")
     meta: dict[str, bytes] = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     if meta.get("code") != persisted_code(vaults).encode():
         return None
@@ -100,8 +100,16 @@ def read_only(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(path.as_uri() + "?mode=ro", uri=True, check_same_thread=False)
 
 
-def _stored_stamps(v: Vault) -> dict[str, FileStamp] | None:
-    """The stamps of the vault's store, if it is one this code wrote (no rows decoded)."""
+#: A file row's stamp as compared with a stat: (size, mtime_ns, ctime_ns, inode).
+StatKey = tuple[int, int, int, int]
+
+
+def _stored_stamps(v: Vault, digest: str) -> dict[bytes, StatKey] | None:
+    """The stamps of the vault's store if it holds the files the index was made from.
+
+    That is a store this code wrote, without racy rows, whose (path, sha256)
+    digest is the index's (no rows decoded, no stamp objects made).
+    """
     path = store_path(v.root)
     if not path.is_file() or untrusted(path) is not None:
         return None
@@ -113,31 +121,41 @@ def _stored_stamps(v: Vault) -> dict[str, FileStamp] | None:
     }
     conn = read_only(path)
     try:
+        conn.execute("BEGIN")
         if read_meta(conn) != expected:
             return None
-        return VaultStore(conn, path, v.root, v.format, expected).stamps()
+        if conn.execute("SELECT 1 FROM files WHERE racy LIMIT 1").fetchone() is not None:
+            return None
+        rows = conn.execute(
+            "SELECT rel, sha256, size, mtime_ns, ctime_ns, inode FROM files ORDER BY rel"
+        ).fetchall()
     finally:
         conn.close()
+    if pairs_digest((key, sha) for key, sha, *_ in rows) != digest:
+        return None
+    return {key: (size, mtime, ctime, inode) for key, _sha, size, mtime, ctime, inode in rows}
 
 
 def unchanged(v: Vault, digest: str) -> bool:
     """The vault's store holds every file as it is now, and those are the files indexed."""
-    stamps = _stored_stamps(v)
-    if stamps is None or files_digest(stamps) != digest:
+    stamps = _stored_stamps(v, digest)
+    if stamps is None:
         return False
     listing = walk_listing(adapter_for(v.format), Path(v.root))
     if listing.skipped or len(listing.names) != len(stamps):
         return False
     base = str(v.root) + os.sep
-    stat = os.stat
+    stat, get = os.stat, stamps.get
     for rel in listing.names:
-        stamp = stamps.get(rel)
-        if stamp is None or stamp.racy:
-            return False
         try:
             st = stat(base + rel)
         except OSError:
             return False
-        if not stamp.matches(st):
+        if get(rel.encode("utf-8", "surrogateescape")) != (
+            st.st_size,
+            st.st_mtime_ns,
+            st.st_ctime_ns,
+            st.st_ino,
+        ):
             return False
     return True

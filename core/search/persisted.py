@@ -41,7 +41,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -114,13 +114,23 @@ def persisted_code(vaults: list[Vault]) -> str:
 
 
 def files_digest(stamps: Mapping[str, FileStamp]) -> str:
-    """One hash of every file's path and sha256 (an unchanged vault: the same digest).
+    """One hash of every file's path and sha256 (an unchanged vault: the same digest)."""
+    return pairs_digest(
+        sorted(
+            (rel.encode("utf-8", "surrogateescape"), stamp.sha256) for rel, stamp in stamps.items()
+        )
+    )
 
-    In path order, so the vault store's own stamps give the same digest
-    (`core.search.fresh` compares them without opening the catalog).
+
+def pairs_digest(pairs: Iterable[tuple[bytes, str]]) -> str:
+    """The digest of (path as stored, sha256) pairs in byte order of the paths.
+
+    Byte order is SQLite's for the vault store's keys, so `core.search.fresh`
+    hashes the store's rows as they come, without decoding them.
     """
-    text = "\n".join([f"{rel}\0{stamps[rel].sha256}" for rel in sorted(stamps)])
-    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+    digest = hashlib.sha256()
+    digest.update(b"\n".join([key + b"\0" + sha.encode() for key, sha in pairs]))
+    return digest.hexdigest()
 
 
 def _vaults_meta(catalog: Catalog) -> dict[str, Any]:
@@ -227,6 +237,13 @@ def _save_new(conn: sqlite3.Connection, index: SearchIndex, catalog: Catalog) ->
         meta.update(code=persisted_code(catalog.vaults).encode(), generation=b"1", zdict=zdict)
         meta["vaults"] = json.dumps(_vaults_meta(catalog)).encode()
         conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", meta.items())
+    _checkpoint(conn)
+
+
+def _checkpoint(conn: sqlite3.Connection) -> None:
+    """Fold the WAL into the file now (a read-only search never does; a busy one skips)."""
+    with contextlib.suppress(sqlite3.Error):
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 @contextlib.contextmanager
@@ -260,6 +277,7 @@ def _load(
         return None, "a vault-wide file changed"
     stale, new = rows_io.stale_and_new(index, catalog, changes)
     live = len(index._row_of)
+    generation = meta["generation"]
     if stale or new:
         if len(stale) + len(new) > REBUILD_FRACTION * max(1, live):
             return None, "too much changed since the index was saved"
@@ -270,13 +288,21 @@ def _load(
         stats.update_s = time.perf_counter() - t
         if not done:
             return None, "another process updated the search index meanwhile"
+        _checkpoint(conn)
         stats.removed, stats.added = len(stale), len(new)
+        generation = str(int(generation) + 1).encode()
         norms = np.frombuffer(
             conn.execute("SELECT value FROM meta WHERE key='norms'").fetchone()[0], np.float64
         )
     if index.as_of != as_of:
         index.set_as_of(as_of)
         _save_decay(conn, index)
+    # Queries read term rows later: from one snapshot, the one this index is.
+    conn.execute("BEGIN")
+    now = conn.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
+    if now is None or now[0] != generation:
+        conn.execute("ROLLBACK")
+        return None, "another process updated the search index meanwhile"
     index.state.terms = StoredTerms(conn, len(index._row_of), norms)
     return index, None
 

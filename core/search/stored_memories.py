@@ -6,7 +6,8 @@ index keeps each row's memory as linked (relations resolved, state
 applied), pickled without its body like a store row (`core.store.codec`)
 and compressed with a dictionary made from the first rows; its body is
 read from its file on first use (`core.store.bodies`), checked against the
-file's sha256.
+file's sha256, once per file for all its memories (a Dream Cycle file
+holds hundreds: a phrase check may read many of them).
 
 Linking makes a memory depend on other files: when files change, the
 memories of new rows are written, and so are those whose relations name a
@@ -16,13 +17,15 @@ file that changes the whole vault rebuilds the index anyway.
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import overload
 
-from ..model import FileScan, Memory
-from ..store.bodies import attach
+from ..formats import adapter_for
+from ..model import RAW_BODY, FileScan, Memory
+from ..safe_io import read_regular
 from ..store.codec import compress, decode_scan, make_zdict, pickle_scan
 
 
@@ -57,6 +60,40 @@ def affected(
     return out
 
 
+class _FileBodies:
+    """The bodies of one file's memories, read from the file when the first is asked for.
+
+    As `core.store.bodies.FileBodies`, but for memories decoded one at a
+    time: the file is parsed once and its bodies kept for the others.
+    """
+
+    __slots__ = ("bodies", "format_id", "rel", "root", "sha256")
+
+    def __init__(self, root: Path, rel: str, format_id: str, sha256: str) -> None:
+        self.root = root
+        self.rel = rel
+        self.format_id = format_id
+        self.sha256 = sha256
+        self.bodies: dict[str, str] | None = None
+
+    def fill(self, memory: Memory) -> None:
+        if self.bodies is None:
+            self.bodies = self._read()
+        # A file changed since it was indexed no longer holds the body: "".
+        RAW_BODY.__set__(memory, self.bodies.get(memory.id, ""))
+
+    def _read(self) -> dict[str, str]:
+        path = self.root / self.rel
+        try:
+            data = read_regular(path)
+        except OSError:
+            return {}
+        if hashlib.sha256(data).hexdigest() != self.sha256:
+            return {}
+        fs = adapter_for(self.format_id).scan_file(self.root, path, data)
+        return {m.id: m.body for m in fs.memories}
+
+
 class StoredMemories(Sequence[Memory]):
     """Row -> memory, decoded from the ``memories`` table when first asked for."""
 
@@ -76,6 +113,7 @@ class StoredMemories(Sequence[Memory]):
         self._slot_vault = slot_vault
         self._zdict = zdict
         self._decoded: dict[int, Memory] = {}
+        self._files: dict[tuple[int, str], _FileBodies] = {}
 
     def __len__(self) -> int:
         return self._rows
@@ -103,8 +141,12 @@ class StoredMemories(Sequence[Memory]):
             raise IndexError(f"no memory at row {row}")
         root = self._roots[number]
         m = decode_scan(found[0], root, self._zdict).memories[0]
-        sha = self._conn.execute(
-            "SELECT sha256 FROM files WHERE vault = ? AND rel = ?", (number, m.path)
-        ).fetchone()
-        attach(root, m.path, self._formats[number], sha[0] if sha else "", [m])
+        source = self._files.get((number, m.path))
+        if source is None:
+            sha = self._conn.execute(
+                "SELECT sha256 FROM files WHERE vault = ? AND rel = ?", (number, m.path)
+            ).fetchone()
+            source = _FileBodies(root, m.path, self._formats[number], sha[0] if sha else "")
+            self._files[(number, m.path)] = source
+        m.body_source = source  # type: ignore[attr-defined]  # the slot of model._LazyBody
         return m
