@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .formats import info_for
 from .scan.vault import Vault
 
 #: Link states of an entry: it names a memory that exists, one that does
@@ -100,6 +101,8 @@ def episode_entries(vaults: Iterable[Vault]) -> list[EpisodeEntry]:
     """
     entries: list[EpisodeEntry] = []
     for v in vaults:
+        if not info_for(v.format).has_episodes:
+            continue
         for record in v.result.records.get("episodes", []):
             if isinstance(record, dict):
                 e = _entry(v, record)

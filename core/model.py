@@ -241,6 +241,18 @@ class DecayInfo:
     archive_reasons: tuple[str, ...] = ()
 
 
+class LinkState:
+    """Base of the tables an adapter's `link` leaves for its own `relink`.
+
+    Each format subclasses it with the tables it needs (ids, reverse
+    references); `relink` accepts only its own subclass.  Instances must
+    pickle (the scan cache keeps linked results): tables keyed by `id()`
+    use `core.identity.ByIdentity`.
+    """
+
+    __slots__ = ()
+
+
 @dataclass(slots=True)
 class ScanResult:
     """What one adapter found in one vault root."""
@@ -253,7 +265,7 @@ class ScanResult:
     #: Lookup tables an adapter's `link` leaves for a cheaper relink after a
     #: few files change (ids, reverse references).  Private to the adapter,
     #: valid only for the newest result of a vault; not part of equality.
-    link_state: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    link_state: LinkState | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(slots=True)
@@ -279,3 +291,6 @@ class FileScan:
     #: The file changes memories of other files (a state file, a WAL, a view
     #: store): after it changes, every memory of the vault may differ.
     vault_wide: bool = False
+    #: Made by an incremental rescan that kept every unchanged memory's
+    #: object from the previous FileScan (nothing to match up again).
+    kept_objects: bool = field(default=False, compare=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,13 @@ from .text.dates import iso
 
 
 def _rel_vault(root: Path, base: Path) -> str:
+    return _rel_vault_cached(root, base)
+
+
+@functools.lru_cache(maxsize=256)
+def _rel_vault_cached(root: Path, base: Path) -> str:
+    # Cached: every record of a vault asks the same question, and resolving
+    # two paths per record took about 5 s of a 100k-memory `list --json`.
     try:
         rel = root.resolve().relative_to(base.resolve()).as_posix()
     except ValueError:

@@ -18,66 +18,49 @@ event loop.  This module decides the flow around it:
 
 Access tracking (cognitive memory `_state.json`) is off unless the user turns
 it on (`track_access`), so browsing never changes what agents see.
+
+The bulk jobs are in `action_jobs`, the maintenance runs in
+`maintenance_runs`, what they share in `action_common`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import difflib
 import subprocess
-from collections.abc import Callable, Coroutine, Iterable
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from collections.abc import Callable, Coroutine
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual.app import SuspendNotSupported
-from textual.notifications import SeverityLevel
 from textual.timer import Timer
 
 from memlens.core.config import Config
-from memlens.core.decay import archive_candidates
-from memlens.core.errors import ConflictError, MemlensError, NotFoundError, RefusedError
-from memlens.core.formats.cognitive_memory.runs import (
-    plan_core,
-    plan_decay_scores,
-    plan_record_access,
-    plan_reflection,
-    plan_reindex,
-)
-from memlens.core.formats.dream_cycle.runs import decay_run
-from memlens.core.formats.observation_v1.writer import plan_promote_many
-from memlens.core.formats.project_ocean.runs import (
-    decay_candidates,
-    promotion_candidates,
-    split_name_clashes,
-)
+from memlens.core.errors import ConflictError, MemlensError, NotFoundError
+from memlens.core.formats import info_for
+from memlens.core.formats.cognitive_memory.runs_state import plan_record_access
 from memlens.core.listing import MemoryRow
 from memlens.core.model import Memory
-from memlens.core.safe_io import read_regular
-from memlens.core.scan.vault import Catalog, Vault
 from memlens.core.write.actions import Action, undo
-from memlens.core.write.journal import Plan
-from memlens.core.write.txn import apply_plan, apply_run
+from memlens.core.write.txn import apply_plan
 
-from .commands import PaletteCommand
-from .safe_text import visible
+from .action_common import (
+    entry_paths,
+    memory_label,
+    refresh_after_write,
+    tell,
+    wall_clock,
+)
+from .action_jobs import Job, plan_jobs, plan_promote_jobs, vault_steps
 from .screens.confirm import ChangeItem, ConfirmScreen
 from .screens.conflict import ConflictScreen, reread_memory
 from .screens.edit_metadata import EditMetadataScreen
 from .screens.promote import PromoteScreen
-from .screens.run_preview import (
-    RunOutcome,
-    RunPreview,
-    RunPreviewScreen,
-    RunStep,
-    ThresholdScreen,
-)
 
 if TYPE_CHECKING:
     from .app import MemlensApp
     from .screens.main import MainScreen
+
 
 #: Actions that can be re-planned against the file as it is now ("overwrite").
 REPLANNABLE = frozenset({"pin", "unpin", "archive", "restore", "set"})
@@ -85,52 +68,6 @@ REPLANNABLE = frozenset({"pin", "unpin", "archive", "restore", "set"})
 ACCESS_DELAY = 1.0
 #: Editors that understand `+LINE` before the file name.
 _PLUS_LINE_EDITORS = frozenset({"vi", "vim", "nvim", "nano", "emacs", "micro", "kak", "mg"})
-
-COGNITIVE = "cognitive-memory"
-DREAM_CYCLE = "dream-cycle"
-OBSERVATION_V1 = "observation-v1"
-PROJECT_OCEAN = "project-ocean"
-
-
-# --------------------------------------------------------------------------- small helpers
-
-
-def wall_clock() -> datetime:
-    """The time written into files (timestamps, access times): the one clock read here."""
-    return datetime.now(UTC).replace(microsecond=0)
-
-
-#: Characters of a title shown in lists and notifications.
-LABEL_TITLE_CHARS = 48
-
-
-def memory_label(memory: Memory) -> str:
-    """`title  (id)` for lists and notifications, the title cut to one line."""
-    title = " ".join(memory.title.split())
-    if len(title) > LABEL_TITLE_CHARS:
-        title = title[: LABEL_TITLE_CHARS - 1].rstrip() + "…"
-    return f"{title}  ({memory.id})"
-
-
-def plan_lines(plan: Plan) -> list[str]:
-    """The plan's summary, then each file change the summary does not already name."""
-    lines = [plan.summary]
-    for line in plan.describe():
-        paths = line.split(" ", 1)[-1].split(" -> ")
-        if not all(p in plan.summary for p in paths):
-            lines.append(line)
-    return lines
-
-
-def entry_paths(root: Path, entry: dict[str, Any]) -> list[Path]:
-    """Files a journal entry (an applied plan, or an undone one) touched."""
-    out: list[Path] = []
-    for op in entry.get("ops", []):
-        for key in ("path", "dst"):
-            rel = op.get(key)
-            if isinstance(rel, str) and rel:
-                out.append(root / rel)
-    return out
 
 
 def editor_argv(config: Config, path: Path, line: int | None = None) -> list[str]:
@@ -144,151 +81,6 @@ def editor_argv(config: Config, path: Path, line: int | None = None) -> list[str
 def tracking_on(app: MemlensApp) -> bool:
     """Access tracking follows the config's `track_access` (default off)."""
     return bool(app.config.track_access)
-
-
-def tell(app: MemlensApp, message: str, severity: SeverityLevel = "information") -> None:
-    """A notification with user text shown literally."""
-    log: list[tuple[str, str]] | None = getattr(app, "action_log", None)
-    if log is None:
-        log = []
-        # Why an attribute set here: what the user was told can be read
-        # (tests, debugging) without Textual's private list of toasts.
-        app.action_log = log  # type: ignore[attr-defined]
-    log.append((severity, message))
-    app.notify(visible(message), severity=severity, markup=False, timeout=6)
-
-
-def refresh_after_write(app: MemlensApp, paths: Iterable[Path]) -> None:
-    """Re-read the files a write changed (rows, search index and graph follow).
-
-    Why explicit: memlens's own writes are not echoed by the live-reload
-    watcher (it is told about them first), so the app is asked directly.
-    """
-    app.refresh_paths(list(dict.fromkeys(paths)))
-
-
-def catalog_of(app: MemlensApp) -> Catalog:
-    return Catalog([v for v, _rows in app.loaded])
-
-
-def vaults_of(app: MemlensApp, fmt: str) -> list[Vault]:
-    return [v for v, _rows in app.loaded if v.format == fmt]
-
-
-def diff_stat(plan: Plan) -> list[str]:
-    """`+12 -3 lines in CORE.md` per rewritten or created text file."""
-    out: list[str] = []
-    for c in plan.changes:
-        if c.data is None:
-            continue
-        try:
-            old = read_regular(c.path).decode("utf-8") if c.kind == "write" else ""
-            new = c.data.decode("utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        added = removed = 0
-        for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm=""):
-            if line.startswith("+") and not line.startswith("+++"):
-                added += 1
-            elif line.startswith("-") and not line.startswith("---"):
-                removed += 1
-        out.append(f"+{added} -{removed} lines in {c.path.name}")
-    return out
-
-
-# --------------------------------------------------------------------------- bulk jobs
-
-
-@dataclass(slots=True)
-class Job:
-    """One planned write of a bulk action: shown first, applied if confirmed."""
-
-    item: ChangeItem
-    step: RunStep | None
-    #: Marks to clear once applied.
-    keys: tuple[tuple[str, str], ...] = ()
-    #: Plans the write again right before it is applied (inside the run's transaction).
-    plan: Callable[[], Plan] | None = None
-
-
-def vault_steps(action: str, jobs: list[Job]) -> list[tuple[RunStep, list[Job]]]:
-    """One step per vault: its jobs applied as one transaction (one journal entry, one undo).
-
-    A step returns the run's entry; jobs refused inside the run (changed on
-    disk since the preview) are listed under the entry's `refused` key.
-    """
-    groups: dict[Path, list[Job]] = {}
-    for job in jobs:
-        if job.step is not None and job.plan is not None:
-            groups.setdefault(job.step.root, []).append(job)
-    out: list[tuple[RunStep, list[Job]]] = []
-    for root, group in groups.items():
-        label = group[0].item.label if len(group) == 1 else f"{root.name}: {len(group)} memories"
-        apply = partial(_apply_group, root, action, group)
-        out.append((RunStep(label, root, apply), group))
-    return out
-
-
-def _apply_group(root: Path, action: str, jobs: list[Job]) -> dict[str, Any]:
-    steps = [(job.item.label, job.plan) for job in jobs if job.plan is not None]
-    entry, refused = apply_run(root, action, steps)
-    if entry is None:
-        raise RefusedError("; ".join(f"{label}: {why}" for label, why in refused) or "no change")
-    return {**entry, "refused": refused} if refused else entry
-
-
-def _same(plan: Plan) -> Plan:
-    """A plan made at preview time (its snapshots refuse it if the files changed since)."""
-    return plan
-
-
-def plan_jobs(
-    name: str, memories: list[Memory], params_of: Callable[[Memory], dict[str, Any]]
-) -> list[Job]:
-    """Plan `name` on every memory (blocking; planning never writes)."""
-    jobs: list[Job] = []
-    for m in memories:
-        params = params_of(m)
-        action = Action(name, m, params)
-        try:
-            plan = action.plan()
-        except (MemlensError, OSError) as exc:
-            jobs.append(Job(ChangeItem(memory_label(m), [str(exc)], refused=True), None))
-            continue
-        step = RunStep(memory_label(m), m.vault_root, Action(name, m, params).apply)
-        item = ChangeItem(memory_label(m), plan_lines(plan))
-        jobs.append(Job(item, step, (m.key,), Action(name, m, params).plan))
-    return jobs
-
-
-def plan_promote_jobs(memories: list[Memory], options: dict[str, dict[str, Any]]) -> list[Job]:
-    """Promote jobs: observation-v1 observations of one vault become one comprehension."""
-    jobs: list[Job] = []
-    groups: dict[Path, list[Memory]] = {}
-    rest: list[Memory] = []
-    for m in memories:
-        if m.format == OBSERVATION_V1 and m.kind == "observation":
-            groups.setdefault(m.vault_root, []).append(m)
-        else:
-            rest.append(m)
-    for root, group in groups.items():
-        if len(group) == 1:
-            rest.append(group[0])
-            continue
-        label = f"one comprehension citing {', '.join(m.id for m in group)}"
-        try:
-            plan = plan_promote_many(group, options.get(OBSERVATION_V1, {}))
-        except (MemlensError, OSError) as exc:
-            jobs.append(Job(ChangeItem(label, [str(exc)], refused=True), None))
-            continue
-        step = RunStep(label, root, partial(apply_plan, plan))
-        keys = tuple(m.key for m in group)
-        jobs.append(Job(ChangeItem(label, plan_lines(plan)), step, keys, partial(_same, plan)))
-    jobs += plan_jobs("promote", rest, lambda m: options.get(m.format, {}))
-    return jobs
-
-
-# --------------------------------------------------------------------------- the runner
 
 
 class ActionRunner:
@@ -407,7 +199,8 @@ class ActionRunner:
         if row is None or row.memory is None or not tracking_on(self.app):
             return
         memory = row.memory
-        if memory.format != COGNITIVE or memory.archived or memory.tombstoned:
+        tracked = info_for(memory.format).tracks_access
+        if not tracked or memory.archived or memory.tombstoned:
             return
         self._access_timer = self.screen.set_timer(
             ACCESS_DELAY, partial(self._access_due, row.key, memory)
@@ -617,186 +410,3 @@ class ActionRunner:
             self._refused(name, fresh, exc)
             return
         self._applied(name, fresh, entry)
-
-
-# --------------------------------------------------------------------------- maintenance runs
-
-
-def _plan_item(vault: Vault, plan: Plan) -> ChangeItem:
-    return ChangeItem(f"{vault.name}: {plan.summary}", [*plan.describe(), *diff_stat(plan)])
-
-
-def _plan_runs(
-    app: MemlensApp, fmt: str, make: Callable[[Vault], Plan], what: str
-) -> Callable[[], RunPreview]:
-    """A planner running `make` on every loaded vault of `fmt` (one step per vault)."""
-    vaults = vaults_of(app, fmt)
-
-    def planner() -> RunPreview:
-        preview = RunPreview()
-        notes: list[str] = []
-        if not vaults:
-            notes.append(f"No {fmt} vault is loaded.")
-        for v in vaults:
-            try:
-                plan = make(v)
-            except (MemlensError, OSError) as exc:
-                preview.items.append(ChangeItem(f"{v.name}: {what}", [str(exc)], refused=True))
-                continue
-            if not plan.changes:
-                notes.append(f"{v.name}: {plan.summary} (nothing to write)")
-                continue
-            preview.items.append(_plan_item(v, plan))
-            preview.steps.append(RunStep(f"{v.name}: {what}", v.root, partial(apply_plan, plan)))
-        preview.summary = "\n".join(notes)
-        return preview
-
-    return planner
-
-
-def _dream_decay(app: MemlensApp) -> Callable[[], RunPreview]:
-    vaults = vaults_of(app, DREAM_CYCLE)
-    as_of = app.as_of
-
-    def planner() -> RunPreview:
-        preview = RunPreview(summary=f"Dream Cycle decay as of {as_of.isoformat()}")
-        if not vaults:
-            preview.summary += "\nNo dream-cycle vault is loaded."
-        for v in vaults:
-            try:
-                plan, report = decay_run(v.root, as_of)
-            except (MemlensError, OSError) as exc:
-                preview.items.append(ChangeItem(f"{v.name}: decay", [str(exc)], refused=True))
-                continue
-            if not plan.changes:
-                preview.summary += f"\n{v.name}: nothing to do"
-                continue
-            lines = [f"archive {i.id}: {'; '.join(i.reasons)}" for i in report.archived]
-            lines += [
-                f"write back {i.id}: importance {i.importance} -> {i.current_importance}"
-                for i in report.decayed
-            ]
-            lines += [f"keep {i.id} (ttl=never): {'; '.join(i.reasons)}" for i in report.kept]
-            lines += plan.describe()
-            preview.items.append(ChangeItem(f"{v.name}: {report.summary()}", lines))
-            preview.steps.append(RunStep(f"{v.name}: decay", v.root, partial(apply_plan, plan)))
-        return preview
-
-    return planner
-
-
-def _archive_run(
-    app: MemlensApp, select: Callable[[Catalog], list[tuple[Memory, list[str]]]], what: str
-) -> Callable[[], RunPreview]:
-    """Archive each selected memory as its own action, with the selection's reasons."""
-    catalog = catalog_of(app)
-    as_of = app.as_of
-
-    def planner() -> RunPreview:
-        chosen = select(catalog)
-        preview = RunPreview(summary=f"{what} as of {as_of.isoformat()}: {len(chosen)} found")
-        reasons = {m.key: "; ".join(r) for m, r in chosen}
-        jobs = plan_jobs(
-            "archive",
-            [m for m, _r in chosen],
-            lambda m: {"reason": reasons[m.key], "as_of": as_of.isoformat()},
-        )
-        preview.items += [job.item for job in jobs]
-        preview.steps += [step for step, _group in vault_steps("decay", jobs)]
-        return preview
-
-    return planner
-
-
-def _ocean_promote(
-    app: MemlensApp, threshold: float, require_verified: bool
-) -> Callable[[], RunPreview]:
-    catalog = catalog_of(app)
-    params = {"as_of": app.as_of.isoformat()}
-
-    def planner() -> RunPreview:
-        chosen, skipped = promotion_candidates(
-            catalog, threshold=threshold, require_verified=require_verified
-        )
-        preview = RunPreview(
-            summary=f"Project Ocean promote, confidence >= {threshold:g}"
-            + (", verified only" if require_verified else "")
-        )
-        kept, clashes = split_name_clashes(chosen)
-        jobs = plan_jobs("promote", kept, lambda _m: params)
-        preview.items += [job.item for job in jobs]
-        preview.steps += [step for step, _group in vault_steps("promote", jobs)]
-        preview.items += [
-            ChangeItem(memory_label(m), [f"refused: {why}"], refused=True) for m, why in clashes
-        ]
-        preview.items += [
-            ChangeItem(memory_label(m), [f"skipped: {why}"], refused=True) for m, why in skipped
-        ]
-        return preview
-
-    return planner
-
-
-def start_run(app: MemlensApp, title: str, planner: Callable[[], RunPreview]) -> None:
-    """Open the preview of a run; whatever it applies is re-read when it ends."""
-
-    def applied(outcome: RunOutcome) -> None:
-        paths = [p for step, entry in outcome.applied for p in entry_paths(step.root, entry)]
-        if outcome.applied:
-            refresh_after_write(app, paths)
-        text = f"{title}: {len(outcome.applied)} applied"
-        if outcome.refused:
-            text += f", {len(outcome.refused)} refused"
-        tell(app, text, "warning" if outcome.refused else "information")
-
-    app.push_screen(RunPreviewScreen(title, planner, on_applied=applied))
-
-
-def run_commands(app: MemlensApp) -> dict[str, Callable[[], None]]:
-    """Maintenance runs by palette name."""
-    as_of = app.as_of
-
-    def cognitive(what: str, make: Callable[[Vault], Plan]) -> Callable[[], None]:
-        return lambda: start_run(
-            app, f"Cognitive memory: {what}", _plan_runs(app, COGNITIVE, make, what)
-        )
-
-    def ocean_promote() -> None:
-        def chosen(answer: tuple[float, bool] | None) -> None:
-            if answer is not None:
-                start_run(app, "Project Ocean: promote", _ocean_promote(app, *answer))
-
-        app.push_screen(ThresholdScreen(), chosen)
-
-    return {
-        "Run: cognitive reindex (_index.json)": cognitive(
-            "reindex", lambda v: plan_reindex(v.root, wall_clock())
-        ),
-        "Run: cognitive CORE.md": cognitive("CORE.md", lambda v: plan_core(v.root, as_of)),
-        "Run: cognitive REFLECTION.md": cognitive(
-            "REFLECTION.md", lambda v: plan_reflection(v.root, as_of)
-        ),
-        "Run: cognitive rescore (decay_score in _state.json)": cognitive(
-            "rescore", lambda v: plan_decay_scores(v.root, as_of, wall_clock())
-        ),
-        "Run: Dream Cycle decay": lambda: start_run(app, "Dream Cycle: decay", _dream_decay(app)),
-        "Run: Project Ocean decay (archive expired)": lambda: start_run(
-            app,
-            "Project Ocean: decay",
-            _archive_run(app, lambda c: decay_candidates(c, as_of), "Project Ocean decay"),
-        ),
-        "Run: Project Ocean promote (threshold)": ocean_promote,
-        "Run: archive everything the formats say is expired": lambda: start_run(
-            app,
-            "Archive everything expired",
-            _archive_run(
-                app, lambda c: archive_candidates(c, as_of), "expired by the formats' rules"
-            ),
-        ),
-    }
-
-
-def palette_commands(app: MemlensApp) -> list[PaletteCommand]:
-    """Palette entries for the maintenance runs (the action keys are offered by the app
-    from the memories screen's bindings)."""
-    return [PaletteCommand(name, run, "preview first") for name, run in run_commands(app).items()]

@@ -1,20 +1,31 @@
-"""Importing this module registers every format's writer with core.actions.
+"""Importing this module registers every format's writer with core.write.actions.
 
-Each `<format>_writer.py` module calls `register_writer(...)` at import time.
-Add a format's writer module to the list below when it is written.
+A format's writer is the `writer` module of its package (`<format>/writer.py`),
+which calls `register_writer(...)` at import time.  The packages come from the
+registry, so a new format needs no line here; a format without a writer yet
+is simply read-only (`writer_for` refuses its actions).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 
-WRITER_MODULES: tuple[str, ...] = (
-    "project_ocean.writer",
-    "experience_record.writer",
-    "cognitive_memory.writer",
-    "observation_v1.writer",
-    "dream_cycle.writer",
+from . import ADAPTERS
+
+
+def _writer_module(package: str) -> str | None:
+    """`<package>.writer` if that module exists, else None."""
+    name = f"{package}.writer"
+    return name if importlib.util.find_spec(name) is not None else None
+
+
+#: The writer module of every registered format that has one, in registry order.
+WRITER_MODULES: tuple[str, ...] = tuple(
+    name
+    for adapter in ADAPTERS
+    if (name := _writer_module(type(adapter).__module__.rpartition(".")[0])) is not None
 )
 
 for _name in WRITER_MODULES:
-    importlib.import_module(f"{__package__}.{_name}")
+    importlib.import_module(_name)

@@ -12,16 +12,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from ..formats import FORMAT_INFOS, format_ids_where
 from ..model import Memory, ReferenceProblem
 
 #: Node identity across vaults: (vault root as text, id).
 NodeKey = tuple[str, str]
 
 #: Formats whose links must be written on both ends (see module docstring).
-TWO_WAY_FORMATS: frozenset[str] = frozenset({"cognitive-memory"})
+TWO_WAY_FORMATS: frozenset[str] = format_ids_where(lambda i: i.two_way_relations)
 
 #: Fields whose links must not form a cycle, per format.
-ACYCLIC_FIELDS: Mapping[str, frozenset[str]] = {"experience-records": frozenset({"parents"})}
+ACYCLIC_FIELDS: Mapping[str, frozenset[str]] = {
+    i.id: i.acyclic_fields for i in FORMAT_INFOS if i.acyclic_fields
+}
 
 #: Depth limits of `neighbourhood` (the app shows 1-3).
 MIN_DEPTH = 1

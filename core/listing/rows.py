@@ -14,7 +14,7 @@ from datetime import date, datetime
 from pathlib import Path
 
 from ..decay import decay_of
-from ..formats.base import FormatAdapter
+from ..formats.adapter import FormatAdapter
 from ..model import HEALTH_ORDER, DecayInfo, Health, Memory, Problem
 from ..scan.vault import Vault
 

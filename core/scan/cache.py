@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from ..formats import FormatAdapter, adapter_for
-from ..formats.base import Listing, rel_posix, skipped_scan, walk_listing
+from ..formats.files import Listing, rel_posix, skipped_scan
 from ..model import FileScan, Memory, ScanResult
 from ..safe_io import NotRegularFileError, kind_of
 from ..store import (
@@ -261,10 +261,10 @@ def scan_one(
 
     With `previous` (the file's last FileScan and stamp), a file that only
     grew, its old bytes intact up to a line end (an append-only JSON Lines
-    store), is handed to the adapter's optional `scan_appended` so only the
+    store), is handed to the adapter's `scan_appended` so only the
     new lines are parsed (the line they start on comes from the previous
     FileScan's optional `data["newlines"]`, else by counting); otherwise
-    the adapter's optional `rescan_file` may reuse what the previous read
+    the adapter's `rescan_file` may reuse what the previous read
     made of unchanged parts.
     """
     old_size = previous[1].size if previous is not None else None
@@ -272,10 +272,8 @@ def scan_one(
         data, stamp, prefix_sha = _read_stamped(path, old_size)
     except OSError:
         return adapter.scan_file(root, path), None
-    appended = getattr(adapter, "scan_appended", None)
     if (
         previous is not None
-        and appended is not None
         and old_size is not None
         and prefix_sha == previous[1].sha256
         and len(data) > old_size
@@ -285,13 +283,12 @@ def scan_one(
         # bytes the stamp hashed); counting 10 MB again costs ~7 ms.
         known = previous[0].data.get("newlines")
         first_line = (known if isinstance(known, int) else data.count(b"\n", 0, old_size)) + 1
-        grown = appended(root, path, previous[0], data[old_size:], first_line)
-        if isinstance(grown, FileScan):
+        grown = adapter.scan_appended(root, path, previous[0], data[old_size:], first_line)
+        if grown is not None:
             return grown, stamp
-    again = getattr(adapter, "rescan_file", None)
-    if previous is not None and again is not None:
-        redone = again(root, path, data, previous[0])
-        if isinstance(redone, FileScan):
+    if previous is not None:
+        redone = adapter.rescan_file(root, path, data, previous[0])
+        if redone is not None:
             return redone, stamp
     return adapter.scan_file(root, path, data), stamp
 
@@ -299,21 +296,16 @@ def scan_one(
 def _scan_new(adapter: FormatAdapter, root: Path, rel: str) -> tuple[FileScan, FileStamp | None]:
     """`scan_one` for a file with no previous scan, named by its vault-relative path.
 
-    Builds no Path when the adapter has the optional ``scan_rel(root, rel,
-    data)`` (the same as `scan_file`, by relative path): a cold scan reads
-    every file this way.
+    Through the adapter's `scan_rel` (the same as `scan_file`, by relative
+    path; formats override it to build no Path): a cold scan reads every
+    file this way.
     """
     full = f"{root}{os.sep}{rel}"
     try:
         data, stamp, _prefix = _read_stamped(full, None)
     except OSError:
         return adapter.scan_file(root, Path(full)), None
-    by_rel = getattr(adapter, "scan_rel", None)
-    if by_rel is not None:
-        fs: FileScan = by_rel(root, rel, data)
-    else:
-        fs = adapter.scan_file(root, Path(full), data)
-    return fs, stamp
+    return adapter.scan_rel(root, rel, data), stamp
 
 
 def _parse_chunk(format_id: str, root: str, rels: list[str]) -> bytes:
@@ -482,7 +474,11 @@ def scan_files(
                 entries = _decode(store, stats, zdict, rows[:batch])
                 early = set(entries)
                 first = [m for _stamp, fs in entries.values() for m in fs.memories]
-                yield ScanProgress(first, len(early), 0, stats=stats)
+                # Until the walk, every stored row counts as reused (what a warm
+                # start expects; a front end shows no more early rows then); the
+                # done step carries the real counts.
+                stats.files = stats.reused = len(rows)
+                yield ScanProgress(first, len(early), len(rows), stats=stats)
                 rows = rows[batch:]
             if store is not None and stats.status == "warm":
                 entries.update(_decode(store, stats, zdict, rows))
@@ -558,23 +554,10 @@ def _scan(
 
     `early`: files whose stored memories were already yielded (not again).
     """
-    t = time.perf_counter()
     #: Racy rows found unchanged by content: stored again with their fresh stamp.
     renewed: list[tuple[str, FileStamp, FileScan]] = []
-    ahead = walk() if walk is not None else None
-    with quiet_gc():
-        if ahead is not None:
-            listing, keys = ahead
-            rels = listing.names
-            slots, todo = _match(root, rels, keys, entries, stats, renewed)
-        else:
-            listing = walk_listing(adapter, root)
-            rels = listing.names
-            slots, todo = _walk(root, rels, entries, stats, renewed)
-    stats.files = len(rels)
-    stats.dropped = len(entries)
-    stats.reused = len(rels) - len(todo)
-    stats.walk_s = time.perf_counter() - t
+    listing, slots, todo = _stat_walk(adapter, root, entries, stats, renewed, walk)
+    rels = listing.names
 
     pending: list[Memory] = []
     done = 0
@@ -612,27 +595,8 @@ def _scan(
     stats.parse_s = time.perf_counter() - t
     stats.parsed = len(todo)
 
-    # Entries the listing left out (a link out of the vault, a pipe, ...)
-    # show as one Problem each.  They come first: their empty order sorts
-    # before every file's, so the dict stays in scan order.
-    scans: dict[str, FileScan] = {
-        s.rel: skipped_scan(adapter.format_id, root, s) for s in listing.skipped
-    }
-    stamps: dict[str, FileStamp] = {}
-    # Rows to write: parsed files, and reused ones whose stamp was renewed.
-    upserts: list[tuple[str, FileStamp, FileScan]] = []
-    unstamped: list[str] = []
-    for rel, cached_scan, cached_stamp in slots:
-        if cached_scan is not None and cached_stamp is not None:
-            scans[rel], stamps[rel] = cached_scan, cached_stamp
-        else:
-            new_scan, new_stamp = parsed[rel]
-            scans[rel] = new_scan
-            if new_stamp is not None:
-                stamps[rel] = new_stamp
-                upserts.append((rel, new_stamp, new_scan))
-            else:
-                unstamped.append(rel)
+    assembled = _assemble(adapter, root, listing, slots, parsed)
+    scans, stamps = assembled.scans, assembled.stamps
 
     t = time.perf_counter()
     with quiet_gc():
@@ -652,7 +616,73 @@ def _scan(
         stats=stats,
     )
     if store is not None and save:
-        _save(store, stats, upserts + renewed, [*entries, *unstamped])
+        _save(store, stats, assembled.upserts + renewed, [*entries, *assembled.unstamped])
+
+
+@dataclass(slots=True)
+class _Assembled:
+    """A scan's files in scan order, and what the store must learn of them."""
+
+    scans: dict[str, FileScan]
+    stamps: dict[str, FileStamp]
+    #: Rows to write: the files parsed (with a stamp).
+    upserts: list[tuple[str, FileStamp, FileScan]]
+    #: Files parsed without a stamp (unreadable): their old rows go.
+    unstamped: list[str]
+
+
+def _assemble(
+    adapter: FormatAdapter,
+    root: Path,
+    listing: Listing,
+    slots: list[tuple[str, FileScan | None, FileStamp | None]],
+    parsed: dict[str, tuple[FileScan, FileStamp | None]],
+) -> _Assembled:
+    """Stored and parsed scans in scan order, skipped entries first."""
+    # Entries the listing left out (a link out of the vault, a pipe, ...)
+    # show as one Problem each.  They come first: their empty order sorts
+    # before every file's, so the dict stays in scan order.
+    out = _Assembled(
+        {s.rel: skipped_scan(adapter.format_id, root, s) for s in listing.skipped}, {}, [], []
+    )
+    scans, stamps = out.scans, out.stamps
+    for rel, cached_scan, cached_stamp in slots:
+        if cached_scan is not None and cached_stamp is not None:
+            scans[rel], stamps[rel] = cached_scan, cached_stamp
+            continue
+        new_scan, new_stamp = parsed[rel]
+        scans[rel] = new_scan
+        if new_stamp is not None:
+            stamps[rel] = new_stamp
+            out.upserts.append((rel, new_stamp, new_scan))
+        else:
+            out.unstamped.append(rel)
+    return out
+
+
+def _stat_walk(
+    adapter: FormatAdapter,
+    root: Path,
+    entries: Entries,
+    stats: CacheStats,
+    renewed: list[tuple[str, FileStamp, FileScan]],
+    walk: Callable[[], tuple[Listing, list[tuple[int, int, int, int] | None]] | None] | None,
+) -> tuple[Listing, list[tuple[str, FileScan | None, FileStamp | None]], list[str]]:
+    """The listing, each file's slot (its stored scan if still current), the files to parse."""
+    t = time.perf_counter()
+    ahead = walk() if walk is not None else None
+    with quiet_gc():
+        if ahead is not None:
+            listing, keys = ahead
+            slots, todo = _match(root, listing.names, keys, entries, stats, renewed)
+        else:
+            listing = adapter.file_listing(root)
+            slots, todo = _walk(root, listing.names, entries, stats, renewed)
+    stats.files = len(listing.names)
+    stats.dropped = len(entries)
+    stats.reused = len(listing.names) - len(todo)
+    stats.walk_s = time.perf_counter() - t
+    return listing, slots, todo
 
 
 def _save(

@@ -37,6 +37,10 @@ _CODE_MODULES = (
     "store/codec.py",
     "store/stamps.py",
     "store/bodies.py",
+    "formats/adapter.py",
+    "formats/files.py",
+    "formats/linking.py",
+    "formats/reading.py",
 )
 
 
@@ -51,9 +55,10 @@ _fingerprints: dict[str, str] = {}
 def code_fingerprint(format_id: str) -> str:
     """sha256 over the source of the modules that decide a format's FileScans.
 
-    The shared readers and model, this module, the adapter protocol and the
-    format's own adapter module; not the writers or anything else that does
-    not change what a scan produces.
+    The shared readers and model, the row codec, the adapter base and its
+    helpers, and the modules of the format's own package that reading and
+    linking depend on (`format_modules`); not the writers or anything else
+    that does not change what a scan produces.
     """
     cached = _fingerprints.get(format_id)
     if cached is not None:
@@ -61,16 +66,29 @@ def code_fingerprint(format_id: str) -> str:
     here = Path(__file__).parents[1]  # core/
     digest = hashlib.sha256(f"v{SCHEMA_VERSION}:{format_id}".encode())
     names = [here / n for n in _CODE_MODULES]
-    names.append(here / "formats" / "base.py")
     module = sys.modules.get(type(adapter_for(format_id)).__module__)
     source = getattr(module, "__file__", None)
     if source:
-        names.append(Path(source))
+        names.extend(format_modules(Path(source).parent))
     for path in names:
         with contextlib.suppress(OSError):
             digest.update(path.name.encode() + b"\0" + read_regular(path))
     _fingerprints[format_id] = value = digest.hexdigest()
     return value
+
+
+def format_modules(package: Path) -> list[Path]:
+    """The modules of a format package that reading and linking depend on.
+
+    All of them but the writer side (`writer.py`, `write_*.py`) and the runs
+    (`runs.py`, `runs_*.py`): a helper moved out of the adapter module still
+    decides what a scan produces.
+    """
+    return sorted(
+        p
+        for p in package.glob("*.py")
+        if p.name != "writer.py" and not p.name.startswith(("write_", "runs"))
+    )
 
 
 def load_entries(root: Path, format_id: str) -> tuple[Entries, str | None]:

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from ..errors import NotFoundError
 from ..formats import ADAPTERS, FormatAdapter, adapter_for
-from ..formats.base import (
+from ..formats.files import (
     Listing,
     cannot_read,
     dir_state,
@@ -23,7 +23,6 @@ from ..formats.base import (
     skip_entry,
     skipped_problem,
     skipped_scan,
-    walk_listing,
 )
 from ..model import FileScan, Memory, Problem, ReferenceProblem, ScanResult
 from ..text.sanitize import undecodable
@@ -326,12 +325,11 @@ def rescan_paths(vault: Vault, changed: Iterable[Path | str]) -> ScanResult:
     if vault.unsaved is not None:
         vault.unsaved.update(changes)
     result: ScanResult | None = None
-    relink = getattr(adapter, "relink", None)
     previous = vault.linked
-    if relink is not None and previous is not None and previous.link_state and not vault_wide:
+    if previous is not None and previous.link_state is not None and not vault_wide:
         # Only what the changed files affect (see each adapter's relink);
         # None when the change needs a full link after all.
-        result = relink(root, scans, previous, changes)
+        result = adapter.relink(root, scans, previous, changes)
     vault.result = vault.linked = result if result is not None else adapter.link(root, scans)
     return vault.result
 
@@ -400,7 +398,7 @@ class _Reread:
     def listing(self) -> Listing:
         """The vault's listing, taken once (only folders and refusals need it)."""
         if self._listing is None:
-            self._listing = walk_listing(self.vault.adapter, self.vault.root)
+            self._listing = self.vault.adapter.file_listing(self.vault.root)
         return self._listing
 
     def path(self, path: Path) -> None:
@@ -474,7 +472,7 @@ def _keep_unchanged(old: FileScan, new: FileScan) -> None:
     entries' objects lets `diff_results` (and so the search index and the
     app) see only the entry that really changed.
     """
-    if len(old.memories) < 2 or not new.memories or new.data.get("kept_objects"):
+    if len(old.memories) < 2 or not new.memories or new.kept_objects:
         # (`kept_objects`: the adapter's rescan already kept them.)
         return
     by_id = {m.id: m for m in old.memories}

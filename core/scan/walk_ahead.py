@@ -9,7 +9,7 @@ can: ``python -m memlens.core.scan.walk_ahead`` lists and stats every vault,
 in the order the vaults will be scanned, while this process loads caches.
 
 The result is exactly what `cache.scan_files` would have found by walking
-itself: the adapter's `walk_listing` and one ``(size, mtime_ns, ctime_ns,
+itself: the adapter's `file_listing` and one ``(size, mtime_ns, ctime_ns,
 inode)`` per listed file (None when the stat failed).  Anything that goes
 wrong in the helper (it dies, answers garbage, is slow to start) only means
 `take` returns None and the scan walks by itself, as without it.
@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-from ..formats.base import Listing
+from ..formats.files import Listing
 
 #: One file's stat as the cache compares it: size, mtime_ns, ctime_ns, inode.
 StatKey = tuple[int, int, int, int]
@@ -60,9 +60,8 @@ def stat_keys(root: str, names: Sequence[str]) -> list[StatKey | None]:
 def walk_vault(root: str, format_id: str) -> Walk:
     """What `cache.scan_files` walks for one vault: its listing and stat keys."""
     from ..formats import adapter_for
-    from ..formats.base import walk_listing
 
-    listing = walk_listing(adapter_for(format_id), Path(root))
+    listing = adapter_for(format_id).file_listing(Path(root))
     return listing, stat_keys(root, listing.names)
 
 

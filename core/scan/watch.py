@@ -46,20 +46,8 @@ from pathlib import Path
 from ..errors import MemlensError
 from ..model import ScanResult
 from . import selfwrites
-from .changes import (
-    Change,
-    added_all,
-    diff_results,
-    removed_all,
-    vault_label,
-)
-from .vault import (
-    Catalog,
-    Vault,
-    detect_format,
-    discover,
-    scan_vault,
-)
+from .changes import Change, added_all, diff_results, removed_all, vault_label
+from .vault import Catalog, Vault, detect_format, discover, scan_vault
 from .watch_files import (
     DELETED,
     Stat,
@@ -483,7 +471,7 @@ class VaultWatcher:
         }
         with self.lock:  # the rescan updates the vault's per-file scans in place
             new = reload_vault(vault, [root / rel for rel in rels])
-            vault_wide = bool(getattr(vault, "last_rescan_vault_wide", False))
+            vault_wide = vault.last_rescan_vault_wide
         changes = diff_results(st.committed, new, everything=vault_wide)
 
         held, changes = hold_back(st, changes, stats_now, now, self._waits())

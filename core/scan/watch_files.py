@@ -124,22 +124,16 @@ def walk_tree(folder: Path) -> Iterator[Path]:
 
 
 def vault_files(vault: Vault) -> list[Path]:
-    """The files that make up a vault (the adapter's list where it has one)."""
-    files = getattr(vault.adapter, "files", None)
+    """The files that make up a vault, as its adapter lists them."""
     try:
-        if files is not None:
-            return list(files(vault.root))
-        return list(walk_tree(vault.root))
+        return vault.adapter.files(vault.root)
     except OSError:
         return []
 
 
 def owns_path(vault: Vault, rel: str) -> bool:
-    owns = getattr(vault.adapter, "owns", None)
-    if owns is None:
-        return True
     try:
-        return bool(owns(vault.root, rel))
+        return vault.adapter.owns(vault.root, rel)
     except Exception:  # an adapter bug must not stop the watcher
         return True
 

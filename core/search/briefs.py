@@ -43,9 +43,8 @@ def _safe_decay(decay: DecayFn, memory: Memory, as_of: date) -> DecayInfo:
 def decay_brief_fn(as_of: date, decay: DecayFn) -> Callable[[Memory], Brief]:
     """(status, health, weight, score) at `as_of` for one memory.
 
-    With the default decay, each format's adapter is looked up once, and
-    its optional ``decay_brief`` (the same numbers without the
-    explanation text) is used when it has one.
+    With the default decay, each format's adapter is looked up once and
+    its `decay_brief` (the same numbers without the explanation text) used.
     """
 
     def by(fn: DecayFn) -> Callable[[Memory], Brief]:
@@ -69,8 +68,7 @@ def decay_brief_fn(as_of: date, decay: DecayFn) -> Callable[[Memory], Brief]:
             except (KeyError, NotImplementedError):
                 fn = by(decay)
             else:
-                brief = getattr(adapter, "decay_brief", None)
-                fn = by(adapter.decay) if brief is None else _safe_brief(brief, by(decay), as_of)
+                fn = _safe_brief(adapter.decay_brief, by(decay), as_of)
             by_format[m.format] = fn
         return fn(m)
 

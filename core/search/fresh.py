@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from ..formats import adapter_for
-from ..formats.base import walk_listing
 from ..model import Memory
 from ..scan.stored import code_fingerprint
 from ..store.db import SCHEMA_VERSION, StoreCorrupt, read_meta, store_path, untrusted
@@ -141,7 +140,7 @@ def unchanged(v: Vault, digest: str) -> bool:
     stamps = _stored_stamps(v, digest)
     if stamps is None:
         return False
-    listing = walk_listing(adapter_for(v.format), Path(v.root))
+    listing = adapter_for(v.format).file_listing(Path(v.root))
     if listing.skipped or len(listing.names) != len(stamps):
         return False
     base = str(v.root) + os.sep

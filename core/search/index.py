@@ -108,12 +108,7 @@ from .ranking import (
     prepare,
     text_scores,
 )
-from .similar import (
-    StoredVectors,
-    load_stored_vectors,
-    similar_by_terms,
-    similar_by_vectors,
-)
+from .similar import StoredVectors, load_stored_vectors, similar_by_terms, similar_by_vectors
 from .state import IndexState
 
 if TYPE_CHECKING:

@@ -43,6 +43,7 @@ from datetime import date
 
 from ..decay import STATUS_HEALTH
 from ..errors import MemlensError
+from ..formats import FORMAT_IDS
 from ..model import Health
 
 
@@ -84,13 +85,6 @@ ANY_HEALTH = frozenset({"all", "any"})
 #: for ``confidence`` comparisons (the brief's mapping).
 CONFIDENCE_WORDS: dict[str, float] = {"high": 0.9, "medium": 0.6, "low": 0.3, "unknown": 0.5}
 
-_FORMAT_IDS = (
-    "dream-cycle",
-    "observation-v1",
-    "experience-records",
-    "project-ocean",
-    "cognitive-memory",
-)
 _HEALTH_VALUES = frozenset(h.value for h in Health)
 _STATUS_VALUES = frozenset(STATUS_HEALTH) | _HEALTH_VALUES
 
@@ -251,10 +245,10 @@ def _parse_filter(key: str, op: str, raw_value: str, negated: bool, token: str) 
             allowed = ", ".join(sorted(_STATUS_VALUES | {"all"}))
             raise QueryError(token, f"unknown status {bad[0]!r} (one of {allowed})")
     elif name == "format":
-        bad = [v for v in values if not any(v.rstrip("*") in f for f in _FORMAT_IDS)]
+        bad = [v for v in values if not any(v.rstrip("*") in f for f in FORMAT_IDS)]
         if bad:
             raise QueryError(
-                token, f"no format matches {bad[0]!r} (formats: {', '.join(_FORMAT_IDS)})"
+                token, f"no format matches {bad[0]!r} (formats: {', '.join(FORMAT_IDS)})"
             )
     return Filter(name, ":", values, None, None, negated, token)
 

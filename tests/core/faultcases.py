@@ -18,13 +18,9 @@ from typing import Any
 import memlens.core
 from memlens.core.decay import archive_candidates
 from memlens.core.errors import MemlensError
-from memlens.core.formats.cognitive_memory.runs import (
-    plan_core,
-    plan_decay_scores,
-    plan_record_access,
-    plan_reflection,
-    plan_reindex,
-)
+from memlens.core.formats.cognitive_memory.runs import plan_core, plan_reindex
+from memlens.core.formats.cognitive_memory.runs_reflection import plan_reflection
+from memlens.core.formats.cognitive_memory.runs_state import plan_decay_scores, plan_record_access
 from memlens.core.formats.dream_cycle.runs import decay_run
 from memlens.core.formats.project_ocean.runs import promotion_candidates
 from memlens.core.scan.vault import open_catalog

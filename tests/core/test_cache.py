@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from memlens.core.formats.base import rel_posix
+from memlens.core.formats.files import rel_posix
 from memlens.core.model import ScanResult
 from memlens.core.scan import cache as scan_cache
+from memlens.core.scan import stored
 from memlens.core.scan.cache import cache_path, load_entries, save_entries
 from memlens.core.scan.vault import (
     Vault,
@@ -218,6 +219,30 @@ def test_cache_from_other_code_is_discarded(
     stats = cached_scan(root, "observation-v1").cache_stats
     assert stats is not None and stats.status == "discarded"
     assert stats.reason is not None and "different version" in stats.reason
+
+
+def test_fingerprint_covers_the_reading_modules_of_a_format_package() -> None:
+    package = Path(stored.__file__).parents[1] / "formats" / "dream_cycle"
+    names = {p.name for p in stored.format_modules(package)}
+    assert {"adapter.py", "reading.py", "rescan.py", "ids.py", "sections.py"} <= names
+    assert not names & {"writer.py", "runs.py", "__pycache__"}
+
+
+@pytest.mark.parametrize(("module", "counts"), [("rescan.py", True), ("writer.py", False)])
+def test_fingerprint_changes_with_a_helper_module(
+    monkeypatch: pytest.MonkeyPatch, module: str, counts: bool
+) -> None:
+    monkeypatch.setattr(stored, "_fingerprints", {})
+    before = stored.code_fingerprint("dream-cycle")
+    real = stored.read_regular
+
+    def edited(path: Path | str, *, follow: bool = True) -> bytes:
+        data = real(path, follow=follow)
+        return data + b"\n# edited\n" if Path(path).name == module else data
+
+    monkeypatch.setattr(stored, "read_regular", edited)
+    monkeypatch.setattr(stored, "_fingerprints", {})
+    assert (stored.code_fingerprint("dream-cycle") != before) is counts
 
 
 def test_cache_for_another_vault_is_not_used(own_fixtures_copy: Path) -> None:

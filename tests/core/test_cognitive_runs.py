@@ -23,17 +23,18 @@ from memlens.core.formats.cognitive_memory.adapter import CognitiveMemoryAdapter
 from memlens.core.formats.cognitive_memory.runs import (
     CORE_BUDGET_CHARS,
     CORE_PER_SECTION,
-    KNOWN_PROJECTS,
     build_index,
     plan_core,
-    plan_decay_scores,
-    plan_record_access,
-    plan_reflection,
     plan_reindex,
     render_core,
     render_index,
+)
+from memlens.core.formats.cognitive_memory.runs_reflection import (
+    KNOWN_PROJECTS,
+    plan_reflection,
     render_reflection,
 )
+from memlens.core.formats.cognitive_memory.runs_state import plan_decay_scores, plan_record_access
 from memlens.core.model import Memory
 from memlens.core.write.journal import apply_plan, undo_last
 from memlens.tui.cli.cognitive import COMMANDS, access, core, reflection, reindex, rescore

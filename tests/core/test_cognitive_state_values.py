@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from memlens.core.formats.cognitive_memory.adapter import STATE_FILE, CognitiveMemoryAdapter
+from memlens.core.formats.cognitive_memory.adapter import CognitiveMemoryAdapter
+from memlens.core.formats.cognitive_memory.schema import STATE_FILE
 from memlens.core.model import Memory, Problem, Reason, ScanResult
 from memlens.core.scan.vault import Vault, rescan_paths, scan_vault
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from memlens.core.errors import ConflictError, RefusedError, UnsafePathError
-from memlens.core.formats.cognitive_memory.adapter import TYPE_DIRS, CognitiveMemoryAdapter
+from memlens.core.formats.cognitive_memory.adapter import CognitiveMemoryAdapter
+from memlens.core.formats.cognitive_memory.schema import TYPE_DIRS
 from memlens.core.formats.cognitive_memory.writer import WRITER, CognitiveMemoryWriter
 from memlens.core.model import Memory
 from memlens.core.text.yamledit import REMOVE

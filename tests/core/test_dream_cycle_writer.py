@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from memlens.core.errors import ConflictError, RefusedError, UnsafePathError
-from memlens.core.formats.dream_cycle.writer import WRITER, DreamCycleWriter, edit_inner
+from memlens.core.formats.dream_cycle.write_fields import edit_inner
+from memlens.core.formats.dream_cycle.writer import WRITER, DreamCycleWriter
 from memlens.core.model import Memory
 from memlens.core.scan.vault import open_catalog
 from memlens.core.text.yamledit import REMOVE

@@ -15,20 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memlens.core.errors import ConflictError, RefusedError, UnsafePathError
-from memlens.core.formats.experience_record.adapter import (
-    EXPERIENCES,
-    LATTICE,
-    STANCES,
-    VIEWS,
-    WAL,
-    ExperienceRecordAdapter,
-    JsonLine,
-    archive_op,
-    parse_json_lines,
-    pin_view,
-    restore_op,
-)
-from memlens.core.formats.experience_record.writer import ExperienceRecordWriter, append_line
+from memlens.core.formats.experience_record.action_records import archive_op, pin_view, restore_op
+from memlens.core.formats.experience_record.adapter import ExperienceRecordAdapter
+from memlens.core.formats.experience_record.jsonl import JsonLine, parse_json_lines
+from memlens.core.formats.experience_record.schema import EXPERIENCES, LATTICE, STANCES, VIEWS, WAL
+from memlens.core.formats.experience_record.write_lines import append_line
+from memlens.core.formats.experience_record.writer import ExperienceRecordWriter
 from memlens.core.model import Health, Memory, Reason
 from memlens.core.scan.vault import open_catalog
 from memlens.core.write.actions import Action, apply_bulk, writer_for

@@ -16,18 +16,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memlens.core.formats import adapter_for
-from memlens.core.formats.cognitive_memory.adapter import (
+from memlens.core.formats.cognitive_memory.adapter import CognitiveMemoryAdapter
+from memlens.core.formats.cognitive_memory.decay import (
     LAMBDA,
-    RELATION_TYPES,
-    TYPE_DIRS,
     TYPE_WEIGHTS,
-    CognitiveMemoryAdapter,
     days_until_below,
     decay_score,
-    episode_link_path,
     status_for_score,
     usage_factor,
 )
+from memlens.core.formats.cognitive_memory.episodes import episode_link_path
+from memlens.core.formats.cognitive_memory.schema import RELATION_TYPES, TYPE_DIRS
 from memlens.core.model import Health, Memory, Reason, RefIssue, ScanResult
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -16,13 +16,11 @@ from hypothesis import strategies as st
 
 from memlens.core.formats import adapter_for
 from memlens.core.formats.dream_cycle import adapter as dream_cycle
-from memlens.core.formats.dream_cycle.adapter import (
-    DreamCycleAdapter,
-    classify,
-    parse_sections,
-    section_base_id,
-    slugify,
-)
+from memlens.core.formats.dream_cycle import files as dream_cycle_files
+from memlens.core.formats.dream_cycle.adapter import DreamCycleAdapter
+from memlens.core.formats.dream_cycle.classify import classify
+from memlens.core.formats.dream_cycle.ids import section_base_id, slugify
+from memlens.core.formats.dream_cycle.sections import parse_sections
 from memlens.core.model import Health, Memory, Reason, ScanResult
 
 AS_OF = date(2026, 11, 22)
@@ -707,7 +705,7 @@ def test_scan_survives_odd_directory(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert not ADAPTER.detect(tmp_path / "missing")
 
     # Unreadable files are reported, not raised (simulated: tests may run as root).
-    real_read = dream_cycle.read_regular
+    real_read = dream_cycle_files.read_regular
     real_open = dream_cycle.open_regular
 
     def deny_read(path: Path, **kwargs: Any) -> bytes:
@@ -721,7 +719,7 @@ def test_scan_survives_odd_directory(tmp_path: Path, monkeypatch: pytest.MonkeyP
         return real_open(path, **kwargs)
 
     plain = write_vault(tmp_path / "w", "## A\nbody\n", "")
-    monkeypatch.setattr(dream_cycle, "read_regular", deny_read)
+    monkeypatch.setattr(dream_cycle_files, "read_regular", deny_read)
     monkeypatch.setattr(dream_cycle, "open_regular", deny_open)
     result = ADAPTER.scan(plain)
     assert result.memories == []

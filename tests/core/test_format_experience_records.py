@@ -13,16 +13,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memlens.core.formats.experience_record.adapter import (
-    ExperienceRecordAdapter,
+from memlens.core.formats.experience_record.action_records import (
     archive_op,
-    is_external_pointer,
     next_wal_id,
-    parse_json_lines,
     pin_view,
     restore_op,
-    title_of,
 )
+from memlens.core.formats.experience_record.adapter import ExperienceRecordAdapter
+from memlens.core.formats.experience_record.jsonl import parse_json_lines
+from memlens.core.formats.experience_record.records import is_external_pointer, title_of
 from memlens.core.model import Health, Memory, Reason, RefIssue, ScanResult
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -17,11 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memlens.core.formats import adapter_for
-from memlens.core.formats.project_ocean.adapter import (
-    ProjectOceanAdapter,
-    backlink_name,
-    parse_decay_spec,
-)
+from memlens.core.formats.project_ocean.adapter import ProjectOceanAdapter
+from memlens.core.formats.project_ocean.decay import parse_decay_spec
+from memlens.core.formats.project_ocean.linking import backlink_name
 from memlens.core.model import DecayInfo, Health, Memory, Reason, RefIssue, ScanResult
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -13,13 +13,17 @@ import os
 import shutil
 import threading
 from collections.abc import Callable, Mapping
+from datetime import date
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
-from memlens.core.formats import base
-from memlens.core.formats.base import (
+from memlens.core.formats.adapter import FormatAdapter, FormatInfo
+from memlens.core.formats.cognitive_memory.adapter import CognitiveMemoryAdapter
+from memlens.core.formats.dream_cycle.adapter import DreamCycleAdapter
+from memlens.core.formats.experience_record.adapter import ExperienceRecordAdapter
+from memlens.core.formats.files import (
     DANGLING_LINK,
     FOLDER_OUTSIDE_VAULT,
     IS_FOLDER,
@@ -32,18 +36,14 @@ from memlens.core.formats.base import (
     list_files,
     list_md,
     md_names,
-    scan_by_files,
+    rel_posix,
     skipped_problem,
     skipped_scan,
-    walk_listing,
-    walk_rels,
 )
-from memlens.core.formats.cognitive_memory.adapter import CognitiveMemoryAdapter
-from memlens.core.formats.dream_cycle.adapter import DreamCycleAdapter
-from memlens.core.formats.experience_record.adapter import ExperienceRecordAdapter
+from memlens.core.formats.linking import ordered
 from memlens.core.formats.observation_v1.adapter import ObservationV1Adapter
 from memlens.core.formats.project_ocean.adapter import ProjectOceanAdapter
-from memlens.core.model import FileScan, Memory, Reason, ScanResult
+from memlens.core.model import DecayInfo, FileScan, Health, Memory, Reason, ScanResult
 from memlens.core.scan.vault import open_catalog, rescan_paths, save_cache
 
 LOOP = "cannot read: Too many levels of symbolic links"
@@ -275,11 +275,19 @@ def test_skipped_entries_become_encoding_problems(tmp_path: Path) -> None:
     assert (fs.rel, fs.order, fs.memories, fs.problems) == ("notes/out.md", (), [], [p])
 
 
-class _Notes:
+class _Notes(FormatAdapter):
     """A minimal adapter over `notes/*.md` that lists with `list_md`."""
 
-    format_id: ClassVar[str] = "notes"
-    label: ClassVar[str] = "Notes"
+    info: ClassVar[FormatInfo] = FormatInfo("notes", "Notes")
+
+    def detect(self, root: Path) -> bool:
+        return (root / "notes").is_dir()
+
+    def owns(self, root: Path, rel: str) -> bool:
+        return rel.startswith("notes/") and rel.endswith(".md")
+
+    def decay(self, memory: Memory, as_of: date, *, explain: bool = True) -> DecayInfo:
+        return DecayInfo(status="kept", health=Health.STABLE, strength=1.0, weight=1.0)
 
     def files(self, root: Path) -> list[Path]:
         return [root / r for r in self.file_rels(root)]
@@ -292,25 +300,25 @@ class _Notes:
         return Listing([f"notes/{n}" for n in got.names], got.skipped)
 
     def scan_file(self, root: Path, path: Path, data: bytes | None = None) -> FileScan:
-        rel = base.rel_posix(root, path)
+        rel = rel_posix(root, path)
         text = (data if data is not None else path.read_bytes()).decode()
         m = Memory("notes", root, path.stem, "note", text.strip(), text, rel)
         return FileScan(rel, order=(rel,), memories=[m])
 
     def link(self, root: Path, scans: Mapping[str, FileScan]) -> ScanResult:
         out = ScanResult()
-        for fs in base.ordered(scans):
+        for fs in ordered(scans):
             out.memories.extend(fs.memories)
             out.problems.extend(fs.problems)
         return out
 
 
 @needs_fifo
-def test_scan_by_files_reports_what_the_listing_skipped(tmp_path: Path) -> None:
+def test_scan_reports_what_the_listing_skipped(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     junk(root / "notes", tmp_path / "outside")
     adapter = _Notes()
-    result = finishes(lambda: scan_by_files(adapter, root))  # type: ignore[arg-type]
+    result = finishes(lambda: adapter.scan(root))
     assert sorted(m.id for m in result.memories) == ["in", "ok"]
     assert "# secret" not in {m.title for m in result.memories}
     assert {(p.path, p.reason, p.detail) for p in result.problems} == {
@@ -322,18 +330,8 @@ def test_scan_by_files_reports_what_the_listing_skipped(tmp_path: Path) -> None:
         ("notes/pong.md", Reason.ENCODING, LOOP),
         ("notes/pipe.md", Reason.ENCODING, PIPE),
     }
-    listing = walk_listing(adapter, root)  # type: ignore[arg-type]
-    assert listing.names == walk_rels(adapter, root) == ["notes/in.md", "notes/ok.md"]  # type: ignore[arg-type]
-
-
-def test_walk_listing_falls_back_to_file_rels(tmp_path: Path) -> None:
-    root = tmp_path / "ov1"
-    shutil.copytree(OWN / "observation-v1", root)
-    adapter = ObservationV1Adapter()
-    if hasattr(adapter, "file_listing"):
-        pytest.skip("the adapter lists with skips itself now")
-    got = walk_listing(adapter, root)
-    assert got == Listing(walk_rels(adapter, root), [])
+    listing = adapter.file_listing(root)
+    assert listing.names == adapter.file_rels(root) == ["notes/in.md", "notes/ok.md"]
 
 
 # --------------------------------------------------------------------------- the five adapters

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from memlens.core.formats import adapter_for
-from memlens.core.formats.base import rel_posix, walk_rels
+from memlens.core.formats.files import rel_posix
 from memlens.core.model import FileScan, ScanResult
 from memlens.core.scan import cache as scan_cache
 from memlens.core.scan.cache import scan_files
@@ -722,7 +722,7 @@ def test_random_observation_changes_relink_like_a_full_scan(
 def test_file_rels_match_files(own_fixtures_dir: Path, fmt: str) -> None:
     vault = vault_of(own_fixtures_dir, fmt)
     listed = [rel_posix(vault.root, p) for p in vault.adapter.files(vault.root)]
-    assert walk_rels(vault.adapter, vault.root) == listed
+    assert vault.adapter.file_rels(vault.root) == listed
 
 
 def _dream_section(rng: random.Random, titles: list[str]) -> str:

@@ -14,10 +14,12 @@ import json
 import random
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
 
+from memlens.core.formats.dream_cycle import reading as dream_cycle_reading
 from memlens.core.formats.dream_cycle.adapter import DreamCycleAdapter
 from memlens.core.formats.experience_record.adapter import ExperienceRecordAdapter
 from memlens.core.model import ScanResult
@@ -43,6 +45,20 @@ def spy(monkeypatch: pytest.MonkeyPatch, cls: type, name: str) -> list[bool]:
         return out
 
     monkeypatch.setattr(cls, name, wrapper)
+    return used
+
+
+def spy_function(monkeypatch: pytest.MonkeyPatch, module: ModuleType, name: str) -> list[bool]:
+    """Record each call of the module-level function `module.name`."""
+    used: list[bool] = []
+    original: Callable[..., Any] = getattr(module, name)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        out = original(*args, **kwargs)
+        used.append(out is not None)
+        return out
+
+    monkeypatch.setattr(module, name, wrapper)
     return used
 
 
@@ -204,7 +220,7 @@ def test_dream_cycle_edit_keeps_other_objects_and_ids(
     vault = scan_vault(Vault(root=root, format="dream-cycle", rel="."))
     old = vault.result
     target = old.memories[20]
-    parsed = spy(monkeypatch, DreamCycleAdapter, "_parse_one")
+    parsed = spy_function(monkeypatch, dream_cycle_reading, "parse_one")
     path.write_text(path.read_text().replace("Body 20.", "Body 20, rewritten."))
     new = rescan_paths(vault, [path])
     assert len(parsed) == 1  # only the edited section was parsed again

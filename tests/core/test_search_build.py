@@ -219,7 +219,7 @@ def test_decay_brief_equals_decay(own_fixtures_dir: Path, days: int) -> None:
     checked = 0
     formats = set()
     for vault in catalog.vaults:
-        brief = vault.adapter.decay_brief  # type: ignore[attr-defined]
+        brief = vault.adapter.decay_brief
         for m in vault.memories:
             info = vault.adapter.decay(m, as_of)
             assert brief(m, as_of) == (info.status, info.health, info.weight, info.score), m.id

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from memlens.core.formats import adapter_for
-from memlens.core.formats.base import walk_listing
 from memlens.core.model import ScanResult
 from memlens.core.scan import walk_ahead as wa
 from memlens.core.scan.vault import Vault, discover, scan_vault, start_walk_ahead
@@ -33,7 +32,7 @@ def vaults(root: Path) -> list[Vault]:
 def test_walk_vault_is_the_scans_own_walk(own_fixtures_dir: Path) -> None:
     for v in vaults(own_fixtures_dir):
         listing, keys = wa.walk_vault(str(v.root), v.format)
-        assert listing == walk_listing(adapter_for(v.format), v.root)
+        assert listing == adapter_for(v.format).file_listing(v.root)
         for rel, key in zip(listing.names, keys, strict=True):
             st = os.stat(v.root / rel)
             assert key == (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
@@ -73,7 +72,7 @@ def test_vaults_taken_out_of_order(own_fixtures_dir: Path) -> None:
         for v in reversed(found):
             got = ahead.take(v.root)
             assert got is not None
-            assert got[0] == walk_listing(v.adapter, v.root)
+            assert got[0] == v.adapter.file_listing(v.root)
         assert ahead.take(found[0].root) is None  # each walk is given once
 
 

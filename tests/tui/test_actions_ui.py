@@ -20,8 +20,9 @@ from textual.widgets import Input
 from memlens.core.formats.cognitive_memory.runs import render_core
 from memlens.core.listing import MemoryRow
 from memlens.core.write.journal import read_journal
-from memlens.tui.actions_ui import memory_label, run_commands
+from memlens.tui.action_common import memory_label
 from memlens.tui.app import MemlensApp
+from memlens.tui.maintenance_runs import run_commands
 from memlens.tui.screens.confirm import ConfirmScreen
 from memlens.tui.screens.conflict import ConflictScreen
 from memlens.tui.screens.edit_metadata import EditMetadataScreen

@@ -402,7 +402,7 @@ async def test_palette_sort_and_vault_commands(make_app: AppFactory) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         cmds = {c.name: c for c in app.palette_commands()}
-        await app._palette_sort("strength")
+        await cmds["Sort by strength"].run()  # type: ignore[misc]
         assert main(app).model.sort_column == "strength"
         vault_cmd = next(c for n, c in cmds.items() if n.startswith("Show vault "))
         await vault_cmd.run()  # type: ignore[misc]
@@ -440,7 +440,7 @@ async def test_missing_path_is_one_error_dialog_not_a_crash(tmp_path: Path) -> N
 async def test_a_failing_vault_does_not_hide_the_others(
     make_app: AppFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import memlens.tui.app as app_module
+    import memlens.tui.app_loading as app_module
 
     real = app_module.rows_for_vault
 

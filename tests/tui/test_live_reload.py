@@ -429,7 +429,7 @@ async def test_search_index_follows_changes_incrementally(vaults: Path) -> None:
 async def test_graph_is_rebuilt_after_changes(
     vaults: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import memlens.tui.app as app_module
+    import memlens.tui.app_live as app_module
     from memlens.tui.screens.graph import GraphScreen
 
     monkeypatch.setattr(app_module, "GRAPH_REBUILD_DELAY", 0.05)
@@ -457,7 +457,7 @@ async def test_graph_is_rebuilt_after_changes(
 async def test_progressive_load_ends_equal_to_the_linked_rows(
     own_fixtures_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    import memlens.tui.app as app_module
+    import memlens.tui.app_loading as app_module
     from memlens.tui.messages import VaultProgress
 
     monkeypatch.setenv("MEMLENS_CACHE_DIR", str(tmp_path / "cache"))  # a cold parse
@@ -465,13 +465,14 @@ async def test_progressive_load_ends_equal_to_the_linked_rows(
     monkeypatch.setattr(app_module, "PROGRESS_AFTER", 0.0)  # as if every vault were slow
 
     steps: list[int] = []
-    real = MemlensApp.on_vault_progress
+    # Patched where it is defined: Textual calls a handler of each class in the MRO.
+    real = app_module.LoadingApp.on_vault_progress
 
-    def counting(self: MemlensApp, message: VaultProgress) -> None:
+    def counting(self: app_module.LoadingApp, message: VaultProgress) -> None:
         steps.append(len(message.rows))
         real(self, message)
 
-    monkeypatch.setattr(MemlensApp, "on_vault_progress", counting)
+    monkeypatch.setattr(app_module.LoadingApp, "on_vault_progress", counting)
     app = MemlensApp([own_fixtures_dir], as_of=AS_OF, live_reload=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import memlens.tui.app as app_module
+import memlens.tui.app_loading as app_module
 from memlens.core.scan import walk_ahead as wa
 from memlens.core.scan.vault import Vault
 from memlens.tui.screens.main import MainScreen

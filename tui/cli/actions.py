@@ -10,12 +10,12 @@ import sys
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from memlens.core import Catalog, MemlensError, Memory, NotFoundError
-from memlens.core.scan.vault import discover
+from memlens.core.errors import MemlensError, NotFoundError
+from memlens.core.model import Memory
 from memlens.core.text.sanitize import one_line
 from memlens.core.write.actions import Action, parse_assignment, undo
 from memlens.core.write.txn import apply_run
@@ -29,6 +29,9 @@ from .common import (
     resolve_as_of,
 )
 from .recover import recover_roots
+
+if TYPE_CHECKING:
+    from memlens.core.scan.vault import Catalog
 
 
 def _memory(catalog: Catalog, memory_id: str) -> Memory:
@@ -116,6 +119,8 @@ def undo_cmd(path: Path) -> None:
 
     Example: memlens undo ./vaults/project-ocean
     """
+    from memlens.core.scan.vault import discover  # every format: not for --help
+
     vaults = discover(path)
     if len(vaults) != 1:
         names = ", ".join(v.rel for v in vaults) or "none"

@@ -25,14 +25,10 @@ from pathlib import Path
 import click
 
 from memlens.core import MemlensError, NotFoundError, discover
-from memlens.core.formats.cognitive_memory.adapter import FORMAT_ID
-from memlens.core.formats.cognitive_memory.runs import (
-    plan_core,
-    plan_decay_scores,
-    plan_record_access,
-    plan_reflection,
-    plan_reindex,
-)
+from memlens.core.formats import info_for
+from memlens.core.formats.cognitive_memory.runs import plan_core, plan_reindex
+from memlens.core.formats.cognitive_memory.runs_reflection import plan_reflection
+from memlens.core.formats.cognitive_memory.runs_state import plan_decay_scores, plan_record_access
 from memlens.core.safe_io import read_regular
 from memlens.core.write.journal import Plan, apply_plan
 
@@ -57,7 +53,7 @@ def cognitive_roots(path: Path) -> list[Path]:
         vaults = discover(path)
     except MemlensError as exc:
         raise click.UsageError(str(exc)) from None
-    roots = [v.root for v in vaults if v.format == FORMAT_ID]
+    roots = [v.root for v in vaults if info_for(v.format).tracks_access]
     if not roots:
         raise click.UsageError(f"no cognitive-memory vault found at or below {path}")
     recover_roots(roots)
@@ -201,7 +197,7 @@ def access(path: Path, memory_id: str, dry_run: bool) -> None:
     except NotFoundError as exc:
         echo(f"memlens: {exc}", err=True)
         sys.exit(EXIT_PROBLEMS)
-    if memory.format != FORMAT_ID:
+    if not info_for(memory.format).tracks_access:
         echo(f"memlens: {memory_id} is not a cognitive-memory memory", err=True)
         sys.exit(EXIT_PROBLEMS)
     now = _now(None)

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from memlens.core import Catalog, MemlensError, open_catalog
 from memlens.core.config import CONFIG_ENV, Config, load_config
+from memlens.core.errors import MemlensError
 from memlens.core.text.sanitize import json_text, one_line, visible
+
+from .jsonout import dumps_indented
+
+if TYPE_CHECKING:
+    from memlens.core import Catalog
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1  # problems found / operation refused
@@ -53,6 +57,9 @@ def load_catalog(*paths: str | Path) -> Catalog:
     (`memlens.core.store`) unless `--no-cache` was given: a stat walk, then
     only new or changed files are read, and their rows saved.
     """
+    # The engine loads here, not on import: `--help` and `--version` skip it.
+    from memlens.core import open_catalog
+
     cache = use_cache()
     try:
         catalog = open_catalog(*paths, cache=cache)
@@ -83,7 +90,7 @@ def error_line(exc: BaseException) -> str:
 
 def emit_json(data: Any) -> None:
     """JSON to stdout, UTF-8, stable key order, no raw control or bidi characters."""
-    sys.stdout.write(json_text(json.dumps(data, ensure_ascii=False, indent=2, default=str)))
+    sys.stdout.write(json_text(dumps_indented(data)))
     sys.stdout.write("\n")
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from memlens.core import MemlensError
+from memlens.core.formats import info_for
 from memlens.core.formats.dream_cycle.runs import decay_run, type_distribution
 from memlens.core.scan.vault import Vault, discover
 from memlens.core.text.sanitize import one_line
@@ -33,12 +34,10 @@ from .common import (
 )
 from .recover import recover_roots
 
-FORMAT = "dream-cycle"
-
 
 def _vaults(path: Path) -> list[Vault]:
     try:
-        found = [v for v in discover(path) if v.format == FORMAT]
+        found = [v for v in discover(path) if info_for(v.format).has_decay_run]
     except MemlensError as exc:
         raise click.UsageError(str(exc)) from None
     if not found:

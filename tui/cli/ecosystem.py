@@ -24,7 +24,6 @@ import click
 from click.shell_completion import get_completion_class
 
 from memlens.core.config import CONFIG_ENV, default_cache_dir, locate_config
-from memlens.core.scan.vault import discover
 from memlens.core.write.journal import JOURNAL, STATE_DIR, read_journal
 
 from .common import (
@@ -116,6 +115,8 @@ def locate_journal_command(path: Path, as_json: bool) -> None:
     Each vault keeps `.memlens/journal.jsonl` (and the bytes it needs to undo)
     inside the vault; `memlens undo PATH` reads it.
     """
+    from memlens.core.scan.vault import discover  # every format: not for --help
+
     vaults = discover(path)
     if not vaults:
         raise click.UsageError(f"no memory vault found at or below {path}")

@@ -3,57 +3,145 @@
 `memlens [PATH ...]` opens the app; every other command is a subcommand.  JSON
 goes to stdout, messages to stderr.  Exit codes: 0 ok, 1 problems found or
 operation refused, 2 usage error.
+
+This module is the root group, its global options and the table of commands.
+Each command lives in the module of its group and is imported only when it is
+used (see lazy.py), so `--version`, `--help` and completion stay light.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import shutil
-import sys
-import tempfile
-from datetime import date
-from pathlib import Path
 from typing import Any
 
 import click
 
-from memlens.core import Catalog, MemlensError, Memory, NotFoundError, decay_of
-from memlens.core.decay import archive_candidates
-from memlens.core.demo import copy_demo
-from memlens.core.records import jsonable, memory_record, problem_record, ref_problem_record
-from memlens.core.text.sanitize import one_line, visible
+from memlens.core.errors import MemlensError
 
-from .actions import COMMANDS as ACTION_COMMANDS
-from .cognitive import COMMANDS as COGNITIVE_COMMANDS
-from .common import (
-    EXIT_PROBLEMS,
-    as_of_option,
-    config_option,
-    config_path_option,
-    current_config,
-    echo,
-    emit_json,
-    error_line,
-    is_terminal,
-    json_option,
-    load_catalog,
-    no_cache_option,
-    resolve_as_of,
-    use_cache,
-)
-from .dream import dream
-from .ecosystem import COMMANDS as ECOSYSTEM_COMMANDS
-from .graph import graph
-from .recover import recover_cmd
-from .search import search
-from .watch import watch
+from .common import EXIT_PROBLEMS, config_option, echo, error_line, no_cache_option
+from .lazy import LazyCommand, LazyGroup
 
-#: Group options that take a value, and flags (needed to find the first real argument).
+#: Every subcommand: where it lives and its one-line help for the root `--help`.
+COMMANDS: dict[str, LazyCommand] = {
+    name: LazyCommand(f"memlens.tui.cli.{address}", summary, hidden=name == "open")
+    for name, address, summary in (
+        ("open", "launch:open_app", "Open the app on PATH ..."),
+        (
+            "demo",
+            "launch:demo",
+            "Open the app on a fresh temporary copy of the bundled demo vaults.",
+        ),
+        (
+            "list",
+            "browse:list_cmd",
+            "Every memory below PATH, with its native status and unified health.",
+        ),
+        ("show", "browse:show", "One memory: metadata, decay and body."),
+        (
+            "validate",
+            "browse:validate",
+            "Every invalid file, section or line, and every flagged reference.",
+        ),
+        ("decay", "browse:decay", "Report what the formats' own decay rules would archive."),
+        ("search", "search:search", "Ranked search of every memory below PATH."),
+        (
+            "graph",
+            "graph:graph",
+            "The links around memory ID, or (--health) every broken link below PATH.",
+        ),
+        (
+            "watch",
+            "watch:watch",
+            "Print one line per change to the vaults below PATH until interrupted.",
+        ),
+        (
+            "pin",
+            "actions:pin",
+            "Pin a memory so it never fades (per format: dc:ttl=never, pinned: true, "
+            "a pin view, or a move to vault/).",
+        ),
+        ("unpin", "actions:unpin", "Undo a pin."),
+        (
+            "archive",
+            "actions:archive",
+            "Archive a memory (a move, an archive entry or a WAL op; never a deletion).",
+        ),
+        ("restore", "actions:restore", "Bring an archived memory back."),
+        (
+            "set",
+            "actions:set_fields",
+            "Validated metadata edit: only the changed fields' lines are rewritten.",
+        ),
+        (
+            "undo",
+            "actions:undo_cmd",
+            "Undo the last action recorded in the vault's journal (.memlens/journal.jsonl).",
+        ),
+        (
+            "promote",
+            "actions:promote",
+            "Promote a memory, or (no ID) run Project Ocean's promote over PATH.",
+        ),
+        (
+            "recover",
+            "recover:recover_cmd",
+            "Roll back actions a crash interrupted, and report (exit 1 if one needs you).",
+        ),
+        (
+            "dream",
+            "dream:dream",
+            "Dream Cycle runs: the decay run and the dream-log type distribution.",
+        ),
+        (
+            "reindex",
+            "cognitive:reindex",
+            "Rebuild _index.json from the memory files (the files are the source of truth).",
+        ),
+        (
+            "core",
+            "cognitive:core",
+            "Regenerate CORE.md: the highest-scoring memories, grouped by type.",
+        ),
+        (
+            "reflection",
+            "cognitive:reflection",
+            "Regenerate REFLECTION.md: themes, cross-project tags, most accessed, insights.",
+        ),
+        (
+            "rescore",
+            "cognitive:rescore",
+            "Recompute the decay_score values stored in _state.json (the system's `decay`).",
+        ),
+        (
+            "access",
+            "cognitive:access",
+            "Count one access of a memory in _state.json (as the system's `get` does).",
+        ),
+        (
+            "locate",
+            "ecosystem:locate",
+            "Print where memlens keeps its settings, cache and journals.",
+        ),
+        (
+            "serve",
+            "ecosystem:serve",
+            "Open the app in a browser tab, served by textual-serve on this machine.",
+        ),
+        (
+            "completion",
+            "ecosystem:completion",
+            "Print the shell completion script for SHELL (bash, zsh or fish).",
+        ),
+    )
+}
+
+
+#: Group options that take a value (needed to find the first real argument).
 _GROUP_VALUE_OPTIONS: set[str] = {"--config"}
+#: Group flags (no value), skipped the same way.
 _GROUP_FLAGS: set[str] = {"--no-cache"}
 
 
-class _AppByDefaultGroup(click.Group):
+class _AppByDefaultGroup(LazyGroup):
     """A group where `memlens PATH ...` (no subcommand) means `memlens open PATH ...`."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
@@ -75,7 +163,7 @@ class _AppByDefaultGroup(click.Group):
         if i >= len(args) and ctx.resilient_parsing:
             # Shell completion of the first word: offer commands, not paths.
             return super().parse_args(ctx, args)
-        if i >= len(args) or args[i] not in self.commands:
+        if i >= len(args) or not self.has_command(args[i]):
             args = [*args[:i], "open", *args[i:]]
         return super().parse_args(ctx, args)
 
@@ -95,21 +183,38 @@ class _AppByDefaultGroup(click.Group):
             ctx.exit(EXIT_PROBLEMS)
 
 
-def _version() -> str:
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    """`--version`: the installed version, looked up only when asked for.
+
+    Reading the package metadata imports importlib.metadata and scans
+    sys.path, which every other invocation can skip.
+    """
+    if not value or ctx.resilient_parsing:
+        return
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return version("memlens")
+        found = version("memlens")
     except PackageNotFoundError:  # pragma: no cover - running from a checkout
-        return "0+unknown"
+        found = "0+unknown"
+    echo(f"memlens, version {found}")
+    ctx.exit()
 
 
 @click.group(
     cls=_AppByDefaultGroup,
+    lazy=COMMANDS,
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog="Example: memlens ~/agent-memory --as-of 2026-11-22",
 )
-@click.version_option(_version(), "--version", prog_name="memlens")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
 @config_option
 @no_cache_option
 def cli() -> None:
@@ -119,306 +224,10 @@ def cli() -> None:
     """
 
 
-# --------------------------------------------------------------------- app
-
-
-@cli.command("open", hidden=True)
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@as_of_option
-def open_app(paths: tuple[Path, ...], as_of: date | None) -> None:
-    """Open the app on PATH ... (default: the config's vaults, else the current directory)."""
-    config = current_config()
-    targets = list(paths) or list(config.vaults) or [Path.cwd()]
-    missing = [p for p in targets if not p.exists()]
-    if missing:
-        raise click.UsageError(f"no such path: {missing[0]}")
-    _run_app(targets, as_of)
-
-
-def _run_app(paths: list[Path], as_of: date | None) -> None:
-    from ..app import run_app
-
-    config = current_config()
-    # The app applies the rest of the settings (theme, keymap, cache, editor,
-    # tracking) and repeats the file's warnings where the user can see them.
-    from memlens.core.config import load_config
-
-    _again, warnings = load_config(config_path_option())
-    if not use_cache():
-        config = dataclasses.replace(config, cache=False)
-    run_app(paths, config.resolve_as_of(as_of, date.today()), config, warnings)
-
-
-@cli.command()
-@as_of_option
-@click.option("--keep", is_flag=True, help="Keep the temporary copy and print where it is.")
-def demo(as_of: date | None, keep: bool) -> None:
-    """Open the app on a fresh temporary copy of the bundled demo vaults.
-
-    The bundle itself is never modified: edits land in the copy.
-
-    Example: memlens demo
-    """
-    tmp = Path(tempfile.mkdtemp(prefix="memlens-demo-"))
-    try:
-        root = copy_demo(tmp)
-        echo(f"demo vaults copied to {root}", err=True)
-        _run_app([root], as_of)
-    finally:
-        if keep:
-            echo(f"kept {tmp}", err=True)
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
-
-
-# -------------------------------------------------------------------- list
-
-
-def _emit_table(headers: list[str], rows: list[list[str]], title: str | None = None) -> None:
-    """A rich table on a terminal; tab-separated plain lines when piped."""
-    if is_terminal():
-        from rich.console import Console
-        from rich.table import Table
-        from rich.text import Text
-
-        table = Table(title=title, show_lines=False, header_style="bold")
-        for h in headers:
-            table.add_column(h, overflow="fold")
-        for row in rows:
-            table.add_row(*(Text(one_line(cell)) for cell in row))
-        Console().print(table)
-        return
-    echo("\t".join(headers))
-    for row in rows:
-        echo("\t".join(cell.replace("\t", " ") for cell in row))
-
-
-def _fmt_num(value: float | str | None, digits: int = 2) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
-def _decay_cell(m: Memory, as_of: date) -> str:
-    d = decay_of(m, as_of)
-    if d.expires_on is not None:
-        return f"until {d.expires_on.isoformat()}"
-    if d.age_days is not None:
-        return f"{d.age_days}d old"
-    if d.days_elapsed is not None:
-        return f"{d.days_elapsed}d"
-    return ""
-
-
-@cli.command("list")
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
-@as_of_option
-@json_option
-@click.option("--all", "show_all", is_flag=True, help="Include invalid items too.")
-def list_cmd(path: Path, as_of: date | None, as_json: bool, show_all: bool) -> None:
-    """Every memory below PATH, with its native status and unified health.
-
-    Archived and tombstoned memories are included.
-
-    Example: memlens list ./vaults --as-of 2026-11-22 --json
-    """
-    when = resolve_as_of(as_of)
-    catalog = load_catalog(path)
-    if as_json:
-        out: list[dict[str, Any]] = [memory_record(m, when, path) for m in catalog.memories()]
-        if show_all:
-            for p in catalog.problems():
-                rec = problem_record(p, path)
-                rec["health"] = "invalid"
-                out.append(rec)
-        emit_json(out)
-        return
-    rows = []
-    for m in catalog.memories():
-        d = decay_of(m, when)
-        rows.append(
-            [
-                m.format,
-                one_line(m.id, 40),
-                one_line(m.title, 60),
-                m.kind,
-                d.status,
-                d.health.value,
-                _fmt_num(m.importance),
-                _fmt_num(m.confidence),
-                _decay_cell(m, when),
-            ]
-        )
-    if show_all:
-        for p in catalog.problems():
-            rows.append(
-                [
-                    p.format,
-                    one_line(p.id or "", 40),
-                    one_line(p.title or p.path, 60),
-                    "",
-                    "",
-                    "invalid",
-                    "",
-                    "",
-                    p.reason.value,
-                ]
-            )
-    headers = ["format", "id", "title", "kind", "status", "health", "imp", "conf", "decay"]
-    _emit_table(headers, rows, title=f"memories as of {when.isoformat()}")
-
-
-# ---------------------------------------------------------------- validate
-
-
-@cli.command()
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
-@json_option
-def validate(path: Path, as_json: bool) -> None:
-    """Every invalid file, section or line, and every flagged reference.
-
-    Exits 1 when anything is found.
-
-    Example: memlens validate ./vaults --json
-    """
-    catalog = load_catalog(path)
-    invalid = [problem_record(p, path) for p in catalog.problems()]
-    refs = [ref_problem_record(r, path) for r in catalog.ref_problems()]
-    if as_json:
-        emit_json(invalid + refs)
-    else:
-        rows = [
-            [
-                r["format"],
-                one_line(r["path"]),
-                str(r.get("line") or r.get("index") or ""),
-                r["reason"],
-                one_line(r["detail"], 100),
-            ]
-            for r in invalid
-        ]
-        rows += [
-            [
-                r["format"],
-                one_line(r["path"]),
-                str(r.get("line") or ""),
-                r["reason"],
-                one_line(f"{r['field']} -> {r['ref']}", 100),
-            ]
-            for r in refs
-        ]
-        if rows:
-            _emit_table(["format", "path", "at", "reason", "detail"], rows, title="problems")
-        total = sum(len(v.memories) for v in catalog.vaults)
-        echo(
-            f"{len(catalog.vaults)} vault(s), {total} valid memories, "
-            f"{len(invalid)} invalid, {len(refs)} flagged reference(s)",
-            err=True,
-        )
-    if invalid or refs:
-        sys.exit(EXIT_PROBLEMS)
-
-
-# -------------------------------------------------------------------- show
-
-
-def _find(catalog: Catalog, memory_id: str) -> Memory:
-    try:
-        return catalog.get(memory_id)
-    except NotFoundError as exc:
-        echo(f"memlens: {exc}", err=True)
-        sys.exit(EXIT_PROBLEMS)
-
-
-@cli.command()
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
-@click.argument("memory_id", metavar="ID")
-@as_of_option
-@json_option
-def show(path: Path, memory_id: str, as_of: date | None, as_json: bool) -> None:
-    """One memory: metadata, decay and body.
-
-    Example: memlens show ./vaults hawk/obs-2026-11-19-001
-    """
-    when = resolve_as_of(as_of)
-    catalog = load_catalog(path)
-    m = _find(catalog, memory_id)
-    d = decay_of(m, when)
-    rec = memory_record(m, when, path, d)
-    rec["body"] = m.body
-    rec["fields"] = jsonable(m.fields)
-    rec["why"] = d.why
-    if as_json:
-        emit_json(rec)
-        return
-    echo(visible(m.title, keep_newlines=False))
-    echo(f"{m.format} · {m.kind} · {d.status} ({d.health.value}) · {m.path}")
-    if d.why:
-        echo(visible(d.why))
-    echo("")
-    for key, value in rec["fields"].items():
-        echo(f"  {one_line(str(key))}: {one_line(str(value), 200)}")
-    if m.relations:
-        echo("\nrelations:")
-        for r in m.relations:
-            state = "" if r.resolved else "  (unresolved)"
-            echo(f"  {r.type} -> {one_line(r.target, 120)}{state}")
-    echo("")
-    echo(visible(m.body))
-
-
-# ------------------------------------------------------------------- decay
-
-
-@cli.command()
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
-@as_of_option
-@json_option
-@click.option("--apply", "apply_", is_flag=True, help="Archive the candidates (safe, undoable).")
-def decay(path: Path, as_of: date | None, as_json: bool, apply_: bool) -> None:
-    """Report what the formats' own decay rules would archive.
-
-    Dream Cycle: TTL expired, and importance below 3.0 (both labelled);
-    Project Ocean: age past the lifespan; cognitive memory: score below 0.05.
-    Pinned memories are never candidates.
-
-    Example: memlens decay ./vaults --as-of 2026-11-22
-    """
-    when = resolve_as_of(as_of)
-    catalog = load_catalog(path)
-    cands = archive_candidates(catalog, when)
-    if apply_:
-        from .actions import decay_apply
-
-        refused = decay_apply(catalog, cands, when)
-        echo(f"{len(cands) - refused} archived, {refused} refused", err=True)
-        if refused:
-            sys.exit(EXIT_PROBLEMS)
-        return
-    if as_json:
-        emit_json(
-            [{**memory_record(m, when, path), "archive_reasons": reasons} for m, reasons in cands]
-        )
-        return
-    rows = [
-        [m.format, one_line(m.id, 40), one_line(m.title, 60), "; ".join(reasons)]
-        for m, reasons in cands
-    ]
-    _emit_table(["format", "id", "title", "why"], rows, title=f"archive candidates as of {when}")
-    echo(f"{len(cands)} memories would be archived", err=True)
-
-
-cli.add_command(search)
-cli.add_command(graph)
-cli.add_command(dream)
-cli.add_command(watch)
-cli.add_command(recover_cmd)
-for _command in (*ACTION_COMMANDS, *COGNITIVE_COMMANDS, *ECOSYSTEM_COMMANDS):
-    cli.add_command(_command)
-
-
 def main() -> None:
     """Console-script entry point."""
     cli(prog_name="memlens")
+
+
+if __name__ == "__main__":  # python -m memlens.tui.cli.main (as the issue's timings run it)
+    main()

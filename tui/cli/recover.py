@@ -14,8 +14,7 @@ from pathlib import Path
 
 import click
 
-from memlens.core import MemlensError
-from memlens.core.scan.vault import discover
+from memlens.core.errors import MemlensError
 from memlens.core.write.recovery import RecoveryReport, needs_recovery, recover
 
 from .common import EXIT_PROBLEMS, echo, emit_json, json_option
@@ -51,6 +50,8 @@ def recover_cmd(path: Path, as_json: bool) -> None:
 
     Example: memlens recover ./vaults --json
     """
+    from memlens.core.scan.vault import discover  # every format: not for --help
+
     try:
         vaults = discover(path)
     except MemlensError as exc:

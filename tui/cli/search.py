@@ -13,14 +13,10 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from memlens.core import Catalog
-from memlens.core.records import memory_record
-from memlens.core.search.index import Hit, SearchIndex
-from memlens.core.search.query import Filter, QueryError, parse_query
 from memlens.core.text.sanitize import one_line
 
 from .common import (
@@ -32,6 +28,11 @@ from .common import (
     resolve_as_of,
     use_cache,
 )
+
+if TYPE_CHECKING:
+    from memlens.core import Catalog
+    from memlens.core.search.index import Hit, SearchIndex
+    from memlens.core.search.query import Filter
 
 #: The reference script's default number of results (``--format ocean``).
 OCEAN_DEFAULT_LIMIT = 5
@@ -53,6 +54,8 @@ def flag_filters(
     ``--tags a,b`` needs one of the tags; ``--min-confidence X`` skips
     memories below X (a missing confidence counts as 1.0, as the script does).
     """
+    from memlens.core.search.query import Filter  # the format registry: only when run
+
     out: list[Filter] = []
     if agent and not all_agents:
         names = (agent.lower(),) if no_shared else (agent.lower(), "shared")
@@ -81,9 +84,12 @@ def _search_index(catalog: Catalog, when: date) -> SearchIndex:
     query's terms and is updated in place for changed files; its scores are
     exactly a fresh build's.
     """
+    # numpy and the index code load here, once a search runs (not for --help).
+    from memlens.core.search.index import SearchIndex
+    from memlens.core.search.persisted import open_index
+
     if not use_cache():
         return SearchIndex.from_catalog(catalog, when)
-    from memlens.core.search.persisted import open_index
 
     index, _stats = open_index(catalog, when)
     return index
@@ -284,11 +290,16 @@ def search(
         raise click.UsageError("--agent and --all are exclusive")
     when = resolve_as_of(as_of)
     text = " ".join(query)
+    from memlens.core.records import memory_record
+    from memlens.core.search.query import QueryError, parse_query
+
     try:
         parsed = parse_query(text)
     except QueryError as exc:
         raise click.UsageError(str(exc)) from None
-    index = _fresh_index(path, when) or _search_index(load_catalog(path), when)
+    index = _fresh_index(path, when)
+    if index is None:
+        index = _search_index(load_catalog(path), when)
     n = limit if limit is not None else (OCEAN_DEFAULT_LIMIT if fmt == "ocean" else DEFAULT_LIMIT)
     filters = flag_filters(agent, all_agents, no_shared, tags, min_confidence)
     results = index.run(parsed, n, extra_filters=filters)

@@ -23,9 +23,9 @@ from typing import Any
 
 import click
 
-from memlens.core import MemlensError, decay_of, open_catalog
+from memlens.core.decay import decay_of
+from memlens.core.errors import MemlensError
 from memlens.core.scan.changes import Change, ChangeKind, change_record, vault_label
-from memlens.core.scan.watch import VaultWatcher
 from memlens.core.text.sanitize import json_text, one_line, visible
 
 from .common import as_of_option, echo, json_option, resolve_as_of
@@ -86,6 +86,10 @@ def watch(path: Path, as_of: date | None, as_json: bool, rescan_interval: float)
 
     Example: memlens watch ./vaults --json
     """
+    # The engine loads once watching starts, not for --help or completion.
+    from memlens.core.scan.vault import open_catalog
+    from memlens.core.scan.watch import VaultWatcher
+
     when = resolve_as_of(as_of)
     since = time.time()
     try:

@@ -20,7 +20,8 @@ from textual.widgets import Footer, Input, Static
 from memlens.core.listing import COLUMNS, MemoryList, MemoryRow
 from memlens.core.model import Memory
 
-from ..actions_ui import ActionRunner, tell
+from ..action_common import tell
+from ..actions_ui import ActionRunner
 from ..messages import OpenRaw
 from ..safe_text import safe
 from ..widgets.detail import MemoryDetail, RelationList, RelationView

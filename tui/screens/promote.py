@@ -1,7 +1,8 @@
 """The promote form: the options each format's promote takes, for the chosen memories.
 
 What promote means differs per format (DESIGN.md action table); the options
-are the ones each writer documents in `core/formats/*_writer.py`:
+are the ones each writer documents in `core/formats/<format>/writer.py`,
+declared in the format's `FormatInfo` (`promote_note`, `promote_options`):
 
 - cognitive-memory: `type` (only `insight`) and/or a higher `importance`;
 - dream-cycle: a longer-lived `type` and/or a higher `importance`;
@@ -17,7 +18,6 @@ several, the confirmation list shows each refusal.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from textual import work
@@ -29,59 +29,16 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from memlens.core.errors import ConflictError, MemlensError
+from memlens.core.formats import info_for
+from memlens.core.formats.adapter import PromoteOption
 from memlens.core.model import Memory
 from memlens.core.write.actions import Action
 
 from ..safe_text import safe
 
 
-@dataclass(frozen=True, slots=True)
-class OptionField:
-    """One promote option of one format."""
-
-    key: str
-    default: str = ""
-    placeholder: str = ""
-    #: Read the text as a number.
-    number: bool = False
-
-
-#: Promote options per format, in form order.
-PROMOTE_FIELDS: dict[str, tuple[OptionField, ...]] = {
-    "cognitive-memory": (
-        OptionField("type", "insight", "insight, or blank to keep the type"),
-        OptionField("importance", "", "0-1, only raises it", number=True),
-    ),
-    "dream-cycle": (
-        OptionField(
-            "type", "", "a longer-lived type: fact preference goal habit event rule context"
-        ),
-        OptionField("importance", "", "0-10, only raises it", number=True),
-    ),
-    "observation-v1": (
-        OptionField("topic", "", "blank: the first observation's title"),
-        OptionField("domain", "", "blank: the project, else general"),
-        OptionField("statement", "", "blank: the observed events"),
-    ),
-    "experience-records": (
-        OptionField("text", "", "blank: the body with Observed:/Inferred: in front"),
-        OptionField("type", "", "blank: the next type up"),
-    ),
-    "project-ocean": (),
-}
-
-#: What promote does, per format (shown above its options).
-PROMOTE_NOTES: dict[str, str] = {
-    "cognitive-memory": "retypes to insight and/or raises importance; the file stays where it is",
-    "dream-cycle": "writes explicit dc: tags; a type only to one that lives longer",
-    "observation-v1": "creates one comprehension document citing the observations",
-    "experience-records": "derives a new record one type up (the raw line never changes)",
-    "project-ocean": "copies the file to shared/observations/ with promoted_from and promoted_at",
-}
-
-
 def parse_options(
-    fields: tuple[OptionField, ...], texts: dict[str, str]
+    fields: tuple[PromoteOption, ...], texts: dict[str, str]
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """(options, {option: error}) from the typed texts; blanks are left out."""
     options: dict[str, Any] = {}
@@ -135,11 +92,11 @@ class PromoteScreen(ModalScreen[dict[str, dict[str, Any]] | None]):
                         Content.assemble(
                             (fmt, "bold"),
                             (f"  ({n})  " if count > 1 else "  ", "$text-muted"),
-                            (PROMOTE_NOTES.get(fmt, ""), "$text-muted"),
+                            (info_for(fmt).promote_note, "$text-muted"),
                         ),
                         classes="promote-format",
                     )
-                    for f in PROMOTE_FIELDS.get(fmt, ()):
+                    for f in info_for(fmt).promote_options:
                         with Horizontal(classes="promote-row"):
                             yield Label(f.key, classes="promote-key")
                             yield Input(
@@ -166,7 +123,7 @@ class PromoteScreen(ModalScreen[dict[str, dict[str, Any]] | None]):
         out: dict[str, dict[str, Any]] = {}
         errors: list[str] = []
         for fi, fmt in enumerate(self.formats):
-            fields = PROMOTE_FIELDS.get(fmt, ())
+            fields = info_for(fmt).promote_options
             texts = {f.key: self.query_one(f"#opt-{fi}-{f.key}", Input).value for f in fields}
             options, bad = parse_options(fields, texts)
             errors += [f"{fmt}: {e}" for e in bad.values()]

@@ -8,7 +8,7 @@ refused step is listed and the rest go on, and a progress bar counts them.
 Cancel while applying stops after the current step.
 
 The modal knows nothing about formats: the caller passes a planner that
-returns a `RunPreview` (see `memlens.tui.actions_ui`).
+returns a `RunPreview` (see `memlens.tui.maintenance_runs`).
 """
 
 from __future__ import annotations

@@ -1,1 +1,15 @@
-"""dream_cycle."""
+"""Dream Cycle (Total Recall): `observations.md` sections tagged by `<!-- dc:... -->` comments.
+
+`adapter` holds `DreamCycleAdapter`, which detects, scans, links and decays a
+vault through the modules beside it.  Reading: `files` (the vault's files and
+problem reports), `sections` (`## ` sections and dc comments from text),
+`reading` (bytes decoded a section at a time and made memories), `ids`
+(heading-derived ids and titles), `classify` (the seven types and the content
+rules), `validation` (dc field checks), `archive` (archive.jsonl entries and
+restore markers), `rescan` (re-reading only the sections a change touched),
+`linking` (what a changed file replaces in the linked result) and `decay`.
+Writing: `writer` holds `DreamCycleWriter` and its registration, helped by
+`write_files` (files as byte lines, the state a plan checks), `write_fields`
+(dc comment edits), `write_promote`, `write_archive` and `write_restore`;
+`runs` holds the decay run and the type distribution.
+"""

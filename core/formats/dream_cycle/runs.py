@@ -34,23 +34,19 @@ from ...errors import RefusedError
 from ...model import Memory, ScanResult
 from ...text.dates import parse_date
 from ...write.journal import FileChange, Plan
-from .adapter import (
-    DECAY_RATE,
-    OBSERVATIONS,
-    TYPE_TTL,
-    DreamCycleAdapter,
-)
-from .writer import (
-    VaultState,
+from .adapter import DreamCycleAdapter
+from .classify import DECAY_RATE, TYPE_TTL
+from .files import OBSERVATIONS
+from .write_archive import (
     after_of,
     append_lines,
     archive_change,
     archive_entry,
     check_archived,
-    read_state,
     remove_sections,
-    rewrite_comment,
 )
+from .write_fields import rewrite_comment
+from .write_files import VaultState, read_state
 
 #: The spec's type table order, for reports.
 TYPE_ORDER: tuple[str, ...] = ("fact", "preference", "goal", "habit", "event", "rule", "context")

@@ -58,9 +58,7 @@ as the Memory the caller holds; otherwise ConflictError.  Erased
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, ClassVar
@@ -72,184 +70,21 @@ from ...text.paths import has_path_syntax, is_inside
 from ...write.actions import register_writer
 from ...write.journal import FileChange, Plan
 from ...write.writes import FileSnapshot, check_unchanged, snapshot
-from .adapter import (
-    EDITABLE_FIELDS,
-    EXPERIENCES,
-    FORMAT_ID,
-    LATTICE,
-    LENS_EDIT,
-    TYPE_RANK,
-    VIEWS,
-    WAL,
-    ExperienceRecordAdapter,
-    JsonLine,
-    LineError,
-    archive_op,
-    edit_value_problem,
-    experience_problem,
-    next_wal_id,
-    parse_json_lines,
-    pin_view,
-    restore_op,
-    view_problem,
-    wal_problem,
+from .action_records import archive_op, next_wal_id, pin_view, restore_op
+from .adapter import ExperienceRecordAdapter
+from .jsonl import JsonLine, parse_json_lines
+from .schema import EXPERIENCES, FORMAT_ID, LATTICE, LENS_EDIT, TYPE_RANK, VIEWS, WAL
+from .validation import experience_problem, view_problem, wal_problem
+from .write_fields import (
+    _PROMOTE_OPTIONS,
+    _PROMOTE_PREFIX,
+    _TS_FORMAT,
+    _current_value,
+    _normalize_field,
+    _parse_now,
+    _show,
 )
-
-_BOM = b"\xef\xbb\xbf"
-_TS_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
-#: Characters str.splitlines() breaks on that json.dumps leaves unescaped.
-_LINE_BREAKS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
-_PROMOTE_PREFIX = {
-    "observation": "Observed: ",
-    "inference": "Inferred: ",
-    "reconciliation": "Reconciled: ",
-}
-_FIELD_ALIASES = {"confidence": "confidence.p"}
-_RAW_ONLY = {
-    "content": "edit the body instead (it derives a new experience; raw text is immutable)",
-    "content.text": "edit the body instead (it derives a new experience; raw text is immutable)",
-    "text": "edit the body instead (it derives a new experience; raw text is immutable)",
-    "body": "edit the body instead (it derives a new experience; raw text is immutable)",
-    "type": "promote instead (it derives a higher-type experience; raw records are immutable)",
-}
-_PROMOTE_OPTIONS = frozenset({"text", "body", "type", "now", "as_of"})
-
-
-@dataclass(frozen=True, slots=True)
-class _Store:
-    """One JSON Lines file as read at plan time (data None: the file is absent)."""
-
-    rel: str
-    path: Path
-    data: bytes | None
-    snap: FileSnapshot
-    items: list[JsonLine | LineError]
-
-    def objects(self) -> list[dict[str, Any]]:
-        return [i.obj for i in self.items if isinstance(i, JsonLine)]
-
-    def ids(self, key: str = "id") -> set[str]:
-        return {str(o.get(key)) for o in self.objects()}
-
-
-@dataclass(frozen=True, slots=True)
-class _State:
-    """The memory as re-read at plan time, and the files it came from."""
-
-    memory: Memory
-    stores: dict[str, _Store]
-
-
-def _dumps(record: dict[str, Any]) -> str:
-    """One JSON line: the fixtures' `", "` / `": "` style, UTF-8 text kept."""
-    try:
-        text = json.dumps(record, ensure_ascii=False, allow_nan=False)
-    except ValueError as exc:
-        raise RefusedError(f"cannot write the record as JSON: {exc}") from None
-    for char, escape in _LINE_BREAKS.items():
-        text = text.replace(char, escape)
-    return text
-
-
-def _show(value: Any) -> str:
-    """A value as JSON text, for the human-readable `added` / `removed`."""
-    return json.dumps(value, ensure_ascii=False, allow_nan=False)
-
-
-def _encode(text: str, what: str) -> bytes:
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise RefusedError(
-            f"{what}: holds characters that are not valid Unicode text (unpaired surrogates)"
-        ) from None
-
-
-def _eol(data: bytes) -> bytes:
-    """The file's line ending: CRLF if its first line ends in CRLF, else LF."""
-    first = data.find(b"\n")
-    return b"\r\n" if first > 0 and data[first - 1 : first] == b"\r" else b"\n"
-
-
-def append_line(data: bytes | None, line: bytes) -> bytes:
-    """`data` with one more line, in the file's own line-ending style.
-
-    Every existing byte is kept (the BOM included); only a missing final
-    newline is added before the new line.
-    """
-    if not data:
-        return line + b"\n"
-    eol = _eol(data)
-    body = data
-    if body != _BOM and not body.endswith(b"\n"):
-        body += b"\n" if body.endswith(b"\r") else eol
-    return body + line + eol
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Equality of JSON values (NaN-safe: compares their JSON text)."""
-    return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
-
-
-def _parse_now(value: Any) -> datetime:
-    if isinstance(value, datetime):
-        when = value
-    elif isinstance(value, str):
-        try:
-            when = datetime.fromisoformat(value.strip())
-        except ValueError:
-            raise RefusedError(f"now: {value!r} is not an ISO 8601 timestamp") from None
-    else:
-        raise RefusedError(f"now: {value!r} is not an ISO 8601 timestamp")
-    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
-
-
-def _normalize_field(name: str, value: Any) -> tuple[str, Any]:
-    """The native field name and a checked value, or RefusedError naming the field."""
-    key = _FIELD_ALIASES.get(name, name)
-    if key in _RAW_ONLY:
-        raise RefusedError(f"{name}: not editable on a raw experience; {_RAW_ONLY[key]}")
-    if key not in EDITABLE_FIELDS:
-        raise RefusedError(
-            f"{name}: not editable on an experience record (raw records are immutable; "
-            f"an edit view can change {', '.join(EDITABLE_FIELDS)})"
-        )
-    if key == "tags":
-        if isinstance(value, str):
-            value = [value]
-        if isinstance(value, list | tuple) and all(isinstance(t, str) for t in value):
-            cleaned: list[str] = []
-            for tag in value:
-                tag = tag.strip()
-                if tag and tag not in cleaned:
-                    cleaned.append(tag)
-            value = cleaned
-    elif key == "confidence.p":
-        if isinstance(value, str):
-            try:
-                value = float(value.strip())
-            except ValueError:
-                raise RefusedError(f"{name}: {value!r} is not a number") from None
-        if (
-            isinstance(value, int | float)
-            and not isinstance(value, bool)
-            and not 0.0 <= value <= 1.0
-        ):
-            raise RefusedError(f"{name}: {value!r} is outside 0.0-1.0")
-    elif key == "note" and isinstance(value, str) and not value.strip():
-        value = None  # an empty note clears it
-    bad = edit_value_problem(key, value)
-    if bad is not None:
-        raise RefusedError(f"{name}: {bad[1]}")
-    return key, value
-
-
-def _current_value(memory: Memory, key: str) -> Any:
-    if key == "tags":
-        return list(memory.tags)
-    if key == "confidence.p":
-        return memory.confidence
-    return memory.native.get("note")
+from .write_lines import _dumps, _encode, _same, _State, _Store, append_line
 
 
 class ExperienceRecordWriter:
@@ -621,4 +456,4 @@ class ExperienceRecordWriter:
 
 WRITER = register_writer(ExperienceRecordWriter())
 
-__all__ = ["WRITER", "ExperienceRecordWriter", "append_line"]
+__all__ = ["WRITER", "ExperienceRecordWriter"]

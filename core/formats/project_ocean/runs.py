@@ -35,12 +35,9 @@ from ...errors import UnsafePathError
 from ...model import Memory, Problem
 from ...scan.vault import Catalog, Vault
 from ...text.paths import has_path_syntax, safe_join
-from .adapter import (
-    FORMAT_ID,
-    SHARED,
-    ProjectOceanAdapter,
-    locate,
-)
+from .adapter import ProjectOceanAdapter
+from .locations import locate
+from .schema import FORMAT_ID, SHARED
 
 _ADAPTER = ProjectOceanAdapter()
 

@@ -31,70 +31,28 @@ given (a date or an ISO date string), else `date.today()`.
 
 from __future__ import annotations
 
-import math
-import os
-from dataclasses import dataclass
-from datetime import date, datetime
-from pathlib import Path
+from datetime import date
 from typing import Any, ClassVar
 
-from ...errors import ConflictError, ParseError, RefusedError, UnsafePathError
+from ...errors import RefusedError
 from ...model import Memory
-from ...safe_io import read_regular
-from ...text.dates import parse_date
-from ...text.paths import safe_join, safe_name
-from ...text.yamledit import REMOVE, edit_frontmatter
+from ...text.paths import safe_join
+from ...text.yamledit import REMOVE
 from ...write.actions import register_writer
 from ...write.journal import FileChange, Plan
-from ...write.writes import FileSnapshot, WriteError, snapshot
-from .adapter import (
-    FORMAT_ID,
-    SHARED,
-    backlink_name,
-    locate,
-    parse_decay_spec,
-    parse_observation,
+from ...write.writes import snapshot
+from .schema import FORMAT_ID
+from .write_fields import _DATE_FIELDS, _check_field, _promote_date, _refuse_if_promoted
+from .write_files import (
+    _closing_fence,
+    _edit,
+    _load,
+    _move_plan,
+    _same,
+    _validate,
+    _write_plan,
+    destination,
 )
-
-#: Fields the format requires; `set` may change them but never remove them.
-_REQUIRED: tuple[str, ...] = ("tags", "confidence", "created", "source")
-
-#: Fields whose value is a YYYY-MM-DD date.
-_DATE_FIELDS: tuple[str, ...] = ("created", "promoted_at")
-
-
-@dataclass(frozen=True, slots=True)
-class _Loaded:
-    """One observation file as it is on disk now, re-parsed and checked."""
-
-    root: Path
-    rel: str
-    path: Path
-    data: bytes
-    raw: str  # decoded text with the BOM and the original line endings
-    snap: FileSnapshot
-    fresh: Memory
-
-
-def destination(memory: Memory, action: str) -> str:
-    """Vault-relative path an archive / restore / promote of `memory` goes to.
-
-    The file name is kept; only the folder changes (so the id's stem stays).
-    """
-    name = safe_name(Path(memory.path).name)
-    agent = str(memory.native.get("agent", ""))
-    shared = bool(memory.native.get("shared"))
-    if action == "promote":
-        return f"shared/observations/{name}"
-    if action == "archive":
-        if shared:
-            return f"shared/observations/archive/{name}"
-        return f"agents/{safe_name(agent)}/memory/archive/{name}"
-    if action == "restore":
-        if agent == SHARED and memory.path.startswith("shared/"):
-            return f"shared/observations/{name}"
-        return f"agents/{safe_name(agent)}/memory/vault/{name}"
-    raise ValueError(f"no destination for {action!r}")
 
 
 class ProjectOceanWriter:
@@ -248,191 +206,6 @@ class ProjectOceanWriter:
         return _move_plan("restore", doc, dst_rel, f"restore: move {doc.rel} back to {dst_rel}")
 
 
-# --------------------------------------------------------------------------- helpers
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Equal values of the same type (`true` is not `1`); a NaN equals itself."""
-    return repr(a) == repr(b) or (type(a) is type(b) and bool(a == b))
-
-
-def _load(memory: Memory) -> _Loaded:
-    """Re-read the memory's file now; ConflictError if it is not what the user saw."""
-    if memory.format != FORMAT_ID:
-        raise RefusedError(f"{memory.id} is a {memory.format} memory, not {FORMAT_ID}")
-    root = memory.vault_root
-    rel = memory.path
-    loc = locate(root, rel)
-    if loc is None or loc.id != memory.id:
-        raise RefusedError(f"{rel!r} is not where Project Ocean keeps {memory.id}")
-    path = safe_join(root, *rel.split("/"))
-    if path.is_symlink():
-        raise UnsafePathError(f"{rel} is a symbolic link; memlens does not write through links")
-    try:
-        data = read_regular(path)
-    except FileNotFoundError:
-        raise ConflictError(f"{rel}: {memory.id} was moved or deleted since it was read") from None
-    except OSError as exc:
-        raise WriteError(f"{rel}: cannot read: {exc.strerror or exc}") from exc
-    snap = snapshot(path, data)
-    try:
-        fresh = parse_observation(root, rel, data)
-    except ParseError as err:
-        raise ConflictError(
-            f"{rel}: {memory.id} changed on disk since it was read (now invalid: {err.detail})"
-        ) from None
-    if not _same(fresh.fields, memory.fields) or fresh.body != memory.body:
-        raise ConflictError(f"{rel}: {memory.id} changed on disk since it was read")
-    return _Loaded(root, rel, path, data, data.decode("utf-8"), snap, fresh)
-
-
-def _edit(raw: str, changes: dict[str, Any], what: str) -> str:
-    """edit_frontmatter, with its refusals naming the field(s)."""
-    try:
-        return edit_frontmatter(raw, changes)
-    except RefusedError as exc:
-        raise RefusedError(f"{what}: {exc}") from None
-
-
-def _validate(root: Path, rel: str, new: str, what: str) -> Memory:
-    """Parse the new text with the adapter's rules; RefusedError naming the field."""
-    try:
-        return parse_observation(root, rel, new.encode("utf-8"))
-    except ParseError as err:
-        raise RefusedError(f"{what}: {err.detail} ({err.reason.value}); not written") from None
-
-
-def _closing_fence(lines: list[str]) -> int | None:
-    """Index of the line closing the frontmatter (as the adapter splits it)."""
-    for i in range(1, len(lines)):
-        if lines[i].rstrip("\r\n").rstrip() in ("---", "..."):
-            return i
-    return None
-
-
-def _write_plan(action: str, doc: _Loaded, new: str, summary: str) -> Plan:
-    change = FileChange(kind="write", path=doc.path, expected=doc.snap, data=new.encode("utf-8"))
-    return Plan(
-        action=action,
-        vault_root=doc.root,
-        memory_ids=[doc.fresh.id],
-        summary=summary,
-        changes=[change],
-    )
-
-
-def _move_plan(action: str, doc: _Loaded, dst_rel: str, summary: str) -> Plan:
-    dst = safe_join(doc.root, *dst_rel.split("/"))
-    if os.path.lexists(dst):
-        raise RefusedError(
-            f"{dst_rel} already exists; memlens never overwrites a file on a move "
-            f"({doc.fresh.id} left where it is)"
-        )
-    # The bytes do not change, but the new place must still read as one valid memory.
-    _validate(doc.root, dst_rel, doc.raw, action)
-    change = FileChange(kind="move", path=doc.path, expected=doc.snap, dst=dst)
-    return Plan(
-        action=action,
-        vault_root=doc.root,
-        memory_ids=[doc.fresh.id],
-        summary=summary,
-        changes=[change],
-    )
-
-
-def _refuse_if_promoted(root: Path, dst_rel: str) -> Path:
-    """RefusedError("already promoted ...") if a shared copy (live or archived) exists.
-
-    Returns where the archived copy would be (checked absent), so the plan
-    can refuse to apply if one appears there meanwhile.
-    """
-    name = dst_rel.rsplit("/", 1)[-1]
-    archived_rel = f"shared/observations/archive/{name}"
-    archived = safe_join(root, *archived_rel.split("/"))
-    for rel in (dst_rel, archived_rel):
-        path = safe_join(root, *rel.split("/"))
-        if os.path.lexists(path):
-            raise RefusedError(f"already promoted: {rel} exists{_promoted_from_hint(root, rel)}")
-    return archived
-
-
-def _promoted_from_hint(root: Path, rel: str) -> str:
-    """` (promoted_from: hawk)` when the existing copy says where it came from."""
-    try:
-        copy = parse_observation(root, rel)
-    except (ParseError, OSError, ValueError):
-        return ""
-    origin = copy.native.get("promoted_from")
-    return f" (promoted_from: {origin})" if isinstance(origin, str) else ""
-
-
-def _promote_date(value: object) -> date:
-    """`promoted_at`: the caller's as_of, else today (the writer's one clock read)."""
-    if value is None:
-        return date.today()
-    if isinstance(value, datetime):
-        return value.date()
-    if isinstance(value, date):
-        return value
-    parsed = parse_date(value)
-    if parsed is None:
-        raise RefusedError(f"as_of: {value!r} is not a YYYY-MM-DD date")
-    return parsed
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _check_field(name: str, value: Any) -> Any:
-    """The value to write for `name` (REMOVE for null), or RefusedError naming the field."""
-    if value is None:
-        if name in _REQUIRED:
-            raise RefusedError(f"{name}: is required and cannot be removed")
-        return REMOVE
-    if name == "tags":
-        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-            raise RefusedError(f"tags: {value!r} is not a list of strings")
-        return list(value)
-    if name == "confidence":
-        if not _is_number(value):
-            raise RefusedError(f"confidence: {value!r} is not a number between 0.0 and 1.0")
-        if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-            raise RefusedError(f"confidence: {value} is outside 0.0-1.0")
-        return value
-    if name in _DATE_FIELDS:
-        parsed = parse_date(value)
-        if parsed is None:
-            raise RefusedError(f"{name}: {value!r} is not a YYYY-MM-DD date")
-        return parsed
-    if name in ("source", "promoted_from"):
-        if not isinstance(value, str) or not value.strip():
-            raise RefusedError(f"{name}: {value!r} is not a non-empty string")
-        return value
-    if name == "decay":
-        if parse_decay_spec(value) is None:
-            raise RefusedError(
-                f"decay: {value!r} is not linear-Nd or exponential-Nd "
-                "(N a whole number of days; null makes the observation permanent)"
-            )
-        return value
-    if name == "backlinks":
-        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-            raise RefusedError(f"backlinks: {value!r} is not a list of observation names")
-        for ref in value:
-            if backlink_name(ref) is None:
-                raise RefusedError(
-                    f"backlinks: {ref!r} is not a bare observation name (obs-YYYY-MM-DD-NNN); "
-                    "paths are refused"
-                )
-        return list(value)
-    if name in ("verified", "pinned"):
-        if not isinstance(value, bool):
-            raise RefusedError(f"{name}: {value!r} is not true or false")
-        return value
-    return value  # an extra field: any YAML value, kept as given
-
-
 register_writer(ProjectOceanWriter())
 
-__all__ = ["ProjectOceanWriter", "destination"]
+__all__ = ["ProjectOceanWriter"]

@@ -1,0 +1,233 @@
+"""The one typed base every format adapter subclasses, and the facts it declares.
+
+Every member the rest of memlens calls is declared here and checked by mypy:
+the six a format must write are abstract; the optional ones (cheaper
+listings, incremental rescans, a fast relink, a cheap decay) have defaults
+that give the plain behaviour, so a new format works with the six alone and
+adds speed later.  Facts the fronts need (labels, relation rules, promote
+options, capabilities) sit in one `FormatInfo` record per format, so nothing
+outside `core/formats/` has to name a format.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ..model import DecayInfo, FileScan, Health, Memory, ScanResult
+from ..refs import PointerField
+from .files import Listing, rel_posix, skipped_scan
+from .linking import Changes
+
+#: (status, health, weight, score) of a decay, without its explanation.
+DecayBrief = tuple[str, Health, float, float | None]
+
+
+@dataclass(frozen=True, slots=True)
+class PromoteOption:
+    """One option a format's promote takes (the promote form shows one input each)."""
+
+    key: str
+    default: str = ""
+    placeholder: str = ""
+    #: Read the text as a number.
+    number: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FormatInfo:
+    """What the fronts, search and graph need to know about a format, by name.
+
+    Callers ask these fields instead of comparing format ids, so adding a
+    format never means editing code outside its package and the registry.
+    """
+
+    #: The format id (DESIGN.md), as in every record's `format`.
+    id: str
+    #: Human label for the UI.
+    label: str
+    #: A few letters for narrow columns (search results).
+    short_label: str = ""
+    #: Every relation is expected on both ends (a missing back link is a problem).
+    two_way_relations: bool = False
+    #: Relation fields whose links must not form a cycle.
+    acyclic_fields: frozenset[str] = frozenset()
+    #: What promote does, in one line (shown above its options).
+    promote_note: str = ""
+    #: Promote options, in form order.
+    promote_options: tuple[PromoteOption, ...] = ()
+    #: Memory kinds of which several of one vault promote into one new record.
+    promotes_together: frozenset[str] = frozenset()
+    #: The vault keeps daily episode logs (the episodes timeline).
+    has_episodes: bool = False
+    #: The format has its own decay run that rewrites the vault (`memlens dream`).
+    has_decay_run: bool = False
+    #: Reading a memory is recorded as an access that feeds its decay, and the
+    #: vault has derived files memlens can rebuild (index, core, reflection).
+    tracks_access: bool = False
+
+
+class FormatAdapter(ABC):
+    """Detect a vault root of one format, scan it, and compute its decay.
+
+    Adapters are stateless: `scan` reads everything under `root` and returns
+    memories, problems and reference problems; `decay` is a pure function of
+    a memory and an explicit `as_of`.
+
+    Scanning is split per file so that a changed file can be re-read alone
+    (live reload) and unchanged files can come from the persistent cache:
+    `scan(root)` is exactly ``link(root, {rel: scan_file(root, p) for p in
+    files(root)})``.  `scan_file` reads one file on its own; `link` does what
+    needs the whole vault (duplicate ids, reference resolution, state files,
+    WAL effects, incorporated flags, ...).
+    """
+
+    #: The format's facts; `format_id` and `label` mirror it.
+    info: ClassVar[FormatInfo]
+    #: `info.id`, at class level (read on hot paths and by the registry).
+    format_id: ClassVar[str]
+    #: `info.label`, at class level.
+    label: ClassVar[str]
+    #: Every field the format's spec defines as pointing at another record or
+    #: a trace; `link` checks each with the shared rule in `core.refs`.
+    pointer_fields: ClassVar[tuple[PointerField, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # The id and label are declared once, in `info`; the class attributes
+        # keep the short spelling every caller (and the registry) uses.
+        super().__init_subclass__(**kwargs)
+        info = cls.__dict__.get("info")
+        if isinstance(info, FormatInfo):
+            cls.format_id = info.id
+            cls.label = info.label
+
+    # -- what every format writes ----------------------------------------
+
+    @abstractmethod
+    def detect(self, root: Path) -> bool:
+        """True if `root` itself is a vault root of this format."""
+
+    @abstractmethod
+    def files(self, root: Path) -> list[Path]:
+        """Every file that makes up the vault, in scan order (for a stat walk)."""
+
+    @abstractmethod
+    def owns(self, root: Path, rel: str) -> bool:
+        """True if vault-relative POSIX `rel` is a file `files` lists when it exists.
+
+        A test on the path alone (no I/O): the watcher and `rescan_paths` use
+        it to ignore editor swap files, temp files and anything else.
+        """
+
+    @abstractmethod
+    def scan_file(self, root: Path, path: Path, data: bytes | None = None) -> FileScan:
+        """Read one file of the vault on its own (never raises for bad content).
+
+        `data` is the file's bytes when the caller already read them (the
+        cache reads once to hash and parse); None reads `path`.
+        """
+
+    @abstractmethod
+    def link(self, root: Path, scans: Mapping[str, FileScan]) -> ScanResult:
+        """Combine per-file scans (keyed by rel path, in scan order) into a result.
+
+        `link` may update the derived parts of the memories it is given
+        (resolved relations, values taken from state files) in place; it
+        recomputes them from scratch on every call, so linking again after
+        replacing some FileScans gives what a full scan would.
+        """
+
+    @abstractmethod
+    def decay(self, memory: Memory, as_of: date, *, explain: bool = True) -> DecayInfo:
+        """Native status, the format's numbers and the unified health.
+
+        With `explain` False, `why` stays empty and everything else is the
+        same: the cheap form for building 100k list rows.
+        """
+
+    # -- optional: defaults give the plain behaviour ----------------------
+
+    def scan(self, root: Path) -> ScanResult:
+        """Read the whole vault; never raises for bad content (it reports it).
+
+        `link` over `scan_file` of every listed file, plus one FileScan
+        holding a Problem for every entry the listing left out (a link out
+        of the vault, a loop, a pipe, a folder named `x.md`).
+        """
+        listing = self.file_listing(root)
+        base = str(root) + os.sep
+        # Skipped entries first: their FileScans have the empty order, which
+        # sorts before every file's, so the dict is in scan order as `link` expects.
+        scans = {s.rel: skipped_scan(self.format_id, root, s) for s in listing.skipped}
+        for rel in listing.names:
+            scans[rel] = self.scan_file(root, Path(base + rel))
+        return self.link(root, scans)
+
+    def file_rels(self, root: Path) -> list[str]:
+        """`files` as vault-relative POSIX paths, in the same order.
+
+        Override to list names without building Paths: the stat walk of a
+        100k-file warm start spent more time building Paths than calling stat.
+        """
+        return [rel_posix(root, p) for p in self.files(root)]
+
+    def file_listing(self, root: Path) -> Listing:
+        """`file_rels`, plus the entries the listing left out and why.
+
+        The default leaves nothing out it could report; formats that list
+        folders with `core.formats.files` override it to report links out of
+        the vault, pipes and unreadable entries.
+        """
+        return Listing(self.file_rels(root), [])
+
+    def scan_rel(self, root: Path, rel: str, data: bytes | None = None) -> FileScan:
+        """`scan_file` by vault-relative path (a cold scan reads every file this way)."""
+        return self.scan_file(root, Path(f"{root}{os.sep}{rel}"), data)
+
+    def scan_appended(
+        self, root: Path, path: Path, previous: FileScan, tail: bytes, first_line: int
+    ) -> FileScan | None:
+        """`previous` extended by `tail`, bytes appended to an append-only file.
+
+        `first_line` is the 1-based line `tail` starts on.  None (the
+        default): read the whole file again.
+        """
+        return None
+
+    def rescan_file(
+        self, root: Path, path: Path, data: bytes, previous: FileScan
+    ) -> FileScan | None:
+        """`scan_file` of the new `data`, reusing what `previous` made of unchanged parts.
+
+        Must equal `scan_file(root, path, data)`.  None (the default): read
+        it whole.
+        """
+        return None
+
+    def relink(
+        self, root: Path, scans: Mapping[str, FileScan], previous: ScanResult, changes: Changes
+    ) -> ScanResult | None:
+        """`link` after `changes`, touching only what they affect.
+
+        `previous` is the vault's newest linked result (its `link_state` was
+        left by this adapter); the result must equal `link(root, scans)`.
+        None (the default): link in full.
+        """
+        return None
+
+    def decay_brief(self, memory: Memory, as_of: date) -> DecayBrief:
+        """(status, health, weight, score) of `decay`, without its explanation.
+
+        What a search index needs for 100k memories; override with a cheaper
+        computation of the same numbers.
+        """
+        info = self.decay(memory, as_of, explain=False)
+        return info.status, info.health, info.weight, info.score
+
+
+__all__ = ["DecayBrief", "FormatAdapter", "FormatInfo", "PromoteOption"]
