@@ -234,6 +234,7 @@ def _save_new(conn: sqlite3.Connection, index: SearchIndex, catalog: Catalog) ->
             memory_blobs(enumerate(index._memories), zdict),
         )
         meta = rows_io.state_meta(index, catalog.vaults, norms)
+        meta.update(rows_io.slot_words_meta(index._memories))
         meta.update(code=persisted_code(catalog.vaults).encode(), generation=b"1", zdict=zdict)
         meta["vaults"] = json.dumps(_vaults_meta(catalog)).encode()
         conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", meta.items())
@@ -352,9 +353,10 @@ def _update(
         if now is None or now[0] != meta["generation"]:
             return False
         norms = rows_io.update_terms(conn, index, new, first)
-        rows_io.recount_titles(index, catalog)
+        titles = rows_io.retitle(index, catalog, meta, first)
         _save_memories(conn, index, meta["zdict"], stale, first)
         out = rows_io.state_meta(index, catalog.vaults, norms)
+        out.update(titles)
         out["vaults"] = json.dumps(_vaults_meta(catalog)).encode()
         out["generation"] = str(int(meta["generation"]) + 1).encode()
         conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", out.items())

@@ -9,11 +9,8 @@ fit's own functions (`fit.sublinear_tf`, `fit.idf_of`, `fit.weigh_pairs`).
 
 from __future__ import annotations
 
-import itertools
 import json
 import sqlite3
-from array import array
-from collections import defaultdict
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
@@ -23,11 +20,12 @@ import numpy as np
 
 from ..model import Memory
 from .aliases import FloatArray, IntArray, Key
-from .analysis import SINGLE, analyze, texts
+from .analysis import SINGLE, texts
 from .columns import Codes, Columns
 from .fit import Counted, idf_of, sublinear_tf, weigh_pairs
-from .postings import Postings, TitleWords, group_rows
+from .postings import Postings, TitleWords
 from .stored_terms import decode_counts, encode_counts
+from .title_slots import SlotWords, heads
 
 if TYPE_CHECKING:
     from ..scan.vault import Catalog, Vault
@@ -328,46 +326,32 @@ def _merged_row(
     )
 
 
-def recount_titles(index: SearchIndex, catalog: Catalog) -> None:
-    """Title words and tags counted again from every memory, in catalog order.
+def retitle(index: SearchIndex, catalog: Catalog, meta: Meta, first: int) -> Meta:
+    """Title words and tags renumbered as a fit over the catalog would; their new blobs.
 
-    As a fit counts them (`fit.Counted.count`), so words are numbered in
-    first-seen order of a fresh build: fuzzy matching breaks ties by it.
-    Titles and tags only, no bodies.
+    Only the new slots' (from `first`) titles are analysed (`title_slots`).
     """
+    words = SlotWords.from_meta(meta, "slot_words")
+    tags = SlotWords.from_meta(meta, "slot_tags")
+    added = [heads(m) for m in index._memories[first:]]
+    words.extend(w for w, _t in added)
+    tags.extend(t for _w, t in added)
     docs: dict[Key, Memory] = {}
     for m in catalog.memories():
         docs[m.key] = m
     row_of = index._row_of
-    slot = np.fromiter((row_of[k] for k in docs), dtype=np.int32, count=len(docs))
-    word_id: defaultdict[str, int] = defaultdict(itertools.count().__next__)
-    tag_id: defaultdict[str, int] = defaultdict(itertools.count().__next__)
-    words, words_len, tags, tags_len = array("i"), array("i"), array("i"), array("i")
-    word_of, tag_of = word_id.__getitem__, tag_id.__getitem__
-    for m in docs.values():
-        head = analyze(m.title)
-        if m.tags:
-            head += analyze(" ".join(m.tags))
-            lowered = dict.fromkeys([t.lower() for t in m.tags])
-            tags.extend(map(tag_of, lowered))
-            tags_len.append(len(lowered))
-        else:
-            tags_len.append(0)
-        unique = dict.fromkeys(head)
-        words.extend(map(word_of, unique))
-        words_len.append(len(unique))
+    order = np.fromiter((row_of[k] for k in docs), dtype=np.int64, count=len(docs))
     index.state.words = TitleWords()
-    index.state.words.pack(*_in_slots(group_rows(list(word_id), words, words_len), slot))
+    index.state.words.pack(*words.postings(order))
     index.state.tags = Postings()
-    index.state.tags.pack(*_in_slots(group_rows(list(tag_id), tags, tags_len), slot))
+    index.state.tags.pack(*tags.postings(order))
+    return {**words.to_meta("slot_words"), **tags.to_meta("slot_tags")}
 
 
-def _in_slots(
-    grouped: tuple[list[str], IntArray, IntArray], slot: IntArray
-) -> tuple[list[str], IntArray, IntArray]:
-    """Postings of catalog positions turned into slots (ascending within each key)."""
-    keys, flat, bounds = grouped
-    key_of = np.repeat(np.arange(len(keys)), np.diff(bounds))
-    mapped = slot[flat]
-    order = np.lexsort((mapped, key_of))
-    return keys, mapped[order].astype(np.int32), bounds
+def slot_words_meta(memories: list[Memory]) -> Meta:
+    """The title words and tags of every slot of a build (`title_slots`)."""
+    words, tags = SlotWords(), SlotWords()
+    added = [heads(m) for m in memories]
+    words.extend(w for w, _t in added)
+    tags.extend(t for _w, t in added)
+    return {**words.to_meta("slot_words"), **tags.to_meta("slot_tags")}

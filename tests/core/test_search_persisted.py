@@ -60,6 +60,9 @@ def _same_as_fresh(root: Path, as_of: date = AS_OF) -> PersistedStats:
     stored, stats = open_index(open_catalog(root, cache=True), as_of)
     assert not stats.reason or stats.status != "loaded"
     assert _all_pages(stored) == expected
+    # Title words in a fresh build's first-seen order (fuzzy ties break by it).
+    assert stored.state.words.by_len == fresh.state.words.by_len
+    assert list(stored.state.tags) == list(fresh.state.tags)
     # Now nothing changed: served without the catalog, the same pages.
     served = open_fresh(survey_all(root).vaults, as_of)
     assert served is not None
