@@ -158,21 +158,24 @@ class Fitted:
     terms: TermPostings
     words: TitleWords
     tags: Postings
+    #: Raw term counts aligned with ``terms.xt_indices`` (only with `keep_counts`:
+    #: what a persisted index stores, `core.search.persisted`).
+    counts: IntArray | None = None
 
 
-def fit(docs: Sequence[Memory], split: Split | None = None) -> Fitted:
+def fit(docs: Sequence[Memory], split: Split | None = None, *, keep_counts: bool = False) -> Fitted:
     """TF-IDF of `docs` (rows 0..n-1) and their title-word and tag postings."""
     counted = Counted()
     # Single characters get the first ids and their pairs are dropped
     # below: cheaper than filtering every body's tokens in Python.
     singles = len(list(map(counted.term_of, SINGLE)))
     _count(counted, docs, split)
-    terms = _tfidf(counted, len(docs), singles)
+    terms, counts = _tfidf(counted, len(docs), singles)
     title_words = TitleWords()
     title_words.pack(*group_rows(list(counted.word_id), counted.words, counted.words_len))
     tags = Postings()
     tags.pack(*group_rows(list(counted.tag_id), counted.tags, counted.tags_len))
-    return Fitted(terms, title_words, tags)
+    return Fitted(terms, title_words, tags, counts if keep_counts else None)
 
 
 def _count(counted: Counted, docs: Sequence[Memory], split: Split | None) -> None:
@@ -189,8 +192,8 @@ def _count(counted: Counted, docs: Sequence[Memory], split: Split | None) -> Non
             counted.merge(got)
 
 
-def _tfidf(counted: Counted, n: int, singles: int) -> TermPostings:
-    """The transposed TF-IDF matrix of counted documents, vocabulary in sorted order."""
+def _tfidf(counted: Counted, n: int, singles: int) -> tuple[TermPostings, IntArray]:
+    """The transposed TF-IDF matrix of counted documents (sorted vocabulary), and raw counts."""
     # Vocabulary ids in sorted term order (as scikit-learn numbers them).
     first_seen = list(counted.term_id)[singles:]
     v = len(first_seen)
@@ -199,16 +202,16 @@ def _tfidf(counted: Counted, n: int, singles: int) -> TermPostings:
     rank[np.asarray(order, dtype=np.int64) + singles] = np.arange(v, dtype=np.int32)
     sorted_terms = [first_seen[i] for i in order]
     del first_seen, order
-    term, rows, weights = _pairs_by_term(counted, rank, n)
+    term, rows, tf = _pairs_by_term(counted, rank, n)
+    weights = sublinear_tf(tf)
     df = np.bincount(term, minlength=v)
     indptr = np.zeros(v + 1, dtype=np.int64)
     np.cumsum(df, out=indptr[1:])
-    idf = np.log((n + 1) / (df + 1.0)) + 1.0
-    weights *= idf[term]
+    idf = idf_of(df, n)
+    norms = weigh_pairs(term, rows, weights, idf, n)
     del term
-    norms = np.sqrt(np.bincount(rows, weights=weights * weights, minlength=n))
     weights /= norms[rows]
-    return TermPostings(
+    postings = TermPostings(
         vocab=dict(zip(sorted_terms, range(v), strict=True)),
         terms=sorted_terms,
         idf=idf.tolist(),
@@ -220,12 +223,11 @@ def _tfidf(counted: Counted, n: int, singles: int) -> TermPostings:
         n_base_terms=v,
         n_base_rows=n,
     )
+    return postings, tf
 
 
-def _pairs_by_term(
-    counted: Counted, rank: IntArray, n: int
-) -> tuple[IntArray, IntArray, FloatArray]:
-    """(term, row, 1 + ln tf) per pair, sorted by term with rows ascending within each."""
+def _pairs_by_term(counted: Counted, rank: IntArray, n: int) -> tuple[IntArray, IntArray, IntArray]:
+    """(term, row, tf) per pair, sorted by term with rows ascending within each."""
     term = rank.take(np.frombuffer(counted.terms, dtype=np.int32))
     rows = np.repeat(np.arange(n, dtype=np.int32), np.frombuffer(counted.doc_len, dtype=np.int32))
     tf = np.frombuffer(counted.counts, dtype=np.int32)
@@ -239,6 +241,31 @@ def _pairs_by_term(
     rows = rows[by_term]
     tf = tf[by_term]
     del by_term
+    return term, rows, tf
+
+
+def idf_of(df: IntArray, n: int) -> FloatArray:
+    """Smoothed idf of document frequencies among `n` documents (scikit-learn's)."""
+    idf: FloatArray = np.log((n + 1) / (df + 1.0)) + 1.0
+    return idf
+
+
+def weigh_pairs(
+    term: IntArray, rows: IntArray, weights: FloatArray, idf: FloatArray, n: int
+) -> FloatArray:
+    """Multiply sublinear tf pairs by their term's idf (in place); the l2 norm of every row.
+
+    The pairs must come sorted by term (as a fit makes them): each row's sum
+    of squares is then added up in term order, the same order whoever calls.
+    """
+    weights *= idf[term]
+    norms: FloatArray = np.sqrt(np.bincount(rows, weights=weights * weights, minlength=n))
+    return norms
+
+
+def sublinear_tf(tf: IntArray) -> FloatArray:
+    """1 + ln tf, elementwise: the one place this is computed (a persisted index's
+    weights must equal a fit's bit for bit)."""
     weights = np.log(tf, dtype=np.float64)
     weights += 1.0
-    return term, rows, weights
+    return weights

@@ -154,6 +154,8 @@ class SearchIndex:
         self._vectors: dict[str, StoredVectors | None] = {}
         #: Row -> rank by place (vault, path, line/index, id); see `_place_rank`.
         self._place_ranks: IntArray | None = None
+        #: Raw term counts of the build, aligned with the postings (`keep_counts`).
+        self.fit_counts: IntArray | None = None
 
     # ------------------------------------------------------------------ build
 
@@ -165,27 +167,34 @@ class SearchIndex:
         *,
         vaults: Iterable[Vault] = (),
         decay: DecayFn = decay_of,
+        keep_counts: bool = False,
     ) -> SearchIndex:
         """Index these memories, judging decay as of `as_of`.
 
         `vaults` (from a Catalog) supplies the names the ``vault:`` filter
         knows; without it a vault answers to its folder name.  `decay` is
         replaceable for tests.  Later memories with an already indexed key
-        (vault root, id) replace earlier ones.
+        (vault root, id) replace earlier ones.  `keep_counts` keeps the raw
+        term counts (`fit_counts`) for a persisted index.
         """
         # The build allocates millions of small objects and no cycles; the
         # cyclic GC would rescan the whole heap many times over (seconds at 100k).
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
-            return cls._build(memories, as_of, vaults, decay)
+            return cls._build(memories, as_of, vaults, decay, keep_counts)
         finally:
             if gc_was_enabled:
                 gc.enable()
 
     @classmethod
     def _build(
-        cls, memories: Iterable[Memory], as_of: date, vaults: Iterable[Vault], decay: DecayFn
+        cls,
+        memories: Iterable[Memory],
+        as_of: date,
+        vaults: Iterable[Vault],
+        decay: DecayFn,
+        keep_counts: bool = False,
     ) -> SearchIndex:
         index = cls(as_of, decay)
         names = index.state.columns.vault_names
@@ -205,7 +214,8 @@ class SearchIndex:
             if split is not None:
                 split.wait()  # the worker goes back to the pool
             raise
-        fitted = fit(docs, split)
+        fitted = fit(docs, split, keep_counts=keep_counts)
+        index.fit_counts = fitted.counts
         index.state.terms, index.state.words, index.state.tags = (
             fitted.terms,
             fitted.words,

@@ -78,21 +78,40 @@ def flag_filters(
 
 
 def _search_index(catalog: Catalog, when: date) -> SearchIndex:
-    """The catalog's index: kept between calls in the cache folder unless `--no-cache`.
+    """The catalog's index: persisted in the cache folder unless `--no-cache`.
 
-    A kept index is used when no file changed since it was saved, and
-    rebuilt (and saved) otherwise: a patched index would rank with its old
-    idf, and the CLI prints exactly the scores of a fresh build.
+    The persisted index (`memlens.core.search.persisted`) reads only the
+    query's terms and is updated in place for changed files; its scores are
+    exactly a fresh build's.
     """
     # numpy and the index code load here, once a search runs (not for --help).
     from memlens.core.search.index import SearchIndex
-    from memlens.core.search.index_cache import load_index
+    from memlens.core.search.persisted import open_index
 
     if not use_cache():
         return SearchIndex.from_catalog(catalog, when)
 
-    index, _stats = load_index(catalog, when, patch=False)
+    index, _stats = open_index(catalog, when)
     return index
+
+
+def _fresh_index(path: Path, when: date) -> SearchIndex | None:
+    """The persisted index without opening the catalog, when no file changed (else None).
+
+    Vaults with an interrupted action are recovered first, as `load_catalog`
+    does; then the catalog is opened (None), since files changed.
+    """
+    if not use_cache():
+        return None
+    from memlens.core.scan.vault import survey_all
+    from memlens.core.search.fresh import open_fresh
+
+    from .recover import recover_roots
+
+    found = survey_all(path)
+    if found.unreadable or recover_roots(v.root for v in found.vaults):
+        return None
+    return open_fresh(found.vaults, when)
 
 
 def _snippet(text: str) -> str:
@@ -278,8 +297,9 @@ def search(
         parsed = parse_query(text)
     except QueryError as exc:
         raise click.UsageError(str(exc)) from None
-    catalog = load_catalog(path)
-    index = _search_index(catalog, when)
+    index = _fresh_index(path, when)
+    if index is None:
+        index = _search_index(load_catalog(path), when)
     n = limit if limit is not None else (OCEAN_DEFAULT_LIMIT if fmt == "ocean" else DEFAULT_LIMIT)
     filters = flag_filters(agent, all_agents, no_shared, tags, min_confidence)
     results = index.run(parsed, n, extra_filters=filters)

@@ -1,0 +1,413 @@
+"""The search index persisted in SQLite, read per term and updated per changed file.
+
+One SQLite file per set of vaults (the paths a user opened; idf is over
+all of them, so a per-vault file could not keep scores exact) in the cache
+folder.  What it holds, and why in that shape:
+
+- ``terms``: one row per term: its document frequency, the rows holding
+  it (int32) and the raw counts there (uint16 when they fit).  Raw counts,
+  not weights: a weight depends on idf, which every added or removed
+  document changes, and on the row's norm; counts never change for an
+  unchanged document.  A query reads its own terms' rows only
+  (`stored_terms.StoredTerms`).
+- ``meta``: everything sized by rows, one blob each: the filter/score
+  columns, the title-word and tag postings, the row norms, which memory
+  each row is (vault number and id), the vaults' file digests.  A few MB
+  at 100k memories, read whole by every search (milliseconds).
+- ``files``: every file's sha256 as indexed, read only when a vault's digest
+  no longer matches, to tell which files changed.
+
+Scores equal a fresh build's bit for bit: a term's weights are computed
+from its counts, its idf and the rows' norms with the fit's own functions
+(`fit.sublinear_tf`, `fit.idf_of`, `fit.weigh_pairs`), and every norm is
+summed in sorted term order as the fit sums it.  Rows are slots that never
+move: a changed memory's old slot is masked dead and it gets a new one, so
+an update rewrites only the term rows its documents touch; ties are ordered
+by the memory's place, not its row, so slots do not show in the output.
+After a change every norm is recomputed from all counts (a new document
+count changes every idf): the one whole pass of an update.  Title words
+and tags are recounted from the memories (titles and tags only, no
+bodies) in catalog order, so fuzzy ties break as in a fresh build.  Once
+a tenth of the slots are dead, or a tenth of the memories changed, the
+index is rebuilt.  Decay columns follow `as_of`: a new date recomputes them
+for every memory (adapter calls, no file reads) and saves them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..model import Memory
+from ..safe_io import read_regular
+from ..scan.cache import code_fingerprint, quiet_gc
+from ..store.db import cache_dir, connect, private_dir, remove_files, untrusted
+from ..store.stamps import FileStamp
+from . import persisted_rows as rows_io
+from .stored_memories import affected, memory_blobs, zdict_of
+from .stored_terms import StoredTerms
+
+if TYPE_CHECKING:
+    from ..scan.vault import Catalog, Vault
+    from .index import SearchIndex
+
+VERSION = 1
+#: Above this share of changed memories (or dead slots) a rebuild is cheaper.
+REBUILD_FRACTION = 0.1
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE,"
+    " df INTEGER NOT NULL, rows BLOB NOT NULL, counts BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS files (vault INTEGER NOT NULL, rel TEXT NOT NULL,"
+    " sha256 TEXT NOT NULL, PRIMARY KEY (vault, rel)) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS memories (slot INTEGER PRIMARY KEY, blob BLOB NOT NULL)",
+)
+_TABLES = ("meta", "terms", "files", "memories")
+
+
+@dataclass(slots=True)
+class PersistedStats:
+    """How the index was obtained.  Timings are seconds."""
+
+    path: Path | None = None
+    #: "loaded" (maybe updated), "built", or "rebuilt" (the file was unusable or too stale).
+    status: str = "built"
+    reason: str | None = None
+    updated: int = 0
+    removed: int = 0
+    added: int = 0
+    load_s: float = 0.0
+    update_s: float = 0.0
+    build_s: float = 0.0
+    save_s: float = 0.0
+
+
+def index_path(vaults: list[Vault]) -> Path:
+    """The persisted index of exactly this set of vaults."""
+    ident = "\n".join(sorted(f"{os.path.realpath(v.root)}\0{v.rel}\0{v.format}" for v in vaults))
+    key = hashlib.sha256(ident.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return cache_dir() / f"search-{key}.sqlite"
+
+
+def persisted_code(vaults: list[Vault]) -> str:
+    """A fingerprint of the code whose output the file holds (another code: rebuilt)."""
+    here = Path(__file__).parent
+    digest = hashlib.sha256(f"persisted-index-v{VERSION}".encode())
+    for fmt in sorted({v.format for v in vaults}):
+        digest.update(code_fingerprint(fmt).encode())
+    for path in [*sorted(here.glob("*.py")), here.parent / "decay.py"]:
+        with contextlib.suppress(OSError):
+            digest.update(path.name.encode() + b"\0" + read_regular(path))
+    return digest.hexdigest()
+
+
+def files_digest(stamps: Mapping[str, FileStamp]) -> str:
+    """One hash of every file's path and sha256 (an unchanged vault: the same digest)."""
+    return pairs_digest(
+        sorted(
+            (rel.encode("utf-8", "surrogateescape"), stamp.sha256) for rel, stamp in stamps.items()
+        )
+    )
+
+
+def pairs_digest(pairs: Iterable[tuple[bytes, str]]) -> str:
+    """The digest of (path as stored, sha256) pairs in byte order of the paths.
+
+    Byte order is SQLite's for the vault store's keys, so `core.search.fresh`
+    hashes the store's rows as they come, without decoding them.
+    """
+    digest = hashlib.sha256()
+    digest.update(b"\n".join([key + b"\0" + sha.encode() for key, sha in pairs]))
+    return digest.hexdigest()
+
+
+def _vaults_meta(catalog: Catalog) -> dict[str, Any]:
+    return {
+        "roots": [str(v.root) for v in catalog.vaults],
+        "digests": [files_digest(v.stamps) for v in catalog.vaults],
+        "wide": [
+            sorted(rel for rel, fs in v.scans.items() if fs.vault_wide) for v in catalog.vaults
+        ],
+    }
+
+
+def open_index(catalog: Catalog, as_of: date) -> tuple[SearchIndex, PersistedStats]:
+    """The catalog's search index from its persisted file, updated, or built and saved.
+
+    Scores are always exactly a fresh build's.  A file that cannot be
+    read or written only makes this slower (a build); it never fails.
+    """
+    path = index_path(catalog.vaults)
+    stats = PersistedStats(path=path)
+    t = time.perf_counter()
+    index: SearchIndex | None = None
+    conn: sqlite3.Connection | None = None
+    try:
+        private_dir(path.parent)
+        bad = untrusted(path)
+        if bad is not None:
+            remove_files(path)
+        conn = connect(path)
+        index, stats.reason = _load(conn, catalog, as_of, stats)
+    except (sqlite3.Error, OSError, ValueError, KeyError) as exc:
+        stats.reason = f"search index unusable: {type(exc).__name__}: {exc}"
+        index = None
+        if conn is not None:  # a cache: start it again
+            conn.close()
+            conn = None
+    stats.load_s = time.perf_counter() - t - stats.update_s
+    if index is not None:
+        stats.status = "loaded"
+        return index, stats
+    stats.status = "rebuilt" if stats.reason else "built"
+    return _build_and_save(conn, path, catalog, as_of, stats), stats
+
+
+def _build_and_save(
+    conn: sqlite3.Connection | None,
+    path: Path,
+    catalog: Catalog,
+    as_of: date,
+    stats: PersistedStats,
+) -> SearchIndex:
+    from .index import SearchIndex
+
+    t = time.perf_counter()
+    with quiet_gc():
+        index = SearchIndex.build(
+            catalog.memories(), as_of, vaults=catalog.vaults, keep_counts=True
+        )
+    stats.build_s = time.perf_counter() - t
+    t = time.perf_counter()
+    try:
+        if conn is None:
+            remove_files(path)
+            conn = connect(path)
+        _save_new(conn, index, catalog)
+    except (sqlite3.Error, OSError) as exc:
+        stats.reason = f"search index not saved: {exc}"
+    stats.save_s = time.perf_counter() - t
+    index.fit_counts = None
+    return index
+
+
+def _save_new(conn: sqlite3.Connection, index: SearchIndex, catalog: Catalog) -> None:
+    """Write a fresh build (rows = slots) over whatever the file held."""
+    terms = index.state.terms
+    assert index.fit_counts is not None
+    indptr, rows, counts = terms.xt_indptr, terms.xt_indices, index.fit_counts
+    n = len(index._memories)
+    norms = rows_io.norms_of(indptr, rows, counts, n, n)
+    conn.execute("PRAGMA journal_mode=WAL")
+    with _transaction(conn):
+        for table in _TABLES:
+            conn.execute(f"DROP TABLE IF EXISTS {table}")
+        for sql in _SCHEMA:
+            conn.execute(sql)
+        conn.executemany(
+            "INSERT INTO terms (term, df, rows, counts) VALUES (?, ?, ?, ?)",
+            rows_io.term_records(terms.terms, indptr, rows, counts),
+        )
+        conn.executemany(
+            "INSERT INTO files (vault, rel, sha256) VALUES (?, ?, ?)",
+            (
+                (number, rel, stamp.sha256)
+                for number, v in enumerate(catalog.vaults)
+                for rel, stamp in v.stamps.items()
+            ),
+        )
+        zdict = zdict_of(index._memories)
+        conn.executemany(
+            "INSERT INTO memories (slot, blob) VALUES (?, ?)",
+            memory_blobs(enumerate(index._memories), zdict),
+        )
+        meta = rows_io.state_meta(index, catalog.vaults, norms)
+        meta.update(rows_io.slot_words_meta(index._memories))
+        meta.update(code=persisted_code(catalog.vaults).encode(), generation=b"1", zdict=zdict)
+        meta["vaults"] = json.dumps(_vaults_meta(catalog)).encode()
+        conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", meta.items())
+    _checkpoint(conn)
+
+
+def _checkpoint(conn: sqlite3.Connection) -> None:
+    """Fold the WAL into the file now (a read-only search never does; a busy one skips)."""
+    with contextlib.suppress(sqlite3.Error):
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+@contextlib.contextmanager
+def _transaction(conn: sqlite3.Connection) -> Any:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _load(
+    conn: sqlite3.Connection, catalog: Catalog, as_of: date, stats: PersistedStats
+) -> tuple[SearchIndex | None, str | None]:
+    """The persisted index bound to the catalog and brought up to date; None: build it."""
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "meta" not in names:
+        return None, None
+    meta: dict[str, bytes] = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    if meta.get("code") != persisted_code(catalog.vaults).encode():
+        return None, "search index written by a different version of the code"
+    saved = json.loads(meta["vaults"])
+    roots = [str(v.root) for v in catalog.vaults]
+    if saved["roots"] != roots:
+        return None, "search index is for another set of vaults"
+    index, norms = rows_io.restore(meta, catalog)
+    changes = _changes(conn, catalog, saved)
+    if changes is None:
+        return None, "a vault-wide file changed"
+    stale, new = rows_io.stale_and_new(index, catalog, changes)
+    live = len(index._row_of)
+    generation = meta["generation"]
+    if stale or new:
+        if len(stale) + len(new) > REBUILD_FRACTION * max(1, live):
+            return None, "too much changed since the index was saved"
+        if index.state.dead + len(stale) > REBUILD_FRACTION * max(1, len(index._memories)):
+            return None, "too many dead rows: compacted by a rebuild"
+        t = time.perf_counter()
+        done = _update(conn, index, catalog, meta, stale, new)
+        stats.update_s = time.perf_counter() - t
+        if not done:
+            return None, "another process updated the search index meanwhile"
+        _checkpoint(conn)
+        stats.removed, stats.added = len(stale), len(new)
+        generation = str(int(generation) + 1).encode()
+        norms = np.frombuffer(
+            conn.execute("SELECT value FROM meta WHERE key='norms'").fetchone()[0], np.float64
+        )
+    if index.as_of != as_of:
+        index.set_as_of(as_of)
+        _save_decay(conn, index)
+    # Queries read term rows later: from one snapshot, the one this index is.
+    conn.execute("BEGIN")
+    now = conn.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
+    if now is None or now[0] != generation:
+        conn.execute("ROLLBACK")
+        return None, "another process updated the search index meanwhile"
+    index.state.terms = StoredTerms(conn, len(index._row_of), norms)
+    return index, None
+
+
+def _changes(
+    conn: sqlite3.Connection, catalog: Catalog, saved: dict[str, Any]
+) -> list[set[str]] | None:
+    """Per vault, the files changed since the save; None: a vault-wide file changed."""
+    out: list[set[str]] = []
+    for number, v in enumerate(catalog.vaults):
+        if saved["digests"][number] == files_digest(v.stamps):
+            out.append(set())
+            continue
+        old = dict(conn.execute("SELECT rel, sha256 FROM files WHERE vault = ?", (number,)))
+        now = {rel: stamp.sha256 for rel, stamp in v.stamps.items()}
+        changed = {
+            rel for rel in old.keys() | now.keys() | v.scans.keys() if old.get(rel) != now.get(rel)
+        }
+        wide = set(saved["wide"][number])
+        for rel in changed:
+            fs = v.scans.get(rel)
+            if rel in wide or (fs is not None and fs.vault_wide):
+                return None
+        out.append(changed)
+    return out
+
+
+def _update(
+    conn: sqlite3.Connection,
+    index: SearchIndex,
+    catalog: Catalog,
+    meta: dict[str, bytes],
+    stale: list[tuple[str, str]],
+    new: list[Memory],
+) -> bool:
+    """Apply changed memories to the file: dead slots, new slots, touched terms, norms.
+
+    False when another process changed the file since it was read (nothing written).
+    """
+    for key in stale:
+        index.remove(key)
+    first = len(index._memories)
+    for m in new:
+        index._append_row(m)
+    with _transaction(conn):
+        now = conn.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
+        if now is None or now[0] != meta["generation"]:
+            return False
+        norms = rows_io.update_terms(conn, index, new, first)
+        titles = rows_io.retitle(index, catalog, meta, first)
+        _save_memories(conn, index, meta["zdict"], stale, first)
+        out = rows_io.state_meta(index, catalog.vaults, norms)
+        out.update(titles)
+        out["vaults"] = json.dumps(_vaults_meta(catalog)).encode()
+        out["generation"] = str(int(meta["generation"]) + 1).encode()
+        conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", out.items())
+        _save_files(conn, catalog)
+    return True
+
+
+def _save_memories(
+    conn: sqlite3.Connection,
+    index: SearchIndex,
+    zdict: bytes,
+    stale: list[tuple[str, str]],
+    first: int,
+) -> None:
+    """The memories of new slots, and of live ones whose links may have changed."""
+    memories = index._memories
+    new = list(range(first, len(memories)))
+    ids = {mem_id for _root, mem_id in stale} | {memories[s].id for s in new}
+    paths = {memories[s].path for s in new}
+    live = sorted(index._row_of.values())
+    touched = affected(((s, memories[s]) for s in live if s < first), ids, paths)
+    conn.executemany(
+        "INSERT OR REPLACE INTO memories (slot, blob) VALUES (?, ?)",
+        memory_blobs([*touched, *((s, memories[s]) for s in new)], zdict),
+    )
+
+
+def _save_files(conn: sqlite3.Connection, catalog: Catalog) -> None:
+    """The per-file sha256 of the vaults whose digest changed."""
+    for number, v in enumerate(catalog.vaults):
+        old = dict(conn.execute("SELECT rel, sha256 FROM files WHERE vault = ?", (number,)))
+        now = {rel: stamp.sha256 for rel, stamp in v.stamps.items()}
+        if old == now:
+            continue
+        conn.executemany(
+            "DELETE FROM files WHERE vault = ? AND rel = ?",
+            ((number, rel) for rel in old.keys() - now.keys()),
+        )
+        conn.executemany(
+            "INSERT OR REPLACE INTO files (vault, rel, sha256) VALUES (?, ?, ?)",
+            ((number, rel, sha) for rel, sha in now.items() if old.get(rel) != sha),
+        )
+
+
+def _save_decay(conn: sqlite3.Connection, index: SearchIndex) -> None:
+    """The decay columns of a new `as_of` (a save that fails is only slower next time)."""
+    with contextlib.suppress(sqlite3.Error), _transaction(conn):
+        conn.executemany(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+            rows_io.columns_meta(index).items(),
+        )
+
+
+__all__ = ["PersistedStats", "index_path", "open_index"]

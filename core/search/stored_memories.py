@@ -1,0 +1,152 @@
+"""The memories of a persisted index's rows, as the catalog linked them, decoded on demand.
+
+A search that finds every vault unchanged (`core.search.fresh`) never opens
+the catalog: it needs the memories of its top hits only.  So the persisted
+index keeps each row's memory as linked (relations resolved, state
+applied), pickled without its body like a store row (`core.store.codec`)
+and compressed with a dictionary made from the first rows; its body is
+read from its file on first use (`core.store.bodies`), checked against the
+file's sha256, once per file for all its memories (a Dream Cycle file
+holds hundreds: a phrase check may read many of them).
+
+Linking makes a memory depend on other files: when files change, the
+memories of new rows are written, and so are those whose relations name a
+memory id or path that appeared or went away (`affected`); a change to a
+file that changes the whole vault rebuilds the index anyway.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import overload
+
+from ..formats import adapter_for
+from ..model import RAW_BODY, FileScan, Memory
+from ..safe_io import read_regular
+from ..store.codec import compress, decode_scan, make_zdict, pickle_scan
+
+
+def memory_blobs(
+    memories: Iterable[tuple[int, Memory]], zdict: bytes
+) -> Iterator[tuple[int, bytes]]:
+    """(slot, compressed row) per memory."""
+    for slot, m in memories:
+        yield slot, compress(pickle_scan(FileScan(rel=m.path, memories=[m]), m.vault_root), zdict)
+
+
+def zdict_of(memories: Sequence[Memory]) -> bytes:
+    """A preset dictionary from the first memories' pickles."""
+    raws = [pickle_scan(FileScan(rel=m.path, memories=[m]), m.vault_root) for m in memories[:64]]
+    return make_zdict(raws)
+
+
+def affected(
+    memories: Iterable[tuple[int, Memory]], ids: set[str], paths: set[str]
+) -> list[tuple[int, Memory]]:
+    """Memories whose relations name one of these ids or paths (their links may have changed)."""
+    out: list[tuple[int, Memory]] = []
+    for slot, m in memories:
+        for r in m.relations:
+            if (
+                r.target in ids
+                or r.target in paths
+                or (r.resolved is not None and r.resolved in ids)
+            ):
+                out.append((slot, m))
+                break
+    return out
+
+
+class _FileBodies:
+    """The bodies of one file's memories, read from the file when the first is asked for.
+
+    As `core.store.bodies.FileBodies`, but for memories decoded one at a
+    time: the file is parsed once and its bodies kept for the others.
+    """
+
+    __slots__ = ("bodies", "format_id", "rel", "root", "sha256")
+
+    def __init__(self, root: Path, rel: str, format_id: str, sha256: str) -> None:
+        self.root = root
+        self.rel = rel
+        self.format_id = format_id
+        self.sha256 = sha256
+        self.bodies: dict[str, str] | None = None
+
+    def fill(self, memory: Memory) -> None:
+        if self.bodies is None:
+            self.bodies = self._read()
+        # A file changed since it was indexed no longer holds the body: "".
+        RAW_BODY.__set__(memory, self.bodies.get(memory.id, ""))
+
+    def _read(self) -> dict[str, str]:
+        path = self.root / self.rel
+        try:
+            data = read_regular(path)
+        except OSError:
+            return {}
+        if hashlib.sha256(data).hexdigest() != self.sha256:
+            return {}
+        fs = adapter_for(self.format_id).scan_file(self.root, path, data)
+        return {m.id: m.body for m in fs.memories}
+
+
+class StoredMemories(Sequence[Memory]):
+    """Row -> memory, decoded from the ``memories`` table when first asked for."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        rows: int,
+        roots: list[Path],
+        formats: list[str],
+        slot_vault: list[int],
+        zdict: bytes,
+    ) -> None:
+        self._conn = conn
+        self._rows = rows
+        self._roots = roots
+        self._formats = formats
+        self._slot_vault = slot_vault
+        self._zdict = zdict
+        self._decoded: dict[int, Memory] = {}
+        self._files: dict[tuple[int, str], _FileBodies] = {}
+
+    def __len__(self) -> int:
+        return self._rows
+
+    @overload
+    def __getitem__(self, row: int) -> Memory: ...
+
+    @overload
+    def __getitem__(self, row: slice) -> Sequence[Memory]: ...
+
+    def __getitem__(self, row: int | slice) -> Memory | Sequence[Memory]:
+        if isinstance(row, slice):
+            return [self[r] for r in range(*row.indices(self._rows))]
+        if row < 0:
+            row += self._rows
+        m = self._decoded.get(row)
+        if m is None:
+            m = self._decoded[row] = self._decode(row)
+        return m
+
+    def _decode(self, row: int) -> Memory:
+        number = self._slot_vault[row]
+        found = self._conn.execute("SELECT blob FROM memories WHERE slot = ?", (row,)).fetchone()
+        if number < 0 or found is None:
+            raise IndexError(f"no memory at row {row}")
+        root = self._roots[number]
+        m = decode_scan(found[0], root, self._zdict).memories[0]
+        source = self._files.get((number, m.path))
+        if source is None:
+            sha = self._conn.execute(
+                "SELECT sha256 FROM files WHERE vault = ? AND rel = ?", (number, m.path)
+            ).fetchone()
+            source = _FileBodies(root, m.path, self._formats[number], sha[0] if sha else "")
+            self._files[(number, m.path)] = source
+        m.body_source = source  # type: ignore[attr-defined]  # the slot of model._LazyBody
+        return m

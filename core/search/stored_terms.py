@@ -1,0 +1,140 @@
+"""Term postings read from a persisted index one term at a time.
+
+A persisted index (`core.search.persisted`) keeps, per term, its document
+frequency, the rows holding it and the raw counts there, plus every row's
+l2 norm.  A query needs only its own terms: `StoredTerms` loads a term's row
+when the query first names it and computes its weights there, with the
+fit's own functions (`fit.idf_of`, `fit.sublinear_tf`), in the fit's
+order, so each weight equals a fresh build's bit for bit:
+``(1 + ln tf) · idf / norm``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+
+import numpy as np
+
+from .aliases import FloatArray, IntArray
+from .fit import idf_of, sublinear_tf
+from .postings import TermPostings, Vector
+
+#: Terms fetched per SQL statement (SQLite's default limit on variables is 999+).
+_CHUNK = 500
+
+
+def decode_counts(blob: bytes, df: int) -> IntArray:
+    """A term's raw counts: uint16 when they all fit, int32 otherwise (by the blob's size)."""
+    dtype = np.uint16 if len(blob) == 2 * df else np.int32
+    return np.frombuffer(blob, dtype=dtype).astype(np.int32)
+
+
+def encode_counts(tf: IntArray) -> bytes:
+    """Counts as uint16 (half the bytes) unless one is above 65535."""
+    if len(tf) and int(tf.max()) > 0xFFFF:
+        return tf.astype(np.int32).tobytes()
+    return tf.astype(np.uint16).tobytes()
+
+
+class StoredTerms(TermPostings):
+    """`TermPostings` whose terms are loaded from the ``terms`` table as queries name them.
+
+    Only searching is supported (no `add_row`): the persisted index is
+    updated by `core.search.persisted`, which then makes a new one.  Term
+    ids are given in load order; the vocabulary holds the loaded terms only,
+    which are all a query looks up (`prepare` weighs every query term first).
+    """
+
+    def __init__(self, conn: sqlite3.Connection, n_docs: int, norms: FloatArray) -> None:
+        super().__init__()
+        self._conn = conn
+        self._norms = norms
+        self.n_fit_docs = n_docs
+        # Rows beyond the base are never asked (every row is in `_rows`).
+        self.n_base_rows = len(norms)
+        self._rows: list[IntArray] = []
+        self._weights: list[FloatArray] = []
+        self._absent: set[str] = set()
+
+    def _load(self, wanted: list[str]) -> None:
+        """Load the terms not loaded or known absent yet (one query per chunk)."""
+        todo = [t for t in dict.fromkeys(wanted) if t not in self.vocab and t not in self._absent]
+        found: dict[str, tuple[int, bytes, bytes]] = {}
+        for i in range(0, len(todo), _CHUNK):
+            chunk = todo[i : i + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT term, df, rows, counts FROM terms WHERE term IN ({marks})"
+            for term, df, rows, counts in self._conn.execute(sql, chunk):
+                found[term] = (df, rows, counts)
+        self._absent.update(t for t in todo if t not in found)
+        self._add(found)
+
+    def _add(self, found: dict[str, tuple[int, bytes, bytes]]) -> None:
+        if not found:
+            return
+        names = sorted(found)
+        dfs = np.array([found[t][0] for t in names], dtype=np.int64)
+        idf = idf_of(dfs, self.n_fit_docs)
+        for j, term in enumerate(names):
+            df, rows_blob, counts_blob = found[term]
+            rows = np.frombuffer(rows_blob, dtype=np.int32)
+            weights = sublinear_tf(decode_counts(counts_blob, df))
+            # The fit multiplies by this idf and divides by the rows' norms:
+            # the same two roundings per weight.
+            weights *= idf[j]
+            weights /= self._norms[rows]
+            self.vocab[term] = len(self.terms)
+            self.terms.append(term)
+            self.idf.append(float(idf[j]))
+            self._rows.append(rows)
+            self._weights.append(weights)
+
+    def weigh(self, counts: Counter[str], *, extend: bool) -> Vector:
+        if extend:
+            raise ValueError("a persisted index is updated by core.search.persisted")
+        self._load(list(counts))
+        return super().weigh(counts, extend=False)
+
+    def postings(self, term_id: int) -> tuple[IntArray, FloatArray]:
+        return self._rows[term_id], self._weights[term_id]
+
+    def term_rows(self, term: str) -> IntArray:
+        self._load([term])
+        return super().term_rows(term)
+
+    def doc_weight(self, row: int, term_id: int) -> float:
+        rows = self._rows[term_id]
+        i = int(np.searchsorted(rows, row))
+        if i < len(rows) and int(rows[i]) == row:
+            return float(self._weights[term_id][i])
+        return 0.0
+
+    def page_weights(self, rows: list[int], term_ids: list[int]) -> dict[int, list[float]]:
+        return {r: [self.doc_weight(r, tid) for tid in term_ids] for r in rows}
+
+    def _prefixed(self, prefix: str, limit: int | None) -> list[str]:
+        """Terms starting with `prefix`, in sorted order (at most `limit`)."""
+        sql = "SELECT term FROM terms WHERE term >= ? ORDER BY term"
+        found: list[str] = []
+        for (term,) in self._conn.execute(sql, (prefix,)):
+            if not term.startswith(prefix):
+                break
+            found.append(term)
+            if limit is not None and len(found) >= limit:
+                break
+        return found
+
+    def prefix_terms(self, prefix: str, limit: int) -> list[str]:
+        # As the base: stop once more than 50 × limit are found, shortest first.
+        found = self._prefixed(prefix, 50 * limit + 1)
+        found.sort(key=lambda t: (len(t), t))
+        return found[:limit]
+
+    def prefix_rows(self, prefix: str) -> IntArray:
+        terms = self._prefixed(prefix, None)
+        self._load(terms)
+        parts = [self._rows[self.vocab[t]] for t in terms]
+        if not parts:
+            return np.zeros(0, dtype=np.int64)
+        return np.concatenate(parts)
