@@ -9,7 +9,7 @@ top of core's layers because it runs jobs of both scanning and search.
 Requests (framed by `core.workers`): ``("job", format_id, root, rels)`` names
 the files of one vault; each ``("parse", start, end)`` after it is answered
 with the pickled ``[(rel, FileScan, FileStamp | None)]`` of
-``rels[start:end]`` (`scan.cache.parse_chunk`).  ``("count_terms", texts)``
+``rels[start:end]`` (`scan.parallel.parse_chunk`).  ``("count_terms", texts)``
 is answered with `search.fit.count_terms` of those (title, tags, body) texts
 (half of a large index fit).  End of input ends the worker.
 """
@@ -20,7 +20,7 @@ import pickle
 import sys
 from typing import IO, Any
 
-from .scan.cache import parse_chunk
+from .scan.parallel import parse_chunk
 from .workers import read_message, write_message
 
 

@@ -17,15 +17,17 @@ one file changes (the memories of unchanged files carry link results).
 
 Parallel cold parse
     A parse of many files may be shared with worker processes
-    (`core.worker_main`, see PARALLEL_MIN_FILES): they return the pickled
-    FileScans, which this process binds to the vault root.
+    (`scan.parallel`, see PARALLEL_MIN_FILES): they return the pickled
+    FileScans, which this process binds to the vault root.  Reading one file
+    with its stamp is `scan.reading`; the stats and progress a scan reports
+    are in `scan.progress`.
 
 When a stored row is trusted
     Only when the file's size, mtime_ns, ctime_ns and inode all equal what
     they were when it was read.  ctime catches a same-size rewrite whose
     mtime was put back with `os.utime` (utime itself bumps ctime); the inode
     catches an atomic replace.  A file whose timestamps were within
-    `RACY_WINDOW_NS` of the moment it was read could be rewritten again in the
+    `reading.RACY_WINDOW_NS` of the moment it was read could be rewritten again in the
     same clock tick without any stat change ("racily clean", as git calls
     it): such rows are re-read and compared by sha256 before being reused.
     The store itself is checked as `core.store.db` describes (owner-only,
@@ -35,25 +37,16 @@ When a stored row is trusted
 
 from __future__ import annotations
 
-import contextlib
-import gc
-import hashlib
-import io
 import os
-import pickle
 import sqlite3
-import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from .. import workers
-from ..formats import FormatAdapter, adapter_for
+from ..formats import FormatAdapter
 from ..formats.files import Listing, rel_posix, skipped_scan
-from ..model import FileScan, Memory, ScanResult
-from ..safe_io import NotRegularFileError, kind_of
+from ..model import FileScan, Memory
 from ..store import (
     CACHE_DIR_ENV,
     Entries,
@@ -64,7 +57,10 @@ from ..store import (
     cache_dir,
     open_store,
 )
-from ..store.codec import FULL_DISPATCH
+from . import parallel as parallel_parse
+from .parallel import parse_files, parse_rels
+from .progress import CacheStats, ScanProgress, quiet_gc
+from .reading import read_stamped, scan_one
 from .stored import (
     cache_path,
     clear,
@@ -75,357 +71,6 @@ from .stored import (
     save_entries,
     save_rows,
 )
-
-#: Files whose timestamps are this close to the moment they were read are
-#: re-checked by content on the next start (coarse file system clocks).
-RACY_WINDOW_NS = 2_000_000_000
-#: Worker processes (`core.worker_main`) share a cold parse of at least this
-#: many files when a second CPU is idle (`parallel=None`, the default;
-#: `parallel=False` or MEMLENS_PARALLEL=0 keeps it in one process).  The
-#: workers send back FileScans pickled with the constructor reducers below,
-#: about a tenth of the parse to unpickle.  Measured at 60k Markdown files on
-#: the 2-core machine while other work kept it busy (load ~2): 7.4-8.3 s in
-#: one process, 9.1-10.2 s with two workers, hence the load check; with the
-#: machine quieter (load ~1) the 100k bench listed in ~5.2 s with workers.
-#: Below ~8k files a worker's start (an interpreter and the imports, ~0.3 s)
-#: costs about what it saves (2k-file vaults: 0.87 s with workers, 0.77 s
-#: without).
-PARALLEL_MIN_FILES = 8_000
-PARALLEL_CHUNK = 2_000
-#: Environment variable: "0" keeps the default cold parse in one process.
-
-
-@dataclass(slots=True)
-class CacheStats:
-    """How one vault scan used the cache.  Timings are seconds."""
-
-    #: The cache file (None when the cache is off).
-    path: Path | None = None
-    #: "off", "cold" (no cache file yet), "warm" (entries used) or "discarded".
-    status: str = "off"
-    #: Why a cache file was not used or not saved.
-    reason: str | None = None
-    files: int = 0
-    reused: int = 0
-    parsed: int = 0
-    #: Cached entries whose file is gone.
-    dropped: int = 0
-    #: Racy entries re-read and found unchanged.
-    verified: int = 0
-    #: Files parsed by worker processes.
-    parallel: int = 0
-    saved: bool = False
-    load_s: float = 0.0
-    walk_s: float = 0.0
-    parse_s: float = 0.0
-    link_s: float = 0.0
-    save_s: float = 0.0
-
-
-@dataclass(slots=True)
-class ScanProgress:
-    """One step of a progressive scan.
-
-    `memories` are the new ones since the last step, read but not linked yet
-    (no duplicate check or resolved references: good for showing first
-    rows).  The last step has `done` set and carries the linked `result`.
-    """
-
-    memories: list[Memory]
-    files_done: int
-    files_total: int
-    done: bool = False
-    result: ScanResult | None = None
-    scans: dict[str, FileScan] = field(default_factory=dict)
-    stamps: dict[str, FileStamp] = field(default_factory=dict)
-    stats: CacheStats = field(default_factory=CacheStats)
-
-
-# --------------------------------------------------------------------------- garbage collector
-
-
-@contextlib.contextmanager
-def quiet_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building long-lived objects, then freeze them.
-
-    Why: a scan creates millions of small objects (memories, their field
-    dicts, relations) that live as long as the catalog.  With the collector
-    on, every few thousand allocations trigger a pass, and the first passes
-    after a big load walk all of them: at 100k memories that cost seconds.
-    Frozen objects (`gc.freeze`) are skipped by every later pass.  They are
-    still freed by reference counting; only garbage *cycles* created before
-    the freeze would linger, and scan results hold none.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
-
-
-# --------------------------------------------------------------------------- reading files
-
-
-def read_stamped(path: Path) -> tuple[bytes, FileStamp]:
-    """The bytes of `path` and the stamp they belong to.
-
-    fstat before and after the read on the same descriptor: a write that
-    lands during the read shows up as a difference, and the read is retried,
-    so a stamp never vouches for bytes it did not describe.
-    """
-    data, stamp, _prefix = _read_stamped(path, None)
-    return data, stamp
-
-
-def _read_all(fd: int, size: int) -> bytes:
-    """Every byte from the descriptor's position to the end (`size`: the expected length).
-
-    Exactly `size` bytes for a request of `size + 1` is the end of the file
-    (the caller's fstat after the read confirms the size), so the usual case
-    takes one read; anything else reads on until a read returns nothing.
-    """
-    data = os.read(fd, size + 1)
-    if len(data) == size:
-        return data
-    parts = [data]
-    while chunk := os.read(fd, max(size + 1 - len(data), 1 << 16)):
-        parts.append(chunk)
-    return parts[0] if len(parts) == 1 else b"".join(parts)
-
-
-def _read_stamped(path: Path | str, prefix: int | None) -> tuple[bytes, FileStamp, str | None]:
-    """`read_stamped`, plus the sha256 of the first `prefix` bytes (in the same pass)."""
-    # os.open/os.read, not open(): no file object per file (half the cost of
-    # reading a small file, which is what a vault mostly holds).
-    # O_NONBLOCK: a FIFO put where a memory file was opens at once (and is
-    # refused below) instead of waiting for a writer forever.
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        for _ in range(3):
-            before = os.fstat(fd)
-            if not stat.S_ISREG(before.st_mode):
-                raise NotRegularFileError(path, kind_of(before.st_mode))
-            data = _read_all(fd, before.st_size)
-            after = os.fstat(fd)
-            if (before.st_mtime_ns, before.st_ctime_ns, before.st_size) == (
-                after.st_mtime_ns,
-                after.st_ctime_ns,
-                after.st_size,
-            ) and after.st_size == len(data):
-                break
-            os.lseek(fd, 0, os.SEEK_SET)
-    finally:
-        os.close(fd)
-    digest = hashlib.sha256()
-    prefix_sha: str | None = None
-    if prefix is not None and 0 < prefix <= len(data):
-        view = memoryview(data)
-        digest.update(view[:prefix])
-        prefix_sha = digest.copy().hexdigest()
-        digest.update(view[prefix:])
-    else:
-        digest.update(data)
-    newest = max(after.st_mtime_ns, after.st_ctime_ns)
-    stamp = FileStamp(
-        size=after.st_size,
-        mtime_ns=after.st_mtime_ns,
-        ctime_ns=after.st_ctime_ns,
-        inode=after.st_ino,
-        sha256=digest.hexdigest(),
-        racy=time.time_ns() - newest < RACY_WINDOW_NS,
-    )
-    return data, stamp, prefix_sha
-
-
-def scan_one(
-    adapter: FormatAdapter,
-    root: Path,
-    path: Path,
-    previous: tuple[FileScan, FileStamp] | None = None,
-) -> tuple[FileScan, FileStamp | None]:
-    """One file through the adapter, with its stamp (None if it could not be read).
-
-    An unreadable file is left to the adapter, which reports it its own way;
-    without a stamp it is never cached, so it is read again next time.
-
-    With `previous` (the file's last FileScan and stamp), a file that only
-    grew, its old bytes intact up to a line end (an append-only JSON Lines
-    store), is handed to the adapter's `scan_appended` so only the
-    new lines are parsed (the line they start on comes from the previous
-    FileScan's optional `data["newlines"]`, else by counting); otherwise
-    the adapter's `rescan_file` may reuse what the previous read
-    made of unchanged parts.
-    """
-    old_size = previous[1].size if previous is not None else None
-    try:
-        data, stamp, prefix_sha = _read_stamped(path, old_size)
-    except OSError:
-        return adapter.scan_file(root, path), None
-    if (
-        previous is not None
-        and old_size is not None
-        and prefix_sha == previous[1].sha256
-        and len(data) > old_size
-        and data[old_size - 1 : old_size] == b"\n"
-    ):
-        # The previous read may know its line count (`newlines`: the same
-        # bytes the stamp hashed); counting 10 MB again costs ~7 ms.
-        known = previous[0].data.get("newlines")
-        first_line = (known if isinstance(known, int) else data.count(b"\n", 0, old_size)) + 1
-        grown = adapter.scan_appended(root, path, previous[0], data[old_size:], first_line)
-        if grown is not None:
-            return grown, stamp
-    if previous is not None:
-        redone = adapter.rescan_file(root, path, data, previous[0])
-        if redone is not None:
-            return redone, stamp
-    return adapter.scan_file(root, path, data), stamp
-
-
-def _scan_new(adapter: FormatAdapter, root: Path, rel: str) -> tuple[FileScan, FileStamp | None]:
-    """`scan_one` for a file with no previous scan, named by its vault-relative path.
-
-    Through the adapter's `scan_rel` (the same as `scan_file`, by relative
-    path; formats override it to build no Path): a cold scan reads every
-    file this way.
-    """
-    full = f"{root}{os.sep}{rel}"
-    try:
-        data, stamp, _prefix = _read_stamped(full, None)
-    except OSError:
-        return adapter.scan_file(root, Path(full)), None
-    return adapter.scan_rel(root, rel, data), stamp
-
-
-def parse_chunk(format_id: str, root: str, rels: list[str]) -> bytes:
-    """Worker: parse some files of one vault (runs in another process).
-
-    Returns the pickled [(rel, FileScan, FileStamp | None)], pickled with the
-    cache's constructor reducers (about half the unpickling time of the
-    default, and the unpickling happens in the one main process).
-    """
-    adapter = adapter_for(format_id)
-    base = Path(root)
-    return _dumps([(rel, *_scan_new(adapter, base, rel)) for rel in rels])
-
-
-def parse_files(
-    adapter: FormatAdapter,
-    root: Path,
-    paths: list[Path],
-    *,
-    parallel: bool | None = None,
-    chunk_size: int = PARALLEL_CHUNK,
-    stats: CacheStats | None = None,
-) -> Iterator[list[tuple[str, FileScan, FileStamp | None]]]:
-    """Parse files, yielding results in chunks (about `chunk_size` files), in order.
-
-    A large parse is split over worker processes (`parallel`: None decides
-    by size and CPUs, see PARALLEL_MIN_FILES; True or False forces it).  If
-    the workers cannot start or break, the remaining files are parsed here.
-    """
-    yield from _parse_rels(
-        adapter,
-        root,
-        [rel_posix(root, p) for p in paths],
-        parallel=parallel,
-        chunk_size=chunk_size,
-        stats=stats,
-    )
-
-
-def _parse_rels(
-    adapter: FormatAdapter,
-    root: Path,
-    rels: list[str],
-    *,
-    parallel: bool | None = None,
-    chunk_size: int = PARALLEL_CHUNK,
-    stats: CacheStats | None = None,
-) -> Iterator[list[tuple[str, FileScan, FileStamp | None]]]:
-    """`parse_files` by vault-relative paths."""
-    if not _used_workers(len(rels), parallel):
-        chunk: list[tuple[str, FileScan, FileStamp | None]] = []
-        for rel in rels:
-            fs, stamp = _scan_new(adapter, root, rel)
-            chunk.append((rel, fs, stamp))
-            if len(chunk) >= chunk_size:
-                yield chunk
-                chunk = []
-        if chunk:
-            yield chunk
-        return
-    procs = workers._pool.acquire(min(workers._cpus(), 4))
-    if not procs:
-        yield from _parse_rels(adapter, root, rels, parallel=False, chunk_size=chunk_size)
-        return
-    size = min(PARALLEL_CHUNK, max(1, len(rels) // (len(procs) * 4)))
-    # This process parses a first piece (one progress step) itself while the
-    # workers start, so a front end's first rows come at once; then it
-    # gathers what the workers send.
-    first = max(1, min(chunk_size, size))
-    pieces = [(i, min(i + size, len(rels))) for i in range(first, len(rels), size)]
-    done = 0
-    own_done = False
-    try:
-        # The job goes out after this piece: the workers are still importing
-        # the scanning code, and sending it earlier would wait for them.
-        own = [(rel, *_scan_new(adapter, root, rel)) for rel in rels[:first]]
-        own_done = True
-        yield own
-        job = pickle.dumps(("job", adapter.format_id, str(root), rels))
-        for w in procs:
-            w.send(job)
-        # Piece i goes to worker i % n, two pieces in flight per worker.
-        sent = 0
-        while sent < min(len(pieces), 2 * len(procs)):
-            procs[sent % len(procs)].send(pickle.dumps(("parse", *pieces[sent])))
-            sent += 1
-        for i in range(len(pieces)):
-            worker = procs[i % len(procs)]
-            blob = worker.receive()
-            if sent < len(pieces):
-                procs[sent % len(procs)].send(pickle.dumps(("parse", *pieces[sent])))
-                sent += 1
-            with quiet_gc():
-                results: list[tuple[str, FileScan, FileStamp | None]] = pickle.loads(blob)
-            del blob
-            for _rel, fs, _stamp in results:
-                # Share the one root Path object again (smaller cache file).
-                for m in fs.memories:
-                    m.vault_root = root
-            done = i + 1
-            if stats is not None:
-                stats.parallel += len(results)
-            yield results
-        workers._pool.release(procs)
-    except (OSError, EOFError, pickle.UnpicklingError, workers._WorkerFailed):
-        # A worker could not start or died (no interpreter to run, killed):
-        # parse the rest here.
-        workers._pool.discard(procs)
-        if not own_done:
-            yield [(rel, *_scan_new(adapter, root, rel)) for rel in rels[:first]]
-        for start, end in pieces[done:]:
-            yield [(rel, *_scan_new(adapter, root, rel)) for rel in rels[start:end]]
-    except BaseException:
-        workers._pool.discard(procs)
-        raise
-
-
-# --------------------------------------------------------------------------- rows
-
-
-def _dumps(payload: Any) -> bytes:
-    """Pickled with the constructor reducers (bodies kept): a worker's answer."""
-    buf = io.BytesIO()
-    out = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
-    out.dispatch_table = FULL_DISPATCH
-    out.dump(payload)
-    return buf.getvalue()
-
 
 # --------------------------------------------------------------------------- scanning
 
@@ -571,8 +216,12 @@ def _scan(
 
     t = time.perf_counter()
     parsed: dict[str, tuple[FileScan, FileStamp | None]] = {}
-    chunk_size = PARALLEL_CHUNK if batch is None else max(1, min(batch, PARALLEL_CHUNK))
-    chunks = _parse_rels(adapter, root, todo, parallel=parallel, chunk_size=chunk_size, stats=stats)
+    chunk_size = (
+        parallel_parse.PARALLEL_CHUNK
+        if batch is None
+        else max(1, min(batch, parallel_parse.PARALLEL_CHUNK))
+    )
+    chunks = parse_rels(adapter, root, todo, parallel=parallel, chunk_size=chunk_size, stats=stats)
     while True:
         with quiet_gc():
             chunk = next(chunks, None)
@@ -764,20 +413,6 @@ def _match(
         add((rel, None, None))
         todo.append(rel)
     return slots, todo
-
-
-def _used_workers(n: int, parallel: bool | None) -> bool:
-    """Worker processes for this parse?  None (the default): when it pays.
-
-    That is a parse of at least PARALLEL_MIN_FILES files with a CPU to
-    spare: more than one, and a load average leaving at least half of one
-    idle (this process counts; on a busy machine the workers only add their
-    own overhead).  `MEMLENS_PARALLEL=0`
-    in the environment turns the default off.
-    """
-    if parallel is None:
-        parallel = os.environ.get(workers.PARALLEL_ENV, "1") != "0" and workers.spare_cpu()
-    return parallel and n >= PARALLEL_MIN_FILES and workers._cpus() > 1
 
 
 def _verify(path: Path, stamp: FileStamp) -> FileStamp | None:

@@ -38,7 +38,8 @@ import numpy.typing as npt
 
 from ..model import Memory
 from ..safe_io import read_regular
-from ..scan.cache import cache_dir, code_fingerprint, quiet_gc
+from ..scan.cache import cache_dir, code_fingerprint
+from ..scan.progress import quiet_gc
 from .index_file import open_checked, write_checked
 
 if TYPE_CHECKING:

@@ -13,6 +13,7 @@ import pytest
 from memlens.core.formats.files import rel_posix
 from memlens.core.model import ScanResult
 from memlens.core.scan import cache as scan_cache
+from memlens.core.scan import reading as scan_reading
 from memlens.core.scan import stored
 from memlens.core.scan.cache import cache_path, load_entries, save_entries
 from memlens.core.scan.vault import (
@@ -50,7 +51,7 @@ def settled(monkeypatch: pytest.MonkeyPatch) -> None:
     Test files were all written a moment ago, so by default every entry is
     re-checked by content; this isolates the stat-key path.
     """
-    monkeypatch.setattr(scan_cache, "RACY_WINDOW_NS", 0)
+    monkeypatch.setattr(scan_reading, "RACY_WINDOW_NS", 0)
 
 
 def assert_same(got: ScanResult, want: ScanResult) -> None:
@@ -306,12 +307,12 @@ def _same_size_rewrite(path: Path) -> None:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-@pytest.mark.parametrize("racy_window", [0, scan_cache.RACY_WINDOW_NS])
+@pytest.mark.parametrize("racy_window", [0, scan_reading.RACY_WINDOW_NS])
 def test_same_size_same_mtime_rewrite_is_never_served_from_cache(
     own_fixtures_copy: Path, fmt: str, racy_window: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Caught by ctime (utime bumps it) or, for just-written files, by content."""
-    monkeypatch.setattr(scan_cache, "RACY_WINDOW_NS", racy_window)
+    monkeypatch.setattr(scan_reading, "RACY_WINDOW_NS", racy_window)
     root = vault_at(own_fixtures_copy, fmt).root
     _age_files(root)
     first = cached_scan(root, fmt)

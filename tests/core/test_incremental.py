@@ -16,7 +16,7 @@ import pytest
 from memlens.core.formats import adapter_for
 from memlens.core.formats.files import rel_posix
 from memlens.core.model import FileScan, ScanResult
-from memlens.core.scan import cache as scan_cache
+from memlens.core.scan import parallel as scan_parallel
 from memlens.core.scan.cache import scan_files
 from memlens.core.scan.vault import (
     Vault,
@@ -311,7 +311,7 @@ def test_progressive_scan_shows_rows_before_the_end(own_fixtures_dir: Path) -> N
 def test_parallel_parse_gives_the_same_result(
     own_fixtures_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(scan_cache, "PARALLEL_MIN_FILES", 2)
+    monkeypatch.setattr(scan_parallel, "PARALLEL_MIN_FILES", 2)
     vault = vault_of(own_fixtures_dir, "observation-v1")
     adapter = adapter_for("observation-v1")
     steps = list(scan_files(adapter, vault.root, parallel=True))

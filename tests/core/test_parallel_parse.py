@@ -9,7 +9,7 @@ import pytest
 from memlens.core import workers
 from memlens.core.formats import adapter_for
 from memlens.core.model import ScanResult
-from memlens.core.scan import cache as scan_cache
+from memlens.core.scan import parallel as scan_parallel
 from memlens.core.scan.cache import scan_files
 from memlens.core.scan.vault import discover
 
@@ -38,8 +38,8 @@ def root_of(fmt: str) -> Path:
 @pytest.fixture
 def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
     """Workers for a fixture-sized vault, in several pieces."""
-    monkeypatch.setattr(scan_cache, "PARALLEL_MIN_FILES", 2)
-    monkeypatch.setattr(scan_cache, "PARALLEL_CHUNK", 3)
+    monkeypatch.setattr(scan_parallel, "PARALLEL_MIN_FILES", 2)
+    monkeypatch.setattr(scan_parallel, "PARALLEL_CHUNK", 3)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -110,20 +110,20 @@ def test_default_uses_workers_only_for_large_parses(monkeypatch: pytest.MonkeyPa
     # `spare_cpu` and its readings live in `core.workers`; `_used_workers` in the cache.
     monkeypatch.setattr(workers, "_cpus", lambda: 2)
     monkeypatch.setattr(workers, "_load_average", lambda: 0.5)
-    assert not scan_cache._used_workers(scan_cache.PARALLEL_MIN_FILES - 1, None)
-    assert scan_cache._used_workers(scan_cache.PARALLEL_MIN_FILES, None)
-    assert not scan_cache._used_workers(10**6, False)
+    assert not scan_parallel.used_workers(scan_parallel.PARALLEL_MIN_FILES - 1, None)
+    assert scan_parallel.used_workers(scan_parallel.PARALLEL_MIN_FILES, None)
+    assert not scan_parallel.used_workers(10**6, False)
     monkeypatch.setattr(workers, "_load_average", lambda: 1.5)  # no CPU to spare
     monkeypatch.setattr(workers, "_running_now", lambda: 2)  # and another thread running
-    assert not scan_cache._used_workers(10**6, None)
-    assert scan_cache._used_workers(10**6, True)
+    assert not scan_parallel.used_workers(10**6, None)
+    assert scan_parallel.used_workers(10**6, True)
     # A high average from work that has ended: only this thread runs now.
     monkeypatch.setattr(workers, "_running_now", lambda: 1)
-    assert scan_cache._used_workers(10**6, None)
+    assert scan_parallel.used_workers(10**6, None)
     monkeypatch.setattr(workers, "_running_now", lambda: None)  # no /proc/loadavg
-    assert not scan_cache._used_workers(10**6, None)
+    assert not scan_parallel.used_workers(10**6, None)
     monkeypatch.setattr(workers, "_load_average", lambda: 0.5)
     monkeypatch.setenv(workers.PARALLEL_ENV, "0")
-    assert not scan_cache._used_workers(10**6, None)
+    assert not scan_parallel.used_workers(10**6, None)
     monkeypatch.setattr(workers, "_cpus", lambda: 1)
-    assert not scan_cache._used_workers(10**6, True)
+    assert not scan_parallel.used_workers(10**6, True)
