@@ -218,6 +218,15 @@ def _query_lines(ex: dict[str, Any]) -> list[Content]:
             )
         )
     lines.append(Content(""))
+    lines.extend(_term_lines(ex))
+    lines.append(Content(""))
+    lines.extend(_weight_lines(ex, score, conf, weight))
+    return lines
+
+
+def _term_lines(ex: dict[str, Any]) -> list[Content]:
+    """The matched terms and their contributions, then the fuzzy title/tag matches."""
+    lines: list[Content] = []
     terms: list[dict[str, Any]] = list(ex.get("terms", []))
     lines.append(_heading(f"matched terms ({len(terms)})  query × doc = contribution"))
     if not terms:
@@ -249,7 +258,12 @@ def _query_lines(ex: dict[str, Any]) -> list[Content]:
                 f"  {_num(fm.get('score'), 0)}",
             )
         )
-    lines.append(Content(""))
+    return lines
+
+
+def _weight_lines(ex: dict[str, Any], score: float, conf: float, weight: float) -> list[Content]:
+    """Confidence, decay weight, the final score, and the phrases and filters applied."""
+    lines: list[Content] = []
     lines.append(
         Content.assemble(
             ("confidence ", "bold"),
