@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from ..scan.vault import Catalog, Vault
     from .index import SearchIndex
 
-VERSION = 1
+VERSION = 2
 #: Above this share of changed memories (or dead slots) a rebuild is cheaper.
 REBUILD_FRACTION = 0.1
 
@@ -71,7 +71,7 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE,"
     " df INTEGER NOT NULL, rows BLOB NOT NULL, counts BLOB NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS files (vault INTEGER NOT NULL, rel TEXT NOT NULL,"
+    "CREATE TABLE IF NOT EXISTS files (vault INTEGER NOT NULL, rel BLOB NOT NULL,"
     " sha256 TEXT NOT NULL, PRIMARY KEY (vault, rel)) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS memories (slot INTEGER PRIMARY KEY, blob BLOB NOT NULL)",
 )
@@ -93,6 +93,15 @@ class PersistedStats:
     update_s: float = 0.0
     build_s: float = 0.0
     save_s: float = 0.0
+
+
+def _rel_key(rel: str) -> bytes:
+    """A vault-relative path as stored: UTF-8 bytes, undecodable file-name bytes kept."""
+    return rel.encode("utf-8", "surrogateescape")
+
+
+def _rel_of(key: bytes | str) -> str:
+    return key if isinstance(key, str) else key.decode("utf-8", "surrogateescape")
 
 
 def index_path(vaults: list[Vault]) -> Path:
@@ -224,7 +233,7 @@ def _save_new(conn: sqlite3.Connection, index: SearchIndex, catalog: Catalog) ->
         conn.executemany(
             "INSERT INTO files (vault, rel, sha256) VALUES (?, ?, ?)",
             (
-                (number, rel, stamp.sha256)
+                (number, _rel_key(rel), stamp.sha256)
                 for number, v in enumerate(catalog.vaults)
                 for rel, stamp in v.stamps.items()
             ),
@@ -318,7 +327,10 @@ def _changes(
         if saved["digests"][number] == files_digest(v.stamps):
             out.append(set())
             continue
-        old = dict(conn.execute("SELECT rel, sha256 FROM files WHERE vault = ?", (number,)))
+        old = {
+            _rel_of(key): sha
+            for key, sha in conn.execute("SELECT rel, sha256 FROM files WHERE vault = ?", (number,))
+        }
         now = {rel: stamp.sha256 for rel, stamp in v.stamps.items()}
         changed = {
             rel for rel in old.keys() | now.keys() | v.scans.keys() if old.get(rel) != now.get(rel)
@@ -388,17 +400,20 @@ def _save_memories(
 def _save_files(conn: sqlite3.Connection, catalog: Catalog) -> None:
     """The per-file sha256 of the vaults whose digest changed."""
     for number, v in enumerate(catalog.vaults):
-        old = dict(conn.execute("SELECT rel, sha256 FROM files WHERE vault = ?", (number,)))
+        old = {
+            _rel_of(key): sha
+            for key, sha in conn.execute("SELECT rel, sha256 FROM files WHERE vault = ?", (number,))
+        }
         now = {rel: stamp.sha256 for rel, stamp in v.stamps.items()}
         if old == now:
             continue
         conn.executemany(
             "DELETE FROM files WHERE vault = ? AND rel = ?",
-            ((number, rel) for rel in old.keys() - now.keys()),
+            ((number, _rel_key(rel)) for rel in old.keys() - now.keys()),
         )
         conn.executemany(
             "INSERT OR REPLACE INTO files (vault, rel, sha256) VALUES (?, ?, ?)",
-            ((number, rel, sha) for rel, sha in now.items() if old.get(rel) != sha),
+            ((number, _rel_key(rel), sha) for rel, sha in now.items() if old.get(rel) != sha),
         )
 
 
