@@ -70,7 +70,7 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE,"
     " df INTEGER NOT NULL, rows BLOB NOT NULL, counts BLOB NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS files (vault INTEGER NOT NULL, rel TEXT NOT NULL,"
+    "CREATE TABLE IF NOT EXISTS files (vault INTEGER NOT NULL, rel BLOB NOT NULL,"
     " sha256 TEXT NOT NULL, PRIMARY KEY (vault, rel)) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS memories (slot INTEGER PRIMARY KEY, blob BLOB NOT NULL)",
 )
@@ -115,11 +115,18 @@ def persisted_code(vaults: list[Vault]) -> str:
 
 def files_digest(stamps: Mapping[str, FileStamp]) -> str:
     """One hash of every file's path and sha256 (an unchanged vault: the same digest)."""
-    return pairs_digest(
-        sorted(
-            (rel.encode("utf-8", "surrogateescape"), stamp.sha256) for rel, stamp in stamps.items()
-        )
-    )
+    return pairs_digest(sorted((path_key(rel), stamp.sha256) for rel, stamp in stamps.items()))
+
+
+def path_key(rel: str) -> bytes:
+    """A vault-relative path as the ``files`` table keeps it (a file name need not be UTF-8)."""
+    return rel.encode("utf-8", "surrogateescape")
+
+
+def _stored_files(conn: sqlite3.Connection, number: int) -> dict[str, str]:
+    """rel -> sha256 of one vault's files as indexed."""
+    rows = conn.execute("SELECT rel, sha256 FROM files WHERE vault = ?", (number,))
+    return {bytes(key).decode("utf-8", "surrogateescape"): sha for key, sha in rows}
 
 
 def pairs_digest(pairs: Iterable[tuple[bytes, str]]) -> str:
@@ -223,7 +230,7 @@ def _save_new(conn: sqlite3.Connection, index: SearchIndex, catalog: Catalog) ->
         conn.executemany(
             "INSERT INTO files (vault, rel, sha256) VALUES (?, ?, ?)",
             (
-                (number, rel, stamp.sha256)
+                (number, path_key(rel), stamp.sha256)
                 for number, v in enumerate(catalog.vaults)
                 for rel, stamp in v.stamps.items()
             ),
@@ -317,7 +324,7 @@ def _changes(
         if saved["digests"][number] == files_digest(v.stamps):
             out.append(set())
             continue
-        old = dict(conn.execute("SELECT rel, sha256 FROM files WHERE vault = ?", (number,)))
+        old = _stored_files(conn, number)
         now = {rel: stamp.sha256 for rel, stamp in v.stamps.items()}
         changed = {
             rel for rel in old.keys() | now.keys() | v.scans.keys() if old.get(rel) != now.get(rel)
@@ -387,17 +394,17 @@ def _save_memories(
 def _save_files(conn: sqlite3.Connection, catalog: Catalog) -> None:
     """The per-file sha256 of the vaults whose digest changed."""
     for number, v in enumerate(catalog.vaults):
-        old = dict(conn.execute("SELECT rel, sha256 FROM files WHERE vault = ?", (number,)))
+        old = _stored_files(conn, number)
         now = {rel: stamp.sha256 for rel, stamp in v.stamps.items()}
         if old == now:
             continue
         conn.executemany(
             "DELETE FROM files WHERE vault = ? AND rel = ?",
-            ((number, rel) for rel in old.keys() - now.keys()),
+            ((number, path_key(rel)) for rel in old.keys() - now.keys()),
         )
         conn.executemany(
             "INSERT OR REPLACE INTO files (vault, rel, sha256) VALUES (?, ?, ?)",
-            ((number, rel, sha) for rel, sha in now.items() if old.get(rel) != sha),
+            ((number, path_key(rel), sha) for rel, sha in now.items() if old.get(rel) != sha),
         )
 
 

@@ -144,7 +144,8 @@ class StoredMemories(Sequence[Memory]):
         source = self._files.get((number, m.path))
         if source is None:
             sha = self._conn.execute(
-                "SELECT sha256 FROM files WHERE vault = ? AND rel = ?", (number, m.path)
+                "SELECT sha256 FROM files WHERE vault = ? AND rel = ?",
+                (number, m.path.encode("utf-8", "surrogateescape")),
             ).fetchone()
             source = _FileBodies(root, m.path, self._formats[number], sha[0] if sha else "")
             self._files[(number, m.path)] = source
