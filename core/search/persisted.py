@@ -246,6 +246,13 @@ def _save_new(conn: sqlite3.Connection, index: SearchIndex, catalog: Catalog) ->
         meta["vaults"] = json.dumps(_vaults_meta(catalog)).encode()
         conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", meta.items())
     _checkpoint(conn)
+    # A rebuild over an older index leaves its pages free: give them back.
+    free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+    total = conn.execute("PRAGMA page_count").fetchone()[0]
+    if free * 4 > total:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("VACUUM")
+        _checkpoint(conn)
 
 
 def _checkpoint(conn: sqlite3.Connection) -> None:
