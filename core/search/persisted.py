@@ -51,8 +51,7 @@ import numpy as np
 
 from ..model import Memory
 from ..safe_io import read_regular
-from ..scan.cache import code_fingerprint
-from ..scan.progress import quiet_gc
+from ..scan.cache import code_fingerprint, quiet_gc
 from ..store.db import cache_dir, connect, private_dir, remove_files, untrusted
 from ..store.stamps import FileStamp
 from . import persisted_rows as rows_io
@@ -63,7 +62,7 @@ if TYPE_CHECKING:
     from ..scan.vault import Catalog, Vault
     from .index import SearchIndex
 
-VERSION = 2
+VERSION = 3
 #: Above this share of changed memories (or dead slots) a rebuild is cheaper.
 REBUILD_FRACTION = 0.1
 
@@ -95,15 +94,6 @@ class PersistedStats:
     save_s: float = 0.0
 
 
-def _rel_key(rel: str) -> bytes:
-    """A vault-relative path as stored: UTF-8 bytes, undecodable file-name bytes kept."""
-    return rel.encode("utf-8", "surrogateescape")
-
-
-def _rel_of(key: bytes | str) -> str:
-    return key if isinstance(key, str) else key.decode("utf-8", "surrogateescape")
-
-
 def index_path(vaults: list[Vault]) -> Path:
     """The persisted index of exactly this set of vaults."""
     ident = "\n".join(sorted(f"{os.path.realpath(v.root)}\0{v.rel}\0{v.format}" for v in vaults))
@@ -125,11 +115,18 @@ def persisted_code(vaults: list[Vault]) -> str:
 
 def files_digest(stamps: Mapping[str, FileStamp]) -> str:
     """One hash of every file's path and sha256 (an unchanged vault: the same digest)."""
-    return pairs_digest(
-        sorted(
-            (rel.encode("utf-8", "surrogateescape"), stamp.sha256) for rel, stamp in stamps.items()
-        )
-    )
+    return pairs_digest(sorted((path_key(rel), stamp.sha256) for rel, stamp in stamps.items()))
+
+
+def path_key(rel: str) -> bytes:
+    """A vault-relative path as the ``files`` table keeps it (a file name need not be UTF-8)."""
+    return rel.encode("utf-8", "surrogateescape")
+
+
+def _stored_files(conn: sqlite3.Connection, number: int) -> dict[str, str]:
+    """rel -> sha256 of one vault's files as indexed."""
+    rows = conn.execute("SELECT rel, sha256 FROM files WHERE vault = ?", (number,))
+    return {bytes(key).decode("utf-8", "surrogateescape"): sha for key, sha in rows}
 
 
 def pairs_digest(pairs: Iterable[tuple[bytes, str]]) -> str:
@@ -233,7 +230,7 @@ def _save_new(conn: sqlite3.Connection, index: SearchIndex, catalog: Catalog) ->
         conn.executemany(
             "INSERT INTO files (vault, rel, sha256) VALUES (?, ?, ?)",
             (
-                (number, _rel_key(rel), stamp.sha256)
+                (number, path_key(rel), stamp.sha256)
                 for number, v in enumerate(catalog.vaults)
                 for rel, stamp in v.stamps.items()
             ),
@@ -249,6 +246,13 @@ def _save_new(conn: sqlite3.Connection, index: SearchIndex, catalog: Catalog) ->
         meta["vaults"] = json.dumps(_vaults_meta(catalog)).encode()
         conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", meta.items())
     _checkpoint(conn)
+    # A rebuild over an older index leaves its pages free: give them back.
+    free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+    total = conn.execute("PRAGMA page_count").fetchone()[0]
+    if free * 4 > total:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("VACUUM")
+        _checkpoint(conn)
 
 
 def _checkpoint(conn: sqlite3.Connection) -> None:
@@ -327,10 +331,7 @@ def _changes(
         if saved["digests"][number] == files_digest(v.stamps):
             out.append(set())
             continue
-        old = {
-            _rel_of(key): sha
-            for key, sha in conn.execute("SELECT rel, sha256 FROM files WHERE vault = ?", (number,))
-        }
+        old = _stored_files(conn, number)
         now = {rel: stamp.sha256 for rel, stamp in v.stamps.items()}
         changed = {
             rel for rel in old.keys() | now.keys() | v.scans.keys() if old.get(rel) != now.get(rel)
@@ -400,20 +401,17 @@ def _save_memories(
 def _save_files(conn: sqlite3.Connection, catalog: Catalog) -> None:
     """The per-file sha256 of the vaults whose digest changed."""
     for number, v in enumerate(catalog.vaults):
-        old = {
-            _rel_of(key): sha
-            for key, sha in conn.execute("SELECT rel, sha256 FROM files WHERE vault = ?", (number,))
-        }
+        old = _stored_files(conn, number)
         now = {rel: stamp.sha256 for rel, stamp in v.stamps.items()}
         if old == now:
             continue
         conn.executemany(
             "DELETE FROM files WHERE vault = ? AND rel = ?",
-            ((number, _rel_key(rel)) for rel in old.keys() - now.keys()),
+            ((number, path_key(rel)) for rel in old.keys() - now.keys()),
         )
         conn.executemany(
             "INSERT OR REPLACE INTO files (vault, rel, sha256) VALUES (?, ?, ?)",
-            ((number, _rel_key(rel), sha) for rel, sha in now.items() if old.get(rel) != sha),
+            ((number, path_key(rel), sha) for rel, sha in now.items() if old.get(rel) != sha),
         )
 
 

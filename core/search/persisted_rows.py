@@ -24,7 +24,7 @@ from .analysis import SINGLE, texts
 from .columns import Codes, Columns
 from .fit import Counted, idf_of, sublinear_tf, weigh_pairs
 from .postings import Postings, TitleWords
-from .stored_terms import decode_counts, encode_counts
+from .stored_terms import decode_counts, decode_rows, encode_counts, encode_rows
 from .title_slots import SlotWords, heads
 
 if TYPE_CHECKING:
@@ -185,7 +185,7 @@ def term_records(
     bounds = indptr.tolist()
     for i, term in enumerate(terms):
         lo, hi = bounds[i], bounds[i + 1]
-        yield term, hi - lo, rows[lo:hi].astype(np.int32).tobytes(), encode_counts(counts[lo:hi])
+        yield term, hi - lo, encode_rows(rows[lo:hi]), encode_counts(counts[lo:hi])
 
 
 def norms_of(
@@ -234,22 +234,18 @@ def _read_terms(conn: sqlite3.Connection) -> tuple[list[str], IntArray, IntArray
     """Every term row, sorted by term: (terms, df, all slots, all counts) concatenated."""
     terms: list[str] = []
     dfs: list[int] = []
-    slot_blobs: list[bytes] = []
+    slot_parts: list[IntArray] = []
     count_parts: list[IntArray] = []
-    narrow: list[bytes] = []
     for term, df, rows, counts in conn.execute(
         "SELECT term, df, rows, counts FROM terms ORDER BY term"
     ):
         terms.append(term)
         dfs.append(df)
-        slot_blobs.append(rows)
-        narrow.append(counts)
-    if all(len(c) == 2 * d for c, d in zip(narrow, dfs, strict=True)):
-        all_counts = np.frombuffer(b"".join(narrow), dtype=np.uint16).astype(np.int32)
-    else:
-        count_parts = [decode_counts(c, d) for c, d in zip(narrow, dfs, strict=True)]
-        all_counts = np.concatenate(count_parts) if count_parts else np.zeros(0, np.int32)
-    all_slots = np.frombuffer(b"".join(slot_blobs), dtype=np.int32)
+        slot_parts.append(decode_rows(rows))
+        count_parts.append(decode_counts(counts, df))
+    empty = np.zeros(0, dtype=np.int32)
+    all_slots = np.concatenate(slot_parts) if slot_parts else empty
+    all_counts = np.concatenate(count_parts) if count_parts else empty
     return terms, np.asarray(dfs, dtype=np.int64), all_slots, all_counts
 
 
@@ -286,7 +282,7 @@ def update_terms(
             if not len(t_slots):
                 gone.append((term,))
                 continue
-            writes.append((term, len(t_slots), t_slots.tobytes(), encode_counts(t_counts)))
+            writes.append((term, len(t_slots), encode_rows(t_slots), encode_counts(t_counts)))
         parts_s.append(t_slots)
         parts_c.append(t_counts)
         out_df.append(len(t_slots))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 import sqlite3
@@ -14,6 +15,7 @@ import pytest
 
 from bench.generate import generate
 from memlens.core import open_catalog
+from memlens.core.demo import copy_demo
 from memlens.core.records import memory_record
 from memlens.core.scan.vault import survey_all
 from memlens.core.search.fresh import open_fresh
@@ -171,3 +173,18 @@ def test_a_changed_file_is_not_served_without_the_catalog(generated: Path, tmp_p
     files = sorted((root / "cognitive-memory" / "graph").rglob("*.md"))
     _edit(random.Random(1), files)
     assert open_fresh(survey_all(root).vaults, AS_OF) is None
+
+
+def test_undecodable_file_names_are_indexed_and_served(tmp_path: Path) -> None:
+    """A file name that is not UTF-8 is a key of the index's file table like any other."""
+    root = copy_demo(tmp_path) / "observation-v1"
+    obs = root / "observations"
+    text = (obs / "obs-102.md").read_bytes().replace(b"id: obs-102", b"id: obs-odd")
+    Path(os.fsdecode(os.fsencode(obs) + b"/obs-\xff.md")).write_bytes(text)
+    assert _assert_same_as_fresh(root) == "built"
+    assert _assert_same_as_fresh(root) == "loaded"
+    served = open_fresh(survey_all(root).vaults, AS_OF)
+    assert served is not None
+    hits = served.run("health:all", 50).hits
+    assert "observations/obs-\udcff.md" in {h.memory.path for h in hits}
+    assert any(h.memory.body for h in hits if h.memory.id == "obs-odd")
