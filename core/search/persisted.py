@@ -51,7 +51,8 @@ import numpy as np
 
 from ..model import Memory
 from ..safe_io import read_regular
-from ..scan.cache import code_fingerprint, quiet_gc
+from ..scan.cache import code_fingerprint
+from ..scan.progress import quiet_gc
 from ..store.db import cache_dir, connect, private_dir, remove_files, untrusted
 from ..store.stamps import FileStamp
 from . import persisted_rows as rows_io
