@@ -22,10 +22,8 @@ rebuilt.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import hashlib
-import os
 import pickle
 import time
 from dataclasses import dataclass
@@ -37,10 +35,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ..model import Memory
-from ..safe_io import read_regular
-from ..scan.cache import cache_dir, code_fingerprint
+from ..scan.cache import cache_dir
 from ..scan.progress import quiet_gc
 from .index_file import open_checked, write_checked
+from .keys import search_code_fingerprint, vault_set_key
 
 if TYPE_CHECKING:
     from ..scan.vault import Catalog, Vault
@@ -74,21 +72,11 @@ class IndexCacheStats:
 
 def index_cache_path(vaults: list[Vault]) -> Path:
     """The index cache of exactly this set of vaults (as named from these paths)."""
-    ident = "\n".join(sorted(f"{os.path.realpath(v.root)}\0{v.rel}\0{v.format}" for v in vaults))
-    key = hashlib.sha256(ident.encode("utf-8", "surrogateescape")).hexdigest()[:32]
-    return cache_dir() / f"index-{key}.pickle"
+    return cache_dir() / f"index-{vault_set_key(vaults)}.pickle"
 
 
 def _fingerprint(vaults: list[Vault]) -> str:
-    here = Path(__file__).parent
-    digest = hashlib.sha256(f"index-v{INDEX_VERSION}".encode())
-    for fmt in sorted({v.format for v in vaults}):
-        digest.update(code_fingerprint(fmt).encode())
-    # Every module of this package (the index's layout and numbers) and decay.
-    for path in [*sorted(here.glob("*.py")), here.parent / "decay.py"]:
-        with contextlib.suppress(OSError):
-            digest.update(path.name.encode() + b"\0" + read_regular(path))
-    return digest.hexdigest()
+    return search_code_fingerprint(vaults, f"index-v{INDEX_VERSION}")
 
 
 def _files_of(v: Vault) -> dict[str, str]:

@@ -38,7 +38,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import sqlite3
 import time
 from collections.abc import Iterable, Mapping
@@ -50,12 +49,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..model import Memory
-from ..safe_io import read_regular
-from ..scan.cache import code_fingerprint
 from ..scan.progress import quiet_gc
 from ..store.db import cache_dir, connect, private_dir, remove_files, untrusted
 from ..store.stamps import FileStamp
 from . import persisted_rows as rows_io
+from .keys import search_code_fingerprint, vault_set_key
 from .stored_memories import affected, memory_blobs, zdict_of
 from .stored_terms import StoredTerms
 
@@ -97,21 +95,12 @@ class PersistedStats:
 
 def index_path(vaults: list[Vault]) -> Path:
     """The persisted index of exactly this set of vaults."""
-    ident = "\n".join(sorted(f"{os.path.realpath(v.root)}\0{v.rel}\0{v.format}" for v in vaults))
-    key = hashlib.sha256(ident.encode("utf-8", "surrogateescape")).hexdigest()[:32]
-    return cache_dir() / f"search-{key}.sqlite"
+    return cache_dir() / f"search-{vault_set_key(vaults)}.sqlite"
 
 
 def persisted_code(vaults: list[Vault]) -> str:
     """A fingerprint of the code whose output the file holds (another code: rebuilt)."""
-    here = Path(__file__).parent
-    digest = hashlib.sha256(f"persisted-index-v{VERSION}".encode())
-    for fmt in sorted({v.format for v in vaults}):
-        digest.update(code_fingerprint(fmt).encode())
-    for path in [*sorted(here.glob("*.py")), here.parent / "decay.py"]:
-        with contextlib.suppress(OSError):
-            digest.update(path.name.encode() + b"\0" + read_regular(path))
-    return digest.hexdigest()
+    return search_code_fingerprint(vaults, f"persisted-index-v{VERSION}")
 
 
 def files_digest(stamps: Mapping[str, FileStamp]) -> str:
