@@ -47,7 +47,7 @@ def _agents(memories: Sequence[Memory], wanted: str | None) -> list[str]:
     )
     if wanted is None:
         return names
-    return [n for n in names if n.lower() == wanted.lower()] or [wanted]
+    return [n for n in names if n.lower() == wanted.lower()]
 
 
 def _entry(m: Memory, score: float, note: str) -> PreviewEntry:
