@@ -78,3 +78,25 @@ async def test_the_palette_offers_the_pane(own_fixtures_copy: Path) -> None:
         await settle(pilot)
         cmd = next(c for c in app.palette_commands() if c.name == "Show what the agent sees")
         assert cmd.help == "key 8"
+
+
+async def test_the_showing_pane_follows_a_changed_file(own_fixtures_copy: Path) -> None:
+    app = MemlensApp([own_fixtures_copy], as_of=AS_OF, live_reload=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await press(pilot, "8")
+        screen = app.screen
+        assert isinstance(screen, PreviewScreen)
+
+        def loaded_titles() -> list[str]:
+            dream = next(p for p in screen.previews if p.sections[0].key == "observations")
+            return [e.title for e in dream.sections[0].entries]
+
+        before = loaded_titles()
+        obs = own_fixtures_copy / "dream-cycle" / "observations.md"
+        with obs.open("a", encoding="utf-8") as f:
+            f.write("\n## Added while the pane shows\nA new section.\n")
+        app.refresh_paths([obs])
+        await settle(pilot)
+        assert loaded_titles() == [*before, "Added while the pane shows"]
+        assert "Added while the pane shows" in _body(screen)
