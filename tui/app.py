@@ -45,6 +45,7 @@ from .screens.episodes import EpisodesScreen
 from .screens.graph import GraphScreen
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
+from .screens.preview import PreviewScreen
 from .screens.problems import ProblemsScreen
 from .screens.raw import RawScreen
 from .screens.search import SearchScreen
@@ -76,6 +77,7 @@ class MemlensApp(LoadingApp):
         "search": SearchScreen,
         "graph": GraphScreen,
         "episodes": EpisodesScreen,
+        "preview": PreviewScreen,
     }
     DEFAULT_MODE = "memories"
     COMMANDS = App.COMMANDS | {MemlensCommands}
@@ -87,6 +89,9 @@ class MemlensApp(LoadingApp):
         Binding("4", "show('search')", "Search", id="app.search"),
         Binding("5", "show('graph')", "Graph", id="app.graph"),
         Binding("6", "show('episodes')", "Episodes", id="app.episodes"),
+        # No description yet: a described key would shift the help screen
+        # (its snapshot); the palette offers it as "Show what the agent sees".
+        Binding("8", "show('preview')", "", show=False, id="app.preview"),
         Binding("question_mark", "help", "Help", id="app.help"),
         Binding(
             "y",

@@ -23,6 +23,7 @@ from ..model import DecayInfo, FileScan, Health, Memory, ScanResult
 from ..refs import PointerField
 from .files import Listing, rel_posix, skipped_scan
 from .linking import Changes
+from .preview_model import PreviewRequest, PreviewSection
 
 #: (status, health, weight, score) of a decay, without its explanation.
 DecayBrief = tuple[str, Health, float, float | None]
@@ -70,6 +71,8 @@ class FormatInfo:
     #: Reading a memory is recorded as an access that feeds its decay, and the
     #: vault has derived files memlens can rebuild (index, core, reflection).
     tracks_access: bool = False
+    #: The vault holds several agents' memories (a preview is per agent).
+    has_agents: bool = False
 
 
 class FormatAdapter(ABC):
@@ -228,6 +231,17 @@ class FormatAdapter(ABC):
         """
         info = self.decay(memory, as_of, explain=False)
         return info.status, info.health, info.weight, info.score
+
+    def agent_preview(
+        self, root: Path, result: ScanResult, request: PreviewRequest
+    ) -> list[PreviewSection]:
+        """What this format's agent loads at start and recalls for a prompt, by its rules.
+
+        `result` is the vault's scan (valid memories, archived included, and
+        the format's other records); nothing is written.  The default: the format defines no
+        load or recall step, so there is nothing to preview.
+        """
+        return []
 
 
 __all__ = ["DecayBrief", "FormatAdapter", "FormatInfo", "PromoteOption"]

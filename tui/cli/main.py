@@ -44,6 +44,11 @@ COMMANDS: dict[str, LazyCommand] = {
         ("decay", "browse:decay", "Report what the formats' own decay rules would archive."),
         ("search", "search:search", "Ranked search of every memory below PATH."),
         (
+            "preview",
+            "preview:preview",
+            "What each agent below PATH loads at start and would recall for --prompt.",
+        ),
+        (
             "graph",
             "graph:graph",
             "The links around memory ID, or (--health) every broken link below PATH.",

@@ -11,4 +11,6 @@ explanation).  Writing: `writer` holds `CognitiveMemoryWriter` and its
 registration, helped by `write_values`; the maintenance runs are `runs`
 (shared helpers, `_index.json`, CORE.md), `runs_reflection` (REFLECTION.md)
 and `runs_state` (decay scores and access counts in `_state.json`).
+`core_file` lays out CORE.md (what it holds and what its budget cuts) and
+`preview` shows what the agent loads at session start.
 """

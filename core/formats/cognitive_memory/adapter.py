@@ -36,6 +36,7 @@ from ..files import (
     unlistable,
 )
 from ..linking import Changes, split_duplicates
+from ..preview_model import PreviewRequest, PreviewSection
 from .decay import (
     _THRESHOLDS_TEXT,
     DORMANT_THRESHOLD,
@@ -58,6 +59,7 @@ from .linking import (
     relink_files,
 )
 from .memories import _RawRelation, _read_memory
+from .preview import core_preview
 from .schema import (
     ARCHIVE_DIR,
     EPISODES_DIR,
@@ -340,3 +342,9 @@ class CognitiveMemoryAdapter(FormatAdapter):
             why=f"{arithmetic} → {status} {_THRESHOLDS_TEXT}." if explain else "",
             archive_reasons=reasons,
         )
+
+    def agent_preview(
+        self, root: Path, result: ScanResult, request: PreviewRequest
+    ) -> list[PreviewSection]:
+        """CORE.md as regenerated at `as_of`, with its diff, budget and cuts (see `preview`)."""
+        return core_preview(self, root, result.memories, request)

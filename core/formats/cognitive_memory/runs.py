@@ -59,21 +59,13 @@ from ...text.textio import read_text
 from ...write.journal import FileChange, Plan
 from ...write.writes import digest, snapshot
 from .adapter import CognitiveMemoryAdapter
-from .decay import FADING_THRESHOLD, status_for_score
+
+# The CORE.md constants moved to core_file; re-exported for existing callers.
+from .core_file import CORE_BUDGET_CHARS as CORE_BUDGET_CHARS
+from .core_file import CORE_PER_SECTION as CORE_PER_SECTION
+from .core_file import core_layout
 from .memories import _Invalid, _memory_files, _validate
 from .schema import ARCHIVE_DIR, CORE_FILE, DEFAULT_CONFIDENCE, GRAPH_DIR, INDEX_FILE, VAULT_DIR
-
-#: CORE.md sections: heading and the memory types it gathers.
-CORE_SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Critical Solutions", ("solution",)),
-    ("Active Decisions", ("decision",)),
-    ("Key Fixes", ("fix",)),
-    ("Configurations", ("configuration",)),
-    ("Patterns & Workflows", ("procedure", "code_pattern", "workflow")),
-)
-CORE_MIN_SCORE = FADING_THRESHOLD
-CORE_PER_SECTION = 15
-CORE_BUDGET_CHARS = 12_000
 
 _ADAPTER = CognitiveMemoryAdapter()
 
@@ -225,40 +217,9 @@ def _scored(root: Path, as_of: date) -> list[tuple[Memory, float]]:
     return out
 
 
-def _core_line(m: Memory) -> str:
-    tags = ", ".join(m.tags[:2])
-    suffix = f" ({tags})" if tags else ""
-    return f"- [{_one_line(m.title)}]({m.path}){suffix}"
-
-
 def render_core(root: Path, as_of: date, generated_on: date | None = None) -> str:
     """CORE.md for `as_of` (scores); the header date is `generated_on` (default `as_of`)."""
-    scored = _scored(root, as_of)
-    active = sum(1 for _, s in scored if status_for_score(s) == "active")
-    lines = [
-        "# Memory Core (auto-generated)",
-        f"> Last updated: {(generated_on or as_of).isoformat()} | "
-        f"Active memories: {active}/{len(scored)} | Next refresh: daily (systemd timer)",
-    ]
-    size = sum(len(line) + 1 for line in lines)
-    for heading, kinds in CORE_SECTIONS:
-        picked = sorted(
-            ((m, s) for m, s in scored if m.kind in kinds and s >= CORE_MIN_SCORE),
-            key=lambda ms: (-ms[1], ms[0].path),
-        )[:CORE_PER_SECTION]
-        section = ["", f"## {heading}"]
-        section_size = sum(len(line) + 1 for line in section)
-        body: list[str] = []
-        for m, _ in picked:
-            line = _core_line(m)
-            if size + section_size + len(line) + 1 > CORE_BUDGET_CHARS:
-                break
-            body.append(line)
-            section_size += len(line) + 1
-        if body:
-            lines.extend(section + body)
-            size += section_size
-    return "\n".join(lines) + "\n"
+    return core_layout(_scored(root, as_of), as_of, generated_on).text
 
 
 def plan_core(root: Path, as_of: date, generated_on: date | None = None) -> Plan:

@@ -12,4 +12,6 @@ Writing: `writer` holds `DreamCycleWriter` and its registration, helped by
 `write_files` (files as byte lines, the state a plan checks), `write_fields`
 (dc comment edits), `write_promote`, `write_archive` and `write_restore`;
 `runs` holds the decay run and the type distribution.
+`preview` shows the observations as the agent loads them and what decays out
+within 7 and 30 days.
 """

@@ -41,6 +41,7 @@ from ...safe_io import open_regular
 from ..adapter import FormatAdapter, FormatInfo, PromoteOption
 from ..files import Listing, list_files
 from ..linking import Changes, split_duplicates
+from ..preview_model import PreviewRequest, PreviewSection
 from .archive import scan_archive
 from .decay import _decay_numbers, section_decay
 from .files import (
@@ -55,6 +56,7 @@ from .files import (
 )
 from .ids import IdAllocator, _RecordingIds, _ReplayMismatch
 from .linking import _DreamLinkState, _Splice, _splice_plan
+from .preview import observations_preview
 from .reading import parse_window
 from .rescan import _Table, rescan
 
@@ -298,6 +300,12 @@ class DreamCycleAdapter(FormatAdapter):
 
     def decay(self, memory: Memory, as_of: date, *, explain: bool = True) -> DecayInfo:
         return section_decay(memory, as_of, explain=explain)
+
+    def agent_preview(
+        self, root: Path, result: ScanResult, request: PreviewRequest
+    ) -> list[PreviewSection]:
+        """observations.md as loaded, and what decays out within 7 and 30 days (see `preview`)."""
+        return observations_preview(self, root, result.memories, request)
 
 
 __all__ = ["DreamCycleAdapter"]

@@ -10,4 +10,6 @@ scan's working state and the memories built from experiences), `linking`
 `writer` holds `ExperienceRecordWriter` and its registration, helped by
 `write_lines` (stores as read, lines appended in each file's style) and
 `write_fields` (what set and promote accept).
+`retrieval` is the spec's hybrid retrieval, computed offline, and `preview`
+shows it for a prompt with the lenses and stances on each hit.
 """

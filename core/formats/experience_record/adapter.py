@@ -110,6 +110,7 @@ from ...text.dates import days_between
 from ..adapter import FormatAdapter, FormatInfo, PromoteOption
 from ..files import Listing, list_files
 from ..linking import Changes, split_duplicates
+from ..preview_model import PreviewRequest, PreviewSection
 from .jsonl import JsonLine, LineError, parse_json_lines
 from .linking import (
     _check_memory_refs,
@@ -118,6 +119,7 @@ from .linking import (
     _lattice_split,
     relink_appended,
 )
+from .preview import retrieval_preview
 from .records import _build_memory, _read_experiences, _Scan, _status_of
 from .schema import (
     _FILE_ORDER,
@@ -372,6 +374,12 @@ class ExperienceRecordAdapter(FormatAdapter):
             age_days=max(0, age) if age is not None else None,
             why=why,
         )
+
+    def agent_preview(
+        self, root: Path, result: ScanResult, request: PreviewRequest
+    ) -> list[PreviewSection]:
+        """The spec's hybrid retrieval for the prompt, with lenses and stances (see `preview`)."""
+        return retrieval_preview(self, root, result, request)
 
 
 __all__ = ["ExperienceRecordAdapter"]

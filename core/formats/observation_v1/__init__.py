@@ -10,4 +10,6 @@ documents).  Writing: `writer` holds `ObservationV1Writer`, its registration
 and `plan_promote_many`, helped by `write_files` (documents as read, write
 and move plans), `write_fields` (frontmatter edits) and `write_promote` (a
 new comprehension citing observations).
+`preview` lists the comprehension documents an agent loads and what each
+incorporates.
 """

@@ -47,10 +47,12 @@ from ...text.textio import decode_bytes, read_text
 from ..adapter import FormatAdapter, FormatInfo, PromoteOption
 from ..files import Listing, SkippedEntry, list_md, rel_posix
 from ..linking import Changes, split_duplicates
+from ..preview_model import PreviewRequest, PreviewSection
 from ..reading import problem_from
 from .detection import _COMPREHENSION_MARKER, _OBSERVATION_MARKER, _folder_has_marker
 from .documents import parse_document
 from .linking import _index_refs, _link, _ObservationLinkState, relink_documents
+from .preview import comprehension_preview
 from .schema import (
     _FOLDERS,
     COMPREHENSION_SPEC,
@@ -240,3 +242,9 @@ class ObservationV1Adapter(FormatAdapter):
             age_days=age,
             why=why,
         )
+
+    def agent_preview(
+        self, root: Path, result: ScanResult, request: PreviewRequest
+    ) -> list[PreviewSection]:
+        """The comprehension documents and what they incorporate (see `preview`)."""
+        return comprehension_preview(self, root, result.memories, request)

@@ -9,4 +9,6 @@ path gives, the scan order), `observations` (a file read into a memory),
 holds `ProjectOceanWriter` and its registration, helped by `write_files`
 (files as read, destinations, write and move plans) and `write_fields` (what
 set and promote accept); `runs` holds the promote and decay runs.
+`preview` runs the HEARTBEAT recall step for an agent and shows what shared/
+adds.
 """

@@ -44,11 +44,13 @@ from ...refs import PointerField
 from ..adapter import FormatAdapter, FormatInfo
 from ..files import Listing, SkippedEntry, dir_state, list_dirs, list_md, rel_posix, unlistable
 from ..linking import Changes, one_memory_files, relinked, split_duplicates
+from ..preview_model import PreviewRequest, PreviewSection
 from ..reading import problem_from
 from .decay import _lifespan, _status, observation_decay
 from .linking import _agent_of, _OceanLinkState, _resolve_backlinks, _stems, _twin
 from .locations import _has_agent_memory, _order, _owned, locate
 from .observations import _parse
+from .preview import recall_preview
 from .schema import FORMAT_ID, POINTER_FIELDS
 
 
@@ -60,6 +62,7 @@ class ProjectOceanAdapter(FormatAdapter):
         label="Project Ocean",
         short_label="ocean",
         promote_note="copies the file to shared/observations/ with promoted_from and promoted_at",
+        has_agents=True,
     )
     pointer_fields: ClassVar[tuple[PointerField, ...]] = POINTER_FIELDS
 
@@ -287,6 +290,12 @@ class ProjectOceanAdapter(FormatAdapter):
     def decay(self, memory: Memory, as_of: date, *, explain: bool = True) -> DecayInfo:
         """Status and weight as memory-decay.py / memory-search.py would see them."""
         return observation_decay(memory, as_of, explain=explain)
+
+    def agent_preview(
+        self, root: Path, result: ScanResult, request: PreviewRequest
+    ) -> list[PreviewSection]:
+        """The HEARTBEAT recall step per agent and what shared/ adds (see `preview`)."""
+        return recall_preview(self, root, result.memories, request)
 
 
 __all__ = ["ProjectOceanAdapter"]
