@@ -42,6 +42,8 @@ from ..adapter import FormatAdapter, FormatInfo, PromoteOption
 from ..files import Listing, list_files
 from ..linking import Changes, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
+from ..privacy_model import TextField
+from .privacy import section_text_fields
 from .archive import scan_archive
 from .decay import _decay_numbers, section_decay
 from .files import (
@@ -306,6 +308,14 @@ class DreamCycleAdapter(FormatAdapter):
     ) -> list[PreviewSection]:
         """observations.md as loaded, and what decays out within 7 and 30 days (see `preview`)."""
         return observations_preview(self, root, result.memories, request)
+
+    def text_fields(self, memory: Memory, raw: str | None) -> list[TextField]:
+        """The heading, the comment's dc: values and the body, each on its own file line.
+
+        An archived entry (a line of archive.jsonl) holds its text in one JSON
+        line: every text is on that line.
+        """
+        return section_text_fields(memory)
 
 
 __all__ = ["DreamCycleAdapter"]

@@ -111,6 +111,8 @@ from ..adapter import FormatAdapter, FormatInfo, PromoteOption
 from ..files import Listing, list_files
 from ..linking import Changes, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
+from ..privacy_model import TextField, default_text_fields
+from .privacy import raw_line_text_fields
 from .jsonl import JsonLine, LineError, parse_json_lines
 from .linking import (
     _check_memory_refs,
@@ -380,6 +382,17 @@ class ExperienceRecordAdapter(FormatAdapter):
     ) -> list[PreviewSection]:
         """The spec's hybrid retrieval for the prompt, with lenses and stances (see `preview`)."""
         return retrieval_preview(self, root, result, request)
+
+    def text_fields(self, memory: Memory, raw: str | None) -> list[TextField]:
+        """Every string of the record, all on the record's line.
+
+        A tombstoned record's Memory holds no text any more, but its raw
+        line is immutable and still in experiences.jsonl: its strings are
+        read from that line, so a scan says what the file still holds.
+        """
+        if memory.tombstoned:
+            return raw_line_text_fields(memory, raw)
+        return [TextField(f.name, f.text, memory.line) for f in default_text_fields(memory)]
 
 
 __all__ = ["ExperienceRecordAdapter"]
