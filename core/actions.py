@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from .errors import RefusedError
+from .formats.privacy_model import Redaction
 from .model import Memory
 from .text.frontmatter import SafeYamlLoader
 from .write.journal import Plan
@@ -35,6 +36,8 @@ ACTION_NAMES: tuple[str, ...] = (
     "promote",
     "archive",
     "restore",
+    "redact",
+    "erase",
 )
 
 
@@ -84,6 +87,12 @@ class Action:
             if not m.archived:
                 raise RefusedError("not archived")
             return w.plan_restore(m)
+        if self.name == "redact":
+            return w.plan_redact(
+                m, _redactions(m, self.params), upward=bool(self.params.get("upward"))
+            )
+        if self.name == "erase":
+            return w.plan_erase(m)
         raise RefusedError(f"unknown action {self.name!r}")
 
     def apply(self) -> dict[str, Any]:
@@ -106,6 +115,25 @@ class Action:
         if self.entry is None:
             raise RefusedError("this action was not applied")
         return undo(self.memory.vault_root)
+
+
+def _redactions(memory: Memory, params: dict[str, Any]) -> list[Redaction]:
+    """The redactions a `redact` asks for: given ones, else every finding (of `kinds`).
+
+    Findings are computed from the memory as the caller read it; the writer
+    re-reads the file and refuses (conflict) if it is not that memory any more.
+    """
+    given = params.get("redactions")
+    if given:
+        return [r for r in given if isinstance(r, Redaction)]
+    from .privacy import redactions_for  # deferred: the detectors only when redacting
+
+    kinds = params.get("kinds")
+    found = redactions_for(memory, kinds=list(kinds) if kinds else None)
+    if not found:
+        what = f" of kind {', '.join(kinds)}" if kinds else ""
+        raise RefusedError(f"no secret{what} found in {memory.id}")
+    return found
 
 
 def _as_of(params: dict[str, Any]) -> date | None:

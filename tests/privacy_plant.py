@@ -57,7 +57,9 @@ def _card(prefix: str, length: int) -> str:
 
 def _private_key() -> str:
     lines = [_rand(64, _ALNUM + "+/") for _ in range(5)]
-    return "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(lines) + "\n-----END RSA PRIVATE KEY-----"
+    return (
+        "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(lines) + "\n-----END RSA PRIVATE KEY-----"
+    )
 
 
 def _secrets() -> dict[str, str]:
@@ -81,7 +83,8 @@ def _secrets() -> dict[str, str]:
         "jwt": jwt,
         "card-number": card,
         "iban": _iban("DE", _rand(18, string.digits)),
-        "email": f"{_rand(5, string.ascii_lowercase)}.{_rand(6, string.ascii_lowercase)}@fernmail.hr",
+        "email": f"{_rand(5, string.ascii_lowercase)}.{_rand(6, string.ascii_lowercase)}"
+        "@fernmail.hr",
         "phone": f"+385 91 {_rand(3, '2346789')} {_rand(4, '2346789')}",
         "password": _rand(5, string.ascii_lowercase) + _rand(3, string.digits) + "!",
         "generic-secret": _rand(32),
@@ -160,7 +163,7 @@ def _ocean(root: Path, planted: list[Planted]) -> None:
             planted.append(Planted(kind, secret, "project-ocean", f"atlas/{stem}", "body"))
         (vault / f"{stem}.md").write_text(
             "---\ntags: [ops, notes]\nconfidence: 0.9\ncreated: 2026-11-10\n"
-            f"decay: linear-90d\nsource: atlas\n---\n\n" + "\n\n".join(lines) + "\n",
+            "decay: linear-90d\nsource: atlas\n---\n\n" + "\n\n".join(lines) + "\n",
             encoding="utf-8",
         )
     email = _secrets()["email"]

@@ -165,7 +165,10 @@ def fictional_phone(digits: str) -> bool:
         return True
     national = re.sub(r"^44", "0", digits)
     return bool(
-        re.match(r"^0207946 ?0\d{3}$|^0(113|161|114|115|116|117|118|121|131|141|151|191)4960\d{3}$", national)
+        re.match(
+            r"^0207946 ?0\d{3}$|^0(113|161|114|115|116|117|118|121|131|141|151|191)4960\d{3}$",
+            national,
+        )
         or re.match(r"^01632960\d{3}$|^07700900\d{3}$", national)
     )
 
@@ -245,15 +248,115 @@ _CREDENTIAL_FIELD = re.compile(r"(?i)^" + _CREDENTIAL_NAME + r"$")
 
 #: Words a password in prose is never: "the password is stored in 1Password".
 _NOT_PASSWORDS = frozenset(
-    """
-    a an the in on at of for to from by with without and or not no none null nil true false
-    is was be been being it its this that these those there here same set unset empty blank
-    required needed missing wrong incorrect invalid correct right expired stale old new reset
-    rotated changed updated stored saved kept managed hidden masked redacted unknown known shared
-    sent given written encrypted hashed protected secret secure strong weak long short ok okay
-    still also only just now then never always please see check use used using ask asked
-    policy field prompt manager rules rule length change changes requirement requirements
-    """.split()
+    [
+        "a",
+        "an",
+        "the",
+        "in",
+        "on",
+        "at",
+        "of",
+        "for",
+        "to",
+        "from",
+        "by",
+        "with",
+        "without",
+        "and",
+        "or",
+        "not",
+        "no",
+        "none",
+        "null",
+        "nil",
+        "true",
+        "false",
+        "is",
+        "was",
+        "be",
+        "been",
+        "being",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "here",
+        "same",
+        "set",
+        "unset",
+        "empty",
+        "blank",
+        "required",
+        "needed",
+        "missing",
+        "wrong",
+        "incorrect",
+        "invalid",
+        "correct",
+        "right",
+        "expired",
+        "stale",
+        "old",
+        "new",
+        "reset",
+        "rotated",
+        "changed",
+        "updated",
+        "stored",
+        "saved",
+        "kept",
+        "managed",
+        "hidden",
+        "masked",
+        "redacted",
+        "unknown",
+        "known",
+        "shared",
+        "sent",
+        "given",
+        "written",
+        "encrypted",
+        "hashed",
+        "protected",
+        "secret",
+        "secure",
+        "strong",
+        "weak",
+        "long",
+        "short",
+        "ok",
+        "okay",
+        "still",
+        "also",
+        "only",
+        "just",
+        "now",
+        "then",
+        "never",
+        "always",
+        "please",
+        "see",
+        "check",
+        "use",
+        "used",
+        "using",
+        "ask",
+        "asked",
+        "policy",
+        "field",
+        "prompt",
+        "manager",
+        "rules",
+        "rule",
+        "length",
+        "change",
+        "changes",
+        "requirement",
+        "requirements",
+    ]
 )
 
 
@@ -295,7 +398,7 @@ def _placeholder_password(value: str) -> bool:
 
 
 def is_placeholder_text(value: str) -> bool:
-    """A placeholder written in words: `<password>`, `${DB_PASS}`, `****`, `xxxx`, `your-password`."""
+    """A placeholder in words: `<password>`, `${DB_PASS}`, `****`, `xxxx`, `your-password`."""
     return bool(_PLACEHOLDER_WORDS.search(value)) or len(set(value)) <= 2
 
 
@@ -337,9 +440,13 @@ def _card_grouping(groups: list[int]) -> bool:
     """Card numbers print as 4-4-4-4(-1..3), or 4-6-5 / 4-6-4 (Amex, Diners)."""
     if groups in ([4, 6, 5], [4, 6, 4]):
         return True
-    return len(groups) >= 4 and all(g == 4 for g in groups[:4]) and all(
-        1 <= g <= 4 for g in groups[4:]
-    ) and len(groups) <= 5 and (len(groups) == 4 or groups[4] == 3)
+    return (
+        len(groups) >= 4
+        and all(g == 4 for g in groups[:4])
+        and all(1 <= g <= 4 for g in groups[4:])
+        and len(groups) <= 5
+        and (len(groups) == 4 or groups[4] == 3)
+    )
 
 
 def _ibans(text: str) -> Iterator[Hit]:
@@ -408,10 +515,14 @@ def _passwords(text: str, field: str) -> Iterator[Hit]:
             yield Hit("password", start, start + len(trimmed), trimmed)
     name = re.sub(r"\[\d+\]$", "", field.rsplit(".", 1)[-1])
     value = text.strip()
-    if _PASSWORD_FIELD.match(name) and value and "\n" not in value:
-        if not _placeholder_password(value):
-            start = text.index(value)
-            yield Hit("password", start, start + len(value), value)
+    if (
+        _PASSWORD_FIELD.match(name)
+        and value
+        and "\n" not in value
+        and not _placeholder_password(value)
+    ):
+        start = text.index(value)
+        yield Hit("password", start, start + len(value), value)
 
 
 def credential_value_ok(value: str) -> bool:

@@ -8,7 +8,8 @@ length: `AKIA…(20)`, `h…(7)`), so no output, log or error can print it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ class Finding:
     field: str
     line: int | None
     kind: str
-    secret: str = field(repr=False, compare=False)
+    secret: str = dc_field(repr=False, compare=False)
     #: Unified health of the memory (as of the scan's date): live, archived, ...
     health: str = ""
     #: `memory.line` / `memory.index` of JSON Lines records and dream-cycle sections.

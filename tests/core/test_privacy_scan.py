@@ -55,7 +55,7 @@ def test_every_secret_found_and_no_decoy(planted: tuple[Path, list]) -> None:
     want = {(p.format, p.field, p.kind, p.secret) for p in secrets}
     got = {(f.format, f.field, f.kind, f.secret) for f in found}
     assert sorted(x[:3] for x in want - got) == []  # missed
-    assert sorted(x[:3] + (mask(x[3]),) for x in got - want) == []  # decoys or wrong kinds
+    assert sorted((*x[:3], mask(x[3])) for x in got - want) == []  # decoys or wrong kinds
     assert len(found) == len(secrets)  # one finding per planted secret
     # Every kind in every format.
     for a in ADAPTERS:
@@ -111,7 +111,10 @@ def test_mask_keeps_at_most_a_quarter(secret: str, shown: str) -> None:
         ("Mobile: 091 734 2210", "phone"),
         ("Server=db1;Database=app;User Id=sa;Password=Zt8#kq2Lm;", "connection-string"),
         ("sk-ant-api03-AbCdEf1234567890GhIjKlMnOpQrSt", "anthropic-key"),
-        ("https://hooks.slack.com/services/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", "slack-token"),
+        (
+            "https://hooks.slack.com/services/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",
+            "slack-token",
+        ),
     ],
 )
 def test_single_detections(text: str, kind: str) -> None:

@@ -43,7 +43,6 @@ from ..files import Listing, list_files
 from ..linking import Changes, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
 from ..privacy_model import TextField
-from .privacy import section_text_fields
 from .archive import scan_archive
 from .decay import _decay_numbers, section_decay
 from .files import (
@@ -59,6 +58,7 @@ from .files import (
 from .ids import IdAllocator, _RecordingIds, _ReplayMismatch
 from .linking import _DreamLinkState, _Splice, _splice_plan
 from .preview import observations_preview
+from .privacy import section_text_fields
 from .reading import parse_window
 from .rescan import _Table, rescan
 

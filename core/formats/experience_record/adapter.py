@@ -112,7 +112,6 @@ from ..files import Listing, list_files
 from ..linking import Changes, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
 from ..privacy_model import TextField, default_text_fields
-from .privacy import raw_line_text_fields
 from .jsonl import JsonLine, LineError, parse_json_lines
 from .linking import (
     _check_memory_refs,
@@ -122,6 +121,7 @@ from .linking import (
     relink_appended,
 )
 from .preview import retrieval_preview
+from .privacy import raw_line_text_fields
 from .records import _build_memory, _read_experiences, _Scan, _status_of
 from .schema import (
     _FILE_ORDER,
