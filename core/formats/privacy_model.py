@@ -254,7 +254,8 @@ def _quote_whole(block: str, redactions: Sequence[Redaction]) -> str:
             + r"([ \t]*)$",
             re.MULTILINE,
         )
-        block = pattern.sub(lambda m, r=r: f"{m.group(1)}'{r.marker}'{m.group(2)}", block)
+        quoted = f"'{r.marker}'"
+        block = pattern.sub(lambda m: f"{m.group(1)}{quoted}{m.group(2)}", block)  # noqa: B023
     return block
 
 

@@ -13,5 +13,6 @@ Writing: `writer` holds `DreamCycleWriter` and its registration, helped by
 (dc comment edits), `write_promote`, `write_archive` and `write_restore`;
 `runs` holds the decay run and the type distribution.
 `preview` shows the observations as the agent loads them and what decays out
-within 7 and 30 days.
+within 7 and 30 days.  Privacy: `privacy` says where each text of a memory
+sits in the file (for the secrets scan), `write_redact` redacts a section.
 """
