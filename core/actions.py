@@ -16,17 +16,19 @@ from dataclasses import dataclass, field
 from datetime import date
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from .errors import RefusedError
-from .formats.privacy_model import Redaction
 from .model import Memory
 from .text.frontmatter import SafeYamlLoader
 from .write.journal import Plan
 from .write.txn import apply_run, transaction
 from .write.undo import undo_last
+
+if TYPE_CHECKING:
+    from .formats.privacy_model import Redaction
 
 ACTION_NAMES: tuple[str, ...] = (
     "pin",
@@ -123,10 +125,13 @@ def _redactions(memory: Memory, params: dict[str, Any]) -> list[Redaction]:
     Findings are computed from the memory as the caller read it; the writer
     re-reads the file and refuses (conflict) if it is not that memory any more.
     """
+    # Deferred: the formats and the detectors load only when redacting (`--help` stays light).
+    from .formats.privacy_model import Redaction
+    from .privacy import redactions_for
+
     given = params.get("redactions")
     if given:
         return [r for r in given if isinstance(r, Redaction)]
-    from .privacy import redactions_for  # deferred: the detectors only when redacting
 
     kinds = params.get("kinds")
     found = redactions_for(memory, kinds=list(kinds) if kinds else None)

@@ -24,7 +24,7 @@ from ..model import Memory
 from ..safe_io import read_regular
 from ..scan.vault import Catalog, Vault
 from .detectors import KINDS, PERSONAL_KINDS, detect
-from .findings import Finding, mask
+from .findings import Finding, mask, scrub
 from .gitnote import git_history_note, git_root
 
 
@@ -60,6 +60,11 @@ def scan_memory(
                 )
             )
     return out
+
+
+def memory_findings(memory: Memory, vault: str = ".") -> list[Finding]:
+    """`scan_memory` with the memory's file read for lines."""
+    return scan_memory(memory, vault, _read_text(memory.abs_path))
 
 
 def scan_vault(vault: Vault, as_of: date | None = None) -> list[Finding]:
@@ -99,7 +104,8 @@ def redactions_for(
     """The redactions of every finding in `memory` (of `kinds`, if given), one per secret."""
     wanted = set(kinds) if kinds is not None else None
     out: dict[tuple[str, str], Redaction] = {}
-    for f in scan_memory(memory, raw=raw):
+    found = scan_memory(memory, raw=raw) if raw is not None else memory_findings(memory)
+    for f in found:
         if wanted is None or f.kind in wanted:
             out.setdefault((f.field, f.secret), f.redaction())
     return list(out.values())
@@ -113,8 +119,10 @@ __all__ = [
     "git_history_note",
     "git_root",
     "mask",
+    "memory_findings",
     "redactions_for",
     "scan_catalog",
     "scan_memory",
     "scan_vault",
+    "scrub",
 ]

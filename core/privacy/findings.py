@@ -8,6 +8,7 @@ length: `AKIA…(20)`, `h…(7)`), so no output, log or error can print it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from pathlib import Path
@@ -22,6 +23,14 @@ def mask(secret: str) -> str:
     """`AKIA…(20)`: a short prefix (≤ 4 characters, ≤ a quarter) and the length."""
     keep = min(4, len(secret) // 4)
     return f"{one_line(secret[:keep])}…({len(secret)})"
+
+
+def scrub(text: str, secrets: Iterable[str]) -> str:
+    """`text` with every secret in it replaced by its mask (for messages and errors)."""
+    for secret in sorted(set(secrets), key=len, reverse=True):
+        if secret:
+            text = text.replace(secret, mask(secret))
+    return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,4 +93,4 @@ class Finding:
         return f"{where} {self.id} {self.field} {self.kind} {self.masked}"
 
 
-__all__ = ["Finding", "mask"]
+__all__ = ["Finding", "mask", "scrub"]
