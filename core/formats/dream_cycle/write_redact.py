@@ -42,10 +42,12 @@ def plan_redact_section(memory: Memory, redactions: Sequence[Redaction]) -> Plan
     before = adapter.text_fields(fresh, None)
     check_redactions(before, redactions)
     raw = list(state.obs.raw)
-    for i in range(sec.start_line - 1, sec.end_line):
-        line = raw[i].decode("utf-8")
-        raw[i] = redacted(line, redactions).encode("utf-8")
-    new = state.obs.render(raw)
+    first, stop = sec.start_line - 1, sec.end_line
+    # The section's lines as one text: a secret may span lines (a private key).
+    region = b"".join(raw[first:stop]).decode("utf-8")
+    new = state.obs.render(
+        [*raw[:first], redacted(region, redactions).encode("utf-8"), *raw[stop:]]
+    )
     if new == state.obs.data:
         raise RefusedError("nothing to redact: the secrets are not in the section's lines")
     after = scan_candidate(state, obs=new)
