@@ -17,7 +17,7 @@ from textual import work
 from textual.reactive import reactive
 from textual.worker import get_current_worker
 
-from memlens.core.privacy import Finding, scan_vault
+from memlens.core.privacy import Finding, scan_vault, sort_findings
 from memlens.core.scan.vault import Vault
 
 from .app_loading import LoadingApp
@@ -62,7 +62,7 @@ class PrivacyApp(LoadingApp):
             self.call_from_thread(self._privacy_scanned, found)
 
     def _privacy_scanned(self, found: list[Finding]) -> None:
-        self.findings = tuple(found)
+        self.findings = tuple(sort_findings(found))
         self.secret_keys = frozenset(f.memory_key for f in found)
         by_memory: dict[tuple[str, str], list[str]] = {}
         for f in found:

@@ -91,9 +91,14 @@ def scan_catalog(
         for f in scan_vault(v, as_of)
         if wanted is None or f.kind in wanted
     ]
+    return sort_findings(found)
+
+
+def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
+    """By vault, file, line, field and kind: the order every front shows."""
     order = {k: i for i, k in enumerate(KINDS)}
     return sorted(
-        found,
+        findings,
         key=lambda f: (f.vault, f.path, f.line or 0, f.record_line or 0, f.field, order[f.kind]),
     )
 
@@ -125,4 +130,5 @@ __all__ = [
     "scan_memory",
     "scan_vault",
     "scrub",
+    "sort_findings",
 ]
