@@ -167,8 +167,6 @@ class ProblemsScreen(MemlensScreen):
             ("Problems", "bold $accent"),
             f"  {invalid} invalid items · {len(entries) - invalid - secrets} flagged references",
         ]
-        if secrets:
-            parts.append(f" · {secrets} secrets (key 7)")
         parts.append(f" · {len(app.loaded)} vaults")
         if app.loading:
             parts.append((" · loading…", "$warning"))
