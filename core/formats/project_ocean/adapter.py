@@ -47,6 +47,7 @@ from ..linking import Changes, one_memory_files, relinked, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
 from ..reading import problem_from
 from .decay import _lifespan, _status, observation_decay
+from .decay2 import observation2_decay, recall_weight, verdict
 from .linking import _agent_of, _OceanLinkState, _resolve_backlinks, _stems, _twin
 from .locations import _has_agent_memory, _order, _owned, locate
 from .observations import _parse
@@ -278,6 +279,9 @@ class ProjectOceanAdapter(FormatAdapter):
         What a search index needs for 100k memories; both go through
         `_lifespan` and `_status` (a test holds them equal).
         """
+        if memory.native.get("generation") == 2:
+            v = verdict(memory, as_of)
+            return v.status, STATUS_HEALTH[v.status], recall_weight(memory, as_of), None
         life = _lifespan(memory, as_of)
         if life is None:
             status = "archived" if memory.archived else "permanent"
@@ -288,7 +292,13 @@ class ProjectOceanAdapter(FormatAdapter):
         return status, STATUS_HEALTH[status], weight, None
 
     def decay(self, memory: Memory, as_of: date, *, explain: bool = True) -> DecayInfo:
-        """Status and weight as memory-decay.py / memory-search.py would see them."""
+        """Status and weight as memory-decay.py / memory-search.py would see them.
+
+        Each file by its own generation: `decay` (first) or `decay2` (second;
+        its weight is memory-search.py's importance × freshness).
+        """
+        if memory.native.get("generation") == 2:
+            return observation2_decay(memory, as_of, explain=explain)
         return observation_decay(memory, as_of, explain=explain)
 
     def agent_preview(
