@@ -52,16 +52,14 @@ FRESHNESS_FLOOR = 0.05
 RECALL_SKIP_BELOW = 0.1
 
 
-def parse_max_age(value: object) -> int | None | bool:
-    """Days of a `max_age` value; None for `permanent`; False when it is neither."""
-    if not isinstance(value, str):
-        return False
-    text = value.strip()
+def parse_max_age(value: object) -> int | None:
+    """Days of a `max_age` value; None for `permanent`; ValueError when it is neither."""
+    text = value.strip() if isinstance(value, str) else ""
     if text == PERMANENT:
         return None
     m = MAX_AGE_RE.match(text)
     if m is None or int(m.group(1)) <= 0:
-        return False
+        raise ValueError(f"max_age {value!r} is not Nd or permanent")
     return int(m.group(1))
 
 

@@ -147,7 +147,7 @@ def _resolve_backlinks(
     for m in memories:
         if not m.relations:
             continue
-        order = _resolution_order(m, agents) if not m.native.get("generation") == 2 else []
+        order = _resolution_order(m, agents) if m.native.get("generation") != 2 else []
         changed = False
         resolved_all: list[str | None] = []
         for rel in m.relations:

@@ -147,9 +147,10 @@ def _gen2(f: _Fields) -> tuple[float | int, dict[str, Any]]:
     """importance, max_age, refs, ref_by, promoted (the second generation)."""
     importance = _number01(f, "importance", f.required("importance"))
     max_age = f.required("max_age")
-    days = parse_max_age(max_age)
-    if days is False:
-        raise f.wrong("max_age", max_age, "Nd (a whole number of days) or permanent")
+    try:
+        days = parse_max_age(max_age)
+    except ValueError:
+        raise f.wrong("max_age", max_age, "Nd (a whole number of days) or permanent") from None
     refs = f.data.get("refs")
     if refs is not None:
         if not isinstance(refs, int) or isinstance(refs, bool):
