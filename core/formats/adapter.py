@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -24,6 +24,7 @@ from ..refs import PointerField
 from .files import Listing, rel_posix, skipped_scan
 from .linking import Changes
 from .preview_model import PreviewRequest, PreviewSection
+from .recall_model import RecallHit, RecallRequest
 
 #: (status, health, weight, score) of a decay, without its explanation.
 DecayBrief = tuple[str, Health, float, float | None]
@@ -242,6 +243,14 @@ class FormatAdapter(ABC):
         load or recall step, so there is nothing to preview.
         """
         return []
+
+    def recall(self, memories: Sequence[Memory], request: RecallRequest) -> list[RecallHit] | None:
+        """The format's own recall ranking of one vault's `memories`, best first.
+
+        `search --rank recall` uses it.  None (the default): the format has
+        no recall formula of its own, and memlens's relevance ranking stands.
+        """
+        return None
 
 
 __all__ = ["DecayBrief", "FormatAdapter", "FormatInfo", "PromoteOption"]

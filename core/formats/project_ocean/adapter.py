@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
@@ -46,12 +46,14 @@ from ..files import Listing, SkippedEntry, dir_state, list_dirs, list_md, rel_po
 from ..linking import Changes, one_memory_files, relinked, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
 from ..reading import problem_from
+from ..recall_model import RecallHit, RecallRequest
 from .decay import _lifespan, _status, observation_decay
 from .decay2 import observation2_decay, recall_weight, verdict
 from .linking import _agent_of, _OceanLinkState, _resolve_backlinks, _stems, _twin
 from .locations import _has_agent_memory, _order, _owned, locate
 from .observations import _parse
 from .preview import recall_preview
+from .recall import recall
 from .schema import FORMAT_ID, POINTER_FIELDS
 
 
@@ -300,6 +302,10 @@ class ProjectOceanAdapter(FormatAdapter):
         if memory.native.get("generation") == 2:
             return observation2_decay(memory, as_of, explain=explain)
         return observation_decay(memory, as_of, explain=explain)
+
+    def recall(self, memories: Sequence[Memory], request: RecallRequest) -> list[RecallHit]:
+        """memory-search.py's ranking (`recall`): cosine × importance × freshness."""
+        return recall(memories, request)
 
     def agent_preview(
         self, root: Path, result: ScanResult, request: PreviewRequest
