@@ -42,6 +42,18 @@ class PromoteOption:
 
 
 @dataclass(frozen=True, slots=True)
+class FieldWrite:
+    """Fields a format's decay run writes back into one memory (applied as a `set`).
+
+    `why` says what the run decided, for the run's report.
+    """
+
+    memory: Memory
+    changes: dict[str, Any]
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
 class FormatInfo:
     """What the fronts, search and graph need to know about a format, by name.
 
@@ -244,6 +256,14 @@ class FormatAdapter(ABC):
         """
         return []
 
+    def decay_writebacks(self, memories: Sequence[Memory], as_of: date) -> list[FieldWrite]:
+        """What the format's decay run writes back besides archiving, as of `as_of`.
+
+        `memlens decay --apply` applies each as a `set`, in the same
+        transaction as the archives.  The default: nothing (the run only archives).
+        """
+        return []
+
     def recall(self, memories: Sequence[Memory], request: RecallRequest) -> list[RecallHit] | None:
         """The format's own recall ranking of one vault's `memories`, best first.
 
@@ -253,4 +273,4 @@ class FormatAdapter(ABC):
         return None
 
 
-__all__ = ["DecayBrief", "FormatAdapter", "FormatInfo", "PromoteOption"]
+__all__ = ["DecayBrief", "FieldWrite", "FormatAdapter", "FormatInfo", "PromoteOption"]

@@ -31,6 +31,7 @@ from .common import (
 from .recover import recover_roots
 
 if TYPE_CHECKING:
+    from memlens.core.formats.adapter import FieldWrite
     from memlens.core.scan.vault import Catalog
 
 
@@ -134,18 +135,27 @@ def undo_cmd(path: Path) -> None:
     echo(f"undid: {one_line(str(entry.get('summary', entry.get('action'))))}", err=True)
 
 
-def decay_apply(catalog: Catalog, candidates: list[tuple[Memory, list[str]]], as_of: date) -> int:
-    """Archive every decay candidate as of `as_of`; return how many were refused.
+def decay_apply(
+    catalog: Catalog,
+    candidates: list[tuple[Memory, list[str]]],
+    as_of: date,
+    writebacks: list[FieldWrite] | None = None,
+) -> int:
+    """Archive every decay candidate as of `as_of`, and write back what the formats'
+    runs write (`FieldWrite`: Project Ocean's neglect penalty and max-age extensions);
+    return how many were refused.
 
-    Each vault's archives are one transaction: one journal entry, one
+    Each vault's changes are one transaction: one journal entry, one
     `memlens undo` for the whole run, and nothing half-done after a crash.
     """
-    plans = [
+    plans = [(w.memory, Action("set", w.memory, {"changes": w.changes})) for w in writebacks or []]
+    plans += [
         (m, Action("archive", m, {"reason": "; ".join(r), "as_of": as_of.isoformat()}))
         for m, r in candidates
     ]
-    reasons = {m.id: "; ".join(r) for m, r in candidates}
-    return _run_by_vault("decay", plans, lambda m: f"archived {one_line(m.id)} ({reasons[m.id]})")
+    said = {m.key: f"archived {one_line(m.id)} ({'; '.join(r)})" for m, r in candidates}
+    said.update({w.memory.key: f"wrote {one_line(w.memory.id)}: {w.why}" for w in writebacks or []})
+    return _run_by_vault("decay", plans, lambda m: said[m.key])
 
 
 def _run_by_vault(

@@ -41,14 +41,14 @@ from ...model import (
     ScanResult,
 )
 from ...refs import PointerField
-from ..adapter import FormatAdapter, FormatInfo
+from ..adapter import FieldWrite, FormatAdapter, FormatInfo
 from ..files import Listing, SkippedEntry, dir_state, list_dirs, list_md, rel_posix, unlistable
 from ..linking import Changes, one_memory_files, relinked, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
 from ..reading import problem_from
 from ..recall_model import RecallHit, RecallRequest
 from .decay import _lifespan, _status, observation_decay
-from .decay2 import observation2_decay, recall_weight, verdict
+from .decay2 import observation2_decay, recall_weight, verdict, writeback
 from .linking import _agent_of, _OceanLinkState, _resolve_backlinks, _stems, _twin
 from .locations import _has_agent_memory, _order, _owned, locate
 from .observations import _parse
@@ -302,6 +302,17 @@ class ProjectOceanAdapter(FormatAdapter):
         if memory.native.get("generation") == 2:
             return observation2_decay(memory, as_of, explain=explain)
         return observation_decay(memory, as_of, explain=explain)
+
+    def decay_writebacks(self, memories: Sequence[Memory], as_of: date) -> list[FieldWrite]:
+        """The second generation's neglect penalty (never compounded) and max-age extensions."""
+        out: list[FieldWrite] = []
+        for m in sorted(memories, key=lambda m: m.path):
+            if m.native.get("generation") != 2:
+                continue
+            found = writeback(m, as_of)
+            if found is not None:
+                out.append(FieldWrite(m, dict(found[0]), found[1]))
+        return out
 
     def recall(self, memories: Sequence[Memory], request: RecallRequest) -> list[RecallHit]:
         """memory-search.py's ranking (`recall`): cosine × importance × freshness."""

@@ -281,3 +281,33 @@ def _why(memory: Memory, v: Verdict, as_of: date) -> str:
     }
     parts.append(verdicts[v.status])
     return "; ".join(parts)
+
+
+def writeback(memory: Memory, as_of: date) -> tuple[dict[str, object], str] | None:
+    """(fields, why) the decay run writes into a second-generation file; None: nothing.
+
+    The neglect penalty not yet written (with `neglect_penalty`, the total
+    written so far, so it is never subtracted twice) and an extended
+    `max_age`.  A file the run archives is moved as it is: nothing is written
+    back into it on the way (the script rewrites it before the move).
+    """
+    if memory.archived or memory.pinned or memory.tombstoned:
+        return None
+    v = verdict(memory, as_of)
+    if v.status in ("expired", "archived"):
+        return None
+    changes: dict[str, object] = {}
+    why: list[str] = []
+    if v.penalty_to_write > 0:
+        changes["importance"] = v.importance
+        changes["neglect_penalty"] = v.penalty_due
+        why.append(
+            f"neglect penalty: importance {v.importance + v.penalty_to_write:.2f} → "
+            f"{v.importance:.2f} (no refs, age {v.age} days)"
+        )
+    if v.status == "extend" and v.new_max_age is not None:
+        changes["max_age"] = f"{v.new_max_age}d"
+        why.append(f"extend: max_age {v.days}d → {v.new_max_age}d (importance {v.importance:.2f})")
+    if not changes:
+        return None
+    return changes, "; ".join(why)
