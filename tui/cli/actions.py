@@ -24,6 +24,7 @@ from .common import (
     EXIT_PROBLEMS,
     as_of_option,
     echo,
+    emit_json,
     load_catalog,
     progress,
     resolve_as_of,
@@ -291,4 +292,75 @@ def promote(
         sys.exit(EXIT_PROBLEMS)
 
 
-COMMANDS: tuple[click.Command, ...] = (pin, unpin, archive, restore, set_fields, undo_cmd, promote)
+@click.command(name="ref")
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON array of the updates.")
+def ref_cmd(path: Path, dry_run: bool, as_json: bool) -> None:
+    """Project Ocean (second generation): the references run, as memory-ref.py.
+
+    Resolves every backlink in the agents' vault/ folders (a bare file name,
+    in the first agent holding it, in the script's agent order), appends the
+    citing agent/obs-... to the target's ref_by, sets refs, and raises its
+    importance +0.1 per new citation from its own agent and +0.15 per new one
+    from another agent, capped at 1.0.  A second run adds nothing.  One
+    journaled transaction per vault: memlens undo PATH reverts it.
+
+    Example: memlens ref ./ocean --dry-run
+    """
+    from memlens.core.formats.project_ocean.references import reference_run
+
+    catalog = load_catalog(path)
+    runs = reference_run(catalog)
+    records: list[dict[str, Any]] = []
+    actions: list[tuple[Memory, Action]] = []
+    said: dict[tuple[str, str], str] = {}
+    for _vault, updates, skipped in runs:
+        for memory, why in skipped:
+            echo(f"skip {one_line(memory.id)}: {why}", err=True)
+        for u in updates:
+            line = (
+                f"{one_line(u.memory.id)}: refs={u.refs}, importance "
+                f"{u.importance_before:.2f} → {u.importance:.2f} (Δ{u.delta:+.2f})"
+            )
+            said[u.memory.key] = f"updated {line}"
+            if dry_run or as_json:
+                echo(f"{'would update' if dry_run else 'update'} {line}", err=True)
+            records.append(
+                {
+                    "vault": str(u.memory.vault_root),
+                    "id": u.memory.id,
+                    "path": u.memory.path,
+                    "refs": u.refs,
+                    "ref_by": u.ref_by,
+                    "new_ref_by": u.new_sources,
+                    "importance_before": u.importance_before,
+                    "importance": u.importance,
+                    "delta": u.delta,
+                    "cross_agent_refs": u.cross_agent_refs,
+                }
+            )
+            actions.append((u.memory, Action("set", u.memory, {"changes": u.changes})))
+    refused = 0
+    if not dry_run:
+        refused = _run_by_vault("ref", actions, lambda m: said[m.key])
+    if as_json:
+        emit_json(records)
+    echo(
+        f"{len(actions) - refused} to update{' (dry run)' if dry_run else ''}, {refused} refused",
+        err=True,
+    )
+    if refused:
+        sys.exit(EXIT_PROBLEMS)
+
+
+COMMANDS: tuple[click.Command, ...] = (
+    pin,
+    unpin,
+    archive,
+    restore,
+    set_fields,
+    undo_cmd,
+    promote,
+    ref_cmd,
+)
