@@ -144,7 +144,8 @@ def verdict(memory: Memory, as_of: date) -> Verdict:
     eff = effective_days(days, base)
     fresh = freshness(age, effective_days(days, stored))
     pinned = memory.pinned
-    due = 0.0 if pinned else max(neglect_due(age or 0, int(n.get("refs") or 0)), applied)
+    # Never below what is written: penalties already applied are not refunded.
+    due = applied if pinned else max(neglect_due(age or 0, int(n.get("refs") or 0)), applied)
     current = round(max(stored - (due - applied), 0.0), 2)
     v = Verdict("active", age, days, eff, base, current, due, applied, fresh)
     if memory.archived:

@@ -72,11 +72,14 @@ def backlink2_name(ref: str) -> str | None:
 def ref_by_id(ref: str) -> str | None:
     """The id a `ref_by` entry (`agent/obs-...`) names, or None if it is unsafe.
 
-    Exactly one `/` between two safe names: `../x`, `a/b/c` and the like
-    are path syntax and never looked up.
+    At most one `/`, between two safe names: `../x`, `a/b/c` and the like
+    are path syntax and never looked up.  A bare name (no agent) names no
+    id: it is looked up as written and found dangling.
     """
     agent, sep, name = ref.partition("/")
-    if not sep or "/" in name or not agent or not name:
+    if not sep:
+        return None if is_unsafe_reference(ref) or not ref.strip() else ref
+    if "/" in name or not agent or not name:
         return None
     if is_unsafe_reference(agent) or is_unsafe_reference(name):
         return None
@@ -91,7 +94,7 @@ def _resolve_one(
         target = ref_by_id(rel.target)
         if target is None:
             return None, None
-        return target.partition("/")[2], target if target in ids else None
+        return target.rpartition("/")[2], target if target in ids else None
     if m.native.get("generation") == 2:
         stem = backlink2_name(rel.target)
         prefixes = agents2
@@ -202,7 +205,7 @@ def _stems(memory: Memory) -> set[str]:
     for r in memory.relations:
         if r.type == "ref_by":
             target = ref_by_id(r.target)
-            name = target.partition("/")[2] if target is not None else None
+            name = target.rpartition("/")[2] if target is not None else None
         else:
             name = backlink2_name(r.target) if gen2 else backlink_name(r.target)
         if name is not None:
