@@ -42,7 +42,7 @@ FORMATS = (
 #: Cases that run on one of our test vaults instead of a demo vault, and the
 #: format their memories have: Project Ocean's second generation.
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-SOURCE = {"project-ocean-gen2": FIXTURES / "project-ocean-gen2"}
+SOURCE = {"project-ocean-gen2": FIXTURES / ".second-generation" / "project-ocean-gen2"}
 FORMAT_OF = {"project-ocean-gen2": "project-ocean"}
 AS_OF = "2026-11-22"
 NOW = datetime(2026, 11, 22, 9, 0, tzinfo=UTC)
