@@ -198,7 +198,10 @@ def _run_by_vault(
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.argument("memory_id", metavar="[ID]", required=False)
 @click.option(
-    "--threshold", type=float, default=None, help="Project Ocean: minimum confidence (default 0.8)."
+    "--threshold",
+    type=float,
+    default=None,
+    help="Project Ocean: minimum confidence, or importance in the second generation (0.8).",
 )
 @click.option("--require-verified", is_flag=True, help="Project Ocean: only verified observations.")
 @click.option(
@@ -225,7 +228,11 @@ def promote(
 
     Project Ocean copies observations to shared/observations/ with
     promoted_from/promoted_at (as memory-promote.py); an existing copy is
-    skipped with a message.
+    skipped with a message.  Second generation (importance, max_age): it
+    qualifies at importance >= --threshold, or verified and >= 0.6; the copy
+    is shared/observations/<agent>-<file>, the source gets promoted: true,
+    and a file already marked promoted is skipped.  Naming an ID promotes
+    that one memory whatever its score (the script's --force).
 
     Examples: memlens promote ./vaults --threshold 0.7 --dry-run;
     memlens promote ./vaults hawk/obs-2026-11-19-001
