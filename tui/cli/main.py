@@ -74,8 +74,7 @@ COMMANDS: dict[str, LazyCommand] = {
         (
             "ref",
             "actions:ref_cmd",
-            "Project Ocean (second generation): resolve backlinks into refs, ref_by and "
-            "importance, as memory-ref.py.",
+            "Project Ocean (second generation): the references run, as memory-ref.py.",
         ),
         (
             "set",
