@@ -349,8 +349,9 @@ def search(
     recall formula where it has one, words only), "exact phrases", and
     filters: tag:x type:x format:x vault:x agent:x health:x status:x
     source:x before:YYYY-MM-DD after:YYYY-MM-DD importance>0.5
-    confidence>=0.8; prefix any of them with - to exclude.  Expired, archived and tombstoned memories are left out
-    unless a health: or status: filter asks for them (health:all for all).
+    confidence>=0.8; prefix any of them with - to exclude.  Expired,
+    archived and tombstoned memories are left out unless a health: or
+    status: filter asks for them (health:all for all).
 
     Hits come best first: by score, then relevance, then vault, path,
     line/index and id, so equal scores always come in the same order and
