@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -24,6 +24,7 @@ from ..refs import PointerField
 from .files import Listing, rel_posix, skipped_scan
 from .linking import Changes
 from .preview_model import PreviewRequest, PreviewSection
+from .recall_model import RecallHit, RecallRequest
 
 #: (status, health, weight, score) of a decay, without its explanation.
 DecayBrief = tuple[str, Health, float, float | None]
@@ -38,6 +39,18 @@ class PromoteOption:
     placeholder: str = ""
     #: Read the text as a number.
     number: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FieldWrite:
+    """Fields a format's decay run writes back into one memory (applied as a `set`).
+
+    `why` says what the run decided, for the run's report.
+    """
+
+    memory: Memory
+    changes: dict[str, Any]
+    why: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,5 +256,21 @@ class FormatAdapter(ABC):
         """
         return []
 
+    def decay_writebacks(self, memories: Sequence[Memory], as_of: date) -> list[FieldWrite]:
+        """What the format's decay run writes back besides archiving, as of `as_of`.
 
-__all__ = ["DecayBrief", "FormatAdapter", "FormatInfo", "PromoteOption"]
+        `memlens decay --apply` applies each as a `set`, in the same
+        transaction as the archives.  The default: nothing (the run only archives).
+        """
+        return []
+
+    def recall(self, memories: Sequence[Memory], request: RecallRequest) -> list[RecallHit] | None:
+        """The format's own recall ranking of one vault's `memories`, best first.
+
+        `search --rank recall` uses it.  None (the default): the format has
+        no recall formula of its own, and memlens's relevance ranking stands.
+        """
+        return None
+
+
+__all__ = ["DecayBrief", "FieldWrite", "FormatAdapter", "FormatInfo", "PromoteOption"]

@@ -72,6 +72,11 @@ COMMANDS: dict[str, LazyCommand] = {
         ),
         ("restore", "actions:restore", "Bring an archived memory back."),
         (
+            "ref",
+            "actions:ref_cmd",
+            "Project Ocean (second generation): the references run, as memory-ref.py.",
+        ),
+        (
             "set",
             "actions:set_fields",
             "Validated metadata edit: only the changed fields' lines are rewritten.",

@@ -163,18 +163,29 @@ class ProjectOceanWriter:
         archived_copy = _refuse_if_promoted(doc.root, dst_rel)
         new = _edit(doc.raw, {"promoted_from": agent, "promoted_at": when}, "promoted_from")
         copy = _validate(doc.root, dst_rel, new, "promoted_from")
-        change = FileChange(
-            kind="create", path=dst, expected=snapshot(dst), data=new.encode("utf-8")
-        )
+        changes = [
+            FileChange(kind="create", path=dst, expected=snapshot(dst), data=new.encode("utf-8"))
+        ]
+        source_note = "source unchanged"
+        if doc.fresh.native.get("generation") == 2:
+            # memory-promote.py (second generation) marks the source `promoted: true`.
+            marked = _edit(doc.raw, {"promoted": True}, "promoted")
+            _validate(doc.root, doc.rel, marked, "promoted")
+            changes.append(
+                FileChange(
+                    kind="write", path=doc.path, expected=doc.snap, data=marked.encode("utf-8")
+                )
+            )
+            source_note = "source gets promoted: true"
         return Plan(
             action="promote",
             vault_root=doc.root,
             memory_ids=[doc.fresh.id, copy.id],
             summary=(
                 f"promote: copy {doc.rel} to {dst_rel} with promoted_from: {agent}, "
-                f"promoted_at: {when.isoformat()} (source unchanged)"
+                f"promoted_at: {when.isoformat()} ({source_note})"
             ),
-            changes=[change],
+            changes=changes,
             # The copy is made from the source's bytes as read now, and the
             # "already promoted" check looked at the archived copy's place:
             # apply refuses if either changed before it runs.
