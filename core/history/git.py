@@ -158,7 +158,10 @@ def open_repo(vault_root: Path) -> Repo:
     except GitMissingError:
         raise
     except HistoryError as exc:
-        raise NotInGitError(f"{root}: not inside a git repository ({exc})") from None
+        # git's own words only when they say something else (a repository
+        # owned by another user, a broken .git): "not a git repository" is ours.
+        why = "" if "not a git repository" in str(exc) else f" ({exc})"
+        raise NotInGitError(f"{root}: not inside a git repository{why}") from None
     lines = out.split(b"\n")
     if len(lines) < 3 or lines[0] != b"true":
         raise NotInGitError(f"{root}: not inside a git work tree")
