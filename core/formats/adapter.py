@@ -90,10 +90,6 @@ class HistoryScope:
     path: str
     #: The file is the memory: follow it across renames (archive moves).
     whole_file: bool = True
-    #: A POSIX extended regex that every line a change of this memory adds or
-    #: removes matches (a record on one line holds its id), so git can skip
-    #: the other commits itself (`git log -G`); None: every version is read.
-    line_pattern: str | None = None
     #: What `history_extract` looks for (a heading, a record id).
     key: str = ""
     #: The n-th match of `key` (a repeated heading's `-2` id is the second).

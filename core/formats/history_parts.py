@@ -10,34 +10,23 @@ candidate line or heading, never the whole file.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from .adapter import HistoryScope
 
 _BOM = b"\xef\xbb\xbf"
-#: Characters a POSIX extended regex gives a meaning to.
-_ERE_SPECIAL = re.compile(r"([\\.\[\]()*+?{}|^$])")
-
-
-def _ere_literal(text: str) -> str:
-    return _ERE_SPECIAL.sub(r"\\\1", text)
 
 
 def record_scope(path: str, record_id: str) -> HistoryScope:
-    """The scope of the JSON Lines record `record_id` in `path`.
+    """The scope of the JSON Lines record `record_id` in `path`: every version is read.
 
-    A record is one line holding `"id": "<id>"`, so every change to it adds
-    or removes such a line: git's `-G` finds exactly those commits.  The id
-    may be written raw or with `\\uXXXX` escapes; both spellings are matched.
+    Why not `git log -G` on the id, which finds exactly the commits whose
+    added or removed lines hold it: -G diffs every version of the file, and
+    on the 10,000-commit benchmark (a JSON Lines file appended to 1,000
+    times, ending near 400 KB) that took 1.8 s of CPU against 1.2 s for
+    reading every version once and finding the line (bench/history_bench.py).
     """
-    spellings = {
-        json.dumps(record_id, ensure_ascii=False)[1:-1],
-        json.dumps(record_id, ensure_ascii=True)[1:-1],
-    }
-    alternatives = "|".join(_ere_literal(s) for s in sorted(spellings))
-    pattern = f'"id"[[:space:]]*:[[:space:]]*"({alternatives})"'
-    return HistoryScope(path, whole_file=False, line_pattern=pattern, key=record_id)
+    return HistoryScope(path, whole_file=False, key=record_id)
 
 
 def _is_record(line: bytes, record_id: str, skip: Any = None) -> bool:

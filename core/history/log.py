@@ -1,9 +1,8 @@
 """The commits that changed one file: `git log --raw -z` read into commits and blob ids.
 
 One `git log` call lists, newest first, each commit that changed the file
-(following renames when asked, filtered by `-G` when the memory's lines can
-be matched) with its author, dates, message and the file's blob before and
-after.  Only the raw tree diff is asked for, never a patch: the memory's own
+(following renames when asked) with its author, dates, message and the
+file's blob before and after.  Only the raw tree diff is asked for, never a patch: the memory's own
 diff is made later from the bytes it had before and after.
 """
 
@@ -115,13 +114,10 @@ def parse_log(out: bytes) -> list[FileChange]:
     return changes
 
 
-def file_log(
-    repo: Repo, path: bytes, *, follow: bool, line_pattern: str | None = None
-) -> list[FileChange]:
+def file_log(repo: Repo, path: bytes, *, follow: bool) -> list[FileChange]:
     """Every change of `path` reachable from HEAD, newest first.
 
-    `follow`: across renames (one file is one memory).  `line_pattern`: only
-    commits whose added or removed lines match it (`-G`, run inside git).
+    `follow`: across renames (one file is one memory).
     """
     if not repo.has_commits:
         return []
@@ -137,9 +133,6 @@ def file_log(
     ]
     if follow:
         args.append("--follow")
-    if line_pattern is not None:
-        # --text: a file git takes for binary (a NUL byte) is still searched.
-        args += ["--text", "-G", line_pattern]
     args += ["HEAD", "--", path]
     out = repo.run(args)
     return [c for c in parse_log(out) if follow or c.new_path == path or c.old_path == path]

@@ -2,8 +2,7 @@
 
 `memory_history` asks the memory's format where it lives (`history_scope`),
 lists the commits that changed that file (renames followed for a memory that
-is a whole file; filtered by git's `-G` when the format gives a line
-pattern), reads every blob it needs through one `git cat-file --batch`,
+is a whole file), reads every blob it needs through `git cat-file --batch`,
 keeps only the memory's own bytes of each (`history_extract`) and lists the
 commits where those differ.  When the working tree's memory differs from
 HEAD's, a "working tree" entry comes first.
@@ -129,7 +128,7 @@ def memory_history(memory: Memory, repo: Repo | None = None) -> History:
     adapter = adapter_for(memory.format)
     scope = adapter.history_scope(memory)
     path = repo.repo_path(scope.path)
-    changes = file_log(repo, path, follow=scope.whole_file, line_pattern=scope.line_pattern)
+    changes = file_log(repo, path, follow=scope.whole_file)
     history = History(memory, repo, scope, _entries(repo, adapter, scope, changes))
     history.current = read_current(memory, adapter, scope)
     head = history.entries[0].after if history.entries else _head_bytes(repo, adapter, scope)

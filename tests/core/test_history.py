@@ -23,7 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 from memlens.core.errors import ConflictError, NotFoundError, RefusedError
-from memlens.core.formats.history_parts import record_line, record_scope, section_bytes
+from memlens.core.formats.history_parts import record_line, section_bytes
 from memlens.core.history import (
     GitMissingError,
     NotInGitError,
@@ -354,11 +354,6 @@ def test_record_line_by_top_level_id_only() -> None:
     assert record_line(data, "a") == b'{"id": "a", "v": 1}'
     assert record_line(data, "zz") is None
     assert record_line(b'{"id": "\\u00e9"}\n', "\u00e9") == b'{"id": "\\u00e9"}'
-
-
-def test_record_pattern_escapes_regex_characters() -> None:
-    scope = record_scope("experiences.jsonl", "exp.a(1)")
-    assert scope.line_pattern == '"id"[[:space:]]*:[[:space:]]*"(exp\\.a\\(1\\))"'
 
 
 # -- the command line --------------------------------------------------------------------------

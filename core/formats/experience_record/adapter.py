@@ -383,7 +383,7 @@ class ExperienceRecordAdapter(FormatAdapter):
         return retrieval_preview(self, root, result, request)
 
     def history_scope(self, memory: Memory) -> HistoryScope:
-        """A record is one line of experiences.jsonl holding its id: git filters by it."""
+        """A record is the one line of experiences.jsonl holding its id."""
         return record_scope(memory.path, memory.id)
 
     def history_extract(self, scope: HistoryScope, data: bytes) -> bytes | None:
