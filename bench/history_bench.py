@@ -40,10 +40,30 @@ TARGET_NOTE = "ocean/agents/atlas/memory/vault/obs-2026-01-01-007.md"
 TARGET_NOTE_ARCHIVED = "ocean/agents/atlas/memory/archive/obs-2026-01-01-007.md"
 TARGET_TITLE = "Target section"
 TARGET_RECORD = "exp_target"
-WORDS = (
-    "disk cache sync review lease deploy rollback index latency budget queue retry "
-    "schema migration token backup alert owner sprint design metric trace"
-).split()
+WORDS = [
+    "disk",
+    "cache",
+    "sync",
+    "review",
+    "lease",
+    "deploy",
+    "rollback",
+    "index",
+    "latency",
+    "budget",
+    "queue",
+    "retry",
+    "schema",
+    "migration",
+    "token",
+    "backup",
+    "alert",
+    "owner",
+    "sprint",
+    "design",
+    "metric",
+    "trace",
+]
 
 
 def _text(rng: random.Random, n: int) -> str:
@@ -237,9 +257,13 @@ def _report(top: Path, args: argparse.Namespace, built: float) -> int:
     from memlens.core.history import memory_history
     from memlens.core.scan.vault import open_catalog
 
-    count = subprocess.run(
-        ["git", "rev-list", "--count", "HEAD"], cwd=top, capture_output=True, env=_env()
-    ).stdout.decode().strip()
+    count = (
+        subprocess.run(
+            ["git", "rev-list", "--count", "HEAD"], cwd=top, capture_output=True, env=_env()
+        )
+        .stdout.decode()
+        .strip()
+    )
     print(f"repository: {count} commits, built in {built:.1f} s (git fast-import)")
     catalog = open_catalog(top / "vaults")
     section = next(m for m in catalog.memories() if m.title == TARGET_TITLE)

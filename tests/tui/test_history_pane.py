@@ -1,4 +1,4 @@
-"""The History tab (key H): it lists the commits, shows a version, restores one after a confirmation.
+"""The History tab (key H): it lists the commits, shows a version, restores one once confirmed.
 
 The repository is built in the test (tests/core/history_repo.py: ten
 commits with fixed authors and dates); live reload is off, so only the
