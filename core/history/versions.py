@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..errors import NotFoundError
 from ..formats import adapter_for
@@ -72,6 +73,27 @@ def _vault_rel(repo: Repo, path: bytes) -> str:
     return rel if rel is not None else "../" + os.fsdecode(path)
 
 
+#: The memory's bytes per (repository, scope, blob), kept across calls: a blob
+#: never changes, so reopening a history (or re-reading it after a restore)
+#: reads only blobs it has not seen.  Bounded: cleared when it grows past this.
+_PARTS_LIMIT = 200_000
+_PARTS: dict[tuple[Path, HistoryScope, str], bytes | None] = {}
+
+
+def _extracted(
+    repo: Repo, adapter: FormatAdapter, scope: HistoryScope, blobs: set[str]
+) -> dict[str, bytes | None]:
+    """`history_extract` of each blob, from the cache or one batched read of the rest."""
+    known = {b: _PARTS[(repo.top, scope, b)] for b in blobs if (repo.top, scope, b) in _PARTS}
+    missing = sorted(blobs - known.keys())
+    fresh = BlobReader(repo).map(missing, lambda d: adapter.history_extract(scope, d))
+    if len(_PARTS) + len(fresh) > _PARTS_LIMIT:
+        _PARTS.clear()
+    for blob, part in fresh.items():
+        _PARTS[(repo.top, scope, blob)] = part
+    return {**known, **fresh}
+
+
 def _entries(
     repo: Repo,
     adapter: FormatAdapter,
@@ -80,7 +102,7 @@ def _entries(
 ) -> list[Entry]:
     """The changes where the memory's own bytes differ (or its file moved)."""
     blobs = {b for c in changes for b in (c.old_blob, c.new_blob) if b is not None}
-    parts = BlobReader(repo).map(sorted(blobs), lambda d: adapter.history_extract(scope, d))
+    parts = _extracted(repo, adapter, scope, blobs)
     out: list[Entry] = []
     for c in changes:
         before = parts.get(c.old_blob) if c.old_blob is not None else None
