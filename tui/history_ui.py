@@ -23,6 +23,8 @@ from .widgets.history_pane import HistoryPane
 from .widgets.memory_table import MemoryTable
 
 if TYPE_CHECKING:
+    from memlens.core.listing import MemoryRow
+
     from .screens.main import MainScreen
 
 
@@ -39,6 +41,16 @@ def toggle_history(screen: MainScreen) -> None:
     screen.query_one(MemoryDetail).display = False
     pane.add_class("-shown")
     pane.load(row.memory)
+
+
+def follow_history(screen: MainScreen, row: MemoryRow | None) -> None:
+    """While the History tab is open, it shows the highlighted memory's history."""
+    pane = screen.query_one(HistoryPane)
+    if not pane.has_class("-shown") or row is None or row.memory is None:
+        return
+    if pane.memory is not None and pane.memory.key == row.memory.key:
+        return
+    pane.load(row.memory, focus=False)
 
 
 def close_history(screen: MainScreen) -> None:

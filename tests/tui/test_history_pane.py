@@ -10,10 +10,12 @@ from __future__ import annotations
 import importlib.util
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import OptionList, Static
 
 from memlens.core.write.journal import read_journal
@@ -45,6 +47,18 @@ def _load(name: str) -> ModuleType:
 hr = _load("history_repo")
 
 
+async def _until(pilot: Pilot[None], done: Callable[[], bool]) -> None:
+    """Let the app run until `done()` (the detail debounce and the git worker on a busy machine).
+
+    Bounded: the assertion after it reports what did not happen.
+    """
+    for _ in range(200):
+        if done():
+            break
+        await pilot.pause(0.05)
+    await settle(pilot)
+
+
 def _text(pane: HistoryPane) -> str:
     return str(pane.query_one("#history-view", Static).content)
 
@@ -60,6 +74,7 @@ async def test_history_tab_lists_shows_and_restores(tmp_path: Path) -> None:
         await select(pilot, "dream-cycle", A_ID)
         await press(pilot, "H")
         pane = main.query_one(HistoryPane)
+        await _until(pilot, lambda: pane.history is not None)
         assert pane.has_class("-shown") and not main.query_one(MemoryDetail).display
         assert pane.history is not None
         subjects = [v.entry.commit.subject for v in pane.views if v.entry.commit]
@@ -80,6 +95,7 @@ async def test_history_tab_lists_shows_and_restores(tmp_path: Path) -> None:
         assert isinstance(confirm, ConfirmScreen)
         assert "+The lease renews in March." in confirm.items[0].lines
         await press(pilot, "y")
+        await _until(pilot, lambda: bool(pane.views) and pane.views[0].entry.commit is None)
         assert obs.read_bytes() == hr.observations(hr.SECTION_A1, hr.SECTION_B2, hr.SECTION_C)
         root = repo.top / "memory/dream"
         assert [e.get("action") for e in read_journal(root)] == ["restore_version"]
@@ -91,6 +107,24 @@ async def test_history_tab_lists_shows_and_restores(tmp_path: Path) -> None:
         assert not pane.has_class("-shown") and main.query_one(MemoryDetail).display
         await press(pilot, "u")
         assert obs.read_bytes() == before
+
+
+async def test_history_tab_follows_the_highlighted_memory(tmp_path: Path) -> None:
+    repo = hr.build_repo(tmp_path / "repo")
+    app = MemlensApp([repo.top / "memory"], as_of=AS_OF, live_reload=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        main = main_of(app)
+        await select(pilot, "dream-cycle", A_ID)
+        await press(pilot, "H")
+        pane = main.query_one(HistoryPane)
+        await select(pilot, "project-ocean", hr.NOTE_ID)
+        await _until(
+            pilot, lambda: pane.history is not None and pane.history.memory.id == hr.NOTE_ID
+        )
+        assert pane.history is not None and pane.history.memory.id == hr.NOTE_ID
+        assert [v.entry.change for v in pane.views] == ["moved", "changed", "added"]
+        assert pane.views[0].summary == f"moved from {hr.NOTE_REL}"
 
 
 async def test_cancelled_restore_writes_nothing(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from memlens.core.model import Memory
 
 from ..action_common import tell
 from ..actions_ui import ActionRunner
-from ..history_ui import close_history, request_restore, toggle_history
+from ..history_ui import close_history, follow_history, request_restore, toggle_history
 from ..messages import OpenRaw
 from ..safe_text import safe
 from ..widgets.detail import MemoryDetail, RelationList, RelationView
@@ -283,6 +283,7 @@ class MainScreen(MemlensScreen):
     def show_detail(self, row: MemoryRow | None) -> None:
         detail = self.query_one(MemoryDetail)
         self.actions.viewed(row)
+        follow_history(self, row)
         if row is None or row.memory is None:
             detail.show(row)
             return

@@ -117,6 +117,8 @@ class HistoryPane(Vertical, can_focus=False):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        #: The memory whose history is shown or being read.
+        self.memory: Memory | None = None
         #: The history shown, once read.
         self.history: History | None = None
         #: What each entry shows (same order as the list).
@@ -125,6 +127,7 @@ class HistoryPane(Vertical, can_focus=False):
         self.show_version = False
         #: Why the history could not be read (not in git, git missing), if so.
         self.error: str | None = None
+        self._focus_on_load = True
 
     def compose(self) -> ComposeResult:
         yield Static(id="history-tabs")
@@ -134,8 +137,14 @@ class HistoryPane(Vertical, can_focus=False):
             yield Static(id="history-view")
 
     # ------------------------------------------------------------------ calls down
-    def load(self, memory: Memory) -> None:
-        """Read `memory`'s history in a worker; the pane fills in when it is done."""
+    def load(self, memory: Memory, *, focus: bool = True) -> None:
+        """Read `memory`'s history in a worker; the pane fills in when it is done.
+
+        `focus`: give the commit list the focus once read (not when the tab
+        follows the list's cursor, which keeps the focus).
+        """
+        self._focus_on_load = focus
+        self.memory = memory
         self.history = None
         self.views = []
         self.error = None
@@ -169,10 +178,14 @@ class HistoryPane(Vertical, can_focus=False):
         self.post_message(self.Closed())
 
     def _failed(self, memory: Memory, why: str) -> None:
+        if memory is not self.memory:
+            return  # an earlier read, overtaken by a newer one
         self.error = why
         self.query_one("#history-status", Static).update(safe(why, "$error"))
 
     def _loaded(self, history: History, views: list[EntryView]) -> None:
+        if history.memory is not self.memory:
+            return  # an earlier read, overtaken by a newer one
         self.history = history
         self.views = views
         n = len(history.commits)
@@ -188,7 +201,8 @@ class HistoryPane(Vertical, can_focus=False):
         options.add_options([Option(self._line(v), id=str(i)) for i, v in enumerate(views)])
         if views:
             options.highlighted = 0
-        options.focus()
+        if self._focus_on_load:
+            options.focus()
         self._show_selected()
 
     @staticmethod
