@@ -167,6 +167,7 @@ def history(
     --as-of); --restore writes one back as an undoable edit, never a git
     operation.  Exit 1 when the vault is not in a git repository.
 
+    \b
     Examples:
       memlens history ./vaults atlas/obs-2026-11-01-001
       memlens history ./vaults studio-lease-832e6e --at HEAD~3
