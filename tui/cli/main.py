@@ -56,7 +56,7 @@ COMMANDS: dict[str, LazyCommand] = {
         (
             "history",
             "history:history",
-            "Every commit that changed memory ID (git), its diffs, any version, restore.",
+            "Every commit that changed memory ID, newest first, with its diff (needs git).",
         ),
         (
             "watch",
