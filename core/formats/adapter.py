@@ -88,6 +88,27 @@ class FormatInfo:
     has_agents: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class HistoryScope:
+    """Where one memory's past versions are found in its vault's git history.
+
+    `core.history` lists the commits that changed `path` (following renames
+    when `whole_file`) and asks the adapter's `history_extract` for the
+    memory's own bytes in each version, so a Dream Cycle section or a JSON
+    Lines record gets the commits where it changed, not every commit that
+    touched its file.
+    """
+
+    #: Vault-relative POSIX path of the file that holds the memory now.
+    path: str
+    #: The file is the memory: follow it across renames (archive moves).
+    whole_file: bool = True
+    #: What `history_extract` looks for (a heading, a record id).
+    key: str = ""
+    #: The n-th match of `key` (a repeated heading's `-2` id is the second).
+    occurrence: int = 1
+
+
 class FormatAdapter(ABC):
     """Detect a vault root of one format, scan it, and compute its decay.
 
@@ -272,5 +293,28 @@ class FormatAdapter(ABC):
         """
         return None
 
+    def history_scope(self, memory: Memory) -> HistoryScope:
+        """Where `memory`'s versions live in git history.
 
-__all__ = ["DecayBrief", "FieldWrite", "FormatAdapter", "FormatInfo", "PromoteOption"]
+        The default: the memory is its whole file (one memory per file), so
+        every commit that changed the file, renames followed, is a version.
+        """
+        return HistoryScope(memory.path)
+
+    def history_extract(self, scope: HistoryScope, data: bytes) -> bytes | None:
+        """The memory's own bytes in one version `data` of its file; None if absent there.
+
+        Called once per version, so it must be cheap (no full parse).  The
+        default: the file is the memory.
+        """
+        return data
+
+
+__all__ = [
+    "DecayBrief",
+    "FieldWrite",
+    "FormatAdapter",
+    "FormatInfo",
+    "HistoryScope",
+    "PromoteOption",
+]

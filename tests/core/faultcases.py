@@ -19,12 +19,15 @@ import memlens.core
 from memlens.core.actions import Action
 from memlens.core.decay import archive_candidates
 from memlens.core.errors import MemlensError
+from memlens.core.formats import adapter_for
 from memlens.core.formats.cognitive_memory.runs import plan_core, plan_reindex
 from memlens.core.formats.cognitive_memory.runs_reflection import plan_reflection
 from memlens.core.formats.cognitive_memory.runs_state import plan_decay_scores, plan_record_access
 from memlens.core.formats.dream_cycle.runs import decay_run
 from memlens.core.formats.project_ocean.references import reference_run
 from memlens.core.formats.project_ocean.runs import promotion_candidates
+from memlens.core.formats.writers import writer_for
+from memlens.core.history.versions import read_current
 from memlens.core.scan.vault import open_catalog
 from memlens.core.write.journal import read_journal
 from memlens.core.write.txn import apply_plan, apply_run
@@ -70,11 +73,19 @@ PREPARE = {"unpin": "pin", "restore": "archive"}
 
 ACTIONS = ("pin", "unpin", "set", "edit_body", "promote", "archive", "restore")
 RUNS = {
-    "dream-cycle": ("decay_apply", "dream_decay"),
-    "observation-v1": ("decay_apply",),
-    "experience-records": ("decay_apply",),
-    "project-ocean": ("decay_apply", "ocean_promote"),
-    "cognitive-memory": ("decay_apply", "access", "rescore", "core", "reindex", "reflection"),
+    "dream-cycle": ("decay_apply", "dream_decay", "restore_version"),
+    "observation-v1": ("decay_apply", "restore_version"),
+    "experience-records": ("decay_apply",),  # restore_version refuses: raw is immutable
+    "project-ocean": ("decay_apply", "ocean_promote", "restore_version"),
+    "cognitive-memory": (
+        "decay_apply",
+        "access",
+        "rescore",
+        "core",
+        "reindex",
+        "reflection",
+        "restore_version",
+    ),
     "project-ocean-gen2": ("decay_apply", "ocean_promote", "ocean_ref"),
 }
 
@@ -189,7 +200,32 @@ RUN_OPS: dict[str, Callable[[Path], object]] = {
 }
 
 
+def _earlier(now: bytes) -> bytes:
+    """An "earlier version" of a memory's bytes: its last line of text a little different."""
+    text = now.rstrip(b"\r\n")
+    return text + b" (an earlier wording)" + now[len(text) :]
+
+
+def _restore_version(r: Path, fmt: str) -> object:
+    """history's restore write path: an earlier version put back through the format's writer.
+
+    No git here: the write path is the writer's plan applied in a
+    transaction; the version's bytes are made up from the memory's own.
+    """
+    memories = sorted(
+        (m for m in open_catalog(r).memories() if m.format == fmt and not m.archived),
+        key=lambda m: m.id,
+    )
+    m = memories[0]
+    adapter = adapter_for(fmt)
+    now = read_current(m, adapter, adapter.history_scope(m))
+    assert now is not None
+    return apply_plan(writer_for(fmt).plan_restore_version(m, _earlier(now), now))
+
+
 def _run_op(root: Path, fmt: str, name: str) -> OpFor | None:
+    if name == "restore_version":
+        return lambda r: lambda: _restore_version(r, fmt)
     if name == "rescore":
         RUN_OPS["access"](root)  # so that _state.json exists and has a score to change
     run = RUN_OPS[name]

@@ -54,6 +54,11 @@ COMMANDS: dict[str, LazyCommand] = {
             "The links around memory ID, or (--health) every broken link below PATH.",
         ),
         (
+            "history",
+            "history:history",
+            "Every commit that changed memory ID, newest first, with its diff (needs git).",
+        ),
+        (
             "watch",
             "watch:watch",
             "Print one line per change to the vaults below PATH until interrupted.",

@@ -40,7 +40,9 @@ from ...text.paths import safe_join
 from ...text.yamledit import REMOVE
 from ...write.journal import FileChange, Plan
 from ...write.writes import snapshot
+from ..file_version import plan_file_version
 from ..writing import register_writer
+from .adapter import ProjectOceanAdapter
 from .schema import FORMAT_ID
 from .write_fields import _DATE_FIELDS, _check_field, _promote_date, _refuse_if_promoted
 from .write_files import (
@@ -215,6 +217,12 @@ class ProjectOceanWriter:
             raise RefusedError(f"{memory.id} is not archived")
         dst_rel = destination(doc.fresh, "restore")
         return _move_plan("restore", doc, dst_rel, f"restore: move {doc.rel} back to {dst_rel}")
+
+    # -- history: put back an earlier version ---------------------------------
+
+    def plan_restore_version(self, memory: Memory, data: bytes, expected: bytes | None) -> Plan:
+        """The file's bytes at an earlier commit, written back whole (see file_version)."""
+        return plan_file_version(ProjectOceanAdapter(), memory, data, expected)
 
 
 register_writer(ProjectOceanWriter())
