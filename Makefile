@@ -52,9 +52,11 @@ screenshots: $(STAMP)
 	  $(BIN)/python -m pytest tests/e2e/test_browser.py -q -p no:cacheprovider
 
 ## Benchmarks at 1k/10k memories (bench/README.md); BENCH_ARGS="--sizes 100000" for the big one.
+## Then the relevance benchmark: judged queries over the test vaults (MRR, nDCG@10, recall@5).
 BENCH_ARGS ?=
 bench: $(STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)
+	$(BIN)/python -m bench relevance
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .grimp_cache build *.egg-info

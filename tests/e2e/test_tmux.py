@@ -8,6 +8,7 @@ memory content, no OSC 8 hyperlink.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -154,48 +155,50 @@ def detail_focused(screen: str) -> bool:
     return "/ Filter  s Sort" in footer and "⏎ Open" not in footer
 
 
+#: What the empty filter box shows (its placeholder).
+EMPTY_FILTER = "/ filter: words"
+
+
 def focus_filter(tmux: Tmux) -> None:
-    """Press `/` until the filter has the focus, then empty it.
+    """Press `/` until the filter has the focus, then make sure it is empty.
 
     Textual queries the terminal at start-up and keys sent during that are
     lost, so one press may do nothing; a repeated press that does arrive types
-    a `/` into the filter, which ctrl+u (sent after every `/`) deletes again.
+    a `/` into the filter.  That is deleted with ctrl+u, and the next keys wait
+    until the empty box shows: ctrl+u is a binding, which Textual runs after
+    the key has bubbled up to the app, so printable keys sent right behind it
+    can reach the input first and be deleted with it (seen on a loaded machine).
     """
-    for _ in range(5):
+    presses = 0
+    while presses < 5:
         tmux.keys("/")
+        presses += 1
         try:
             tmux.wait_until(filter_focused, "the focused filter", timeout=DEADLINE / 4)
             break
         except AssertionError:
             continue
-    tmux.keys("C-u")
-    tmux.wait_until(filter_focused, "the focused filter")
+    if presses > 1:  # a later press may still be on its way: let it land in the box
+        with contextlib.suppress(AssertionError):
+            tmux.wait_until(lambda s: EMPTY_FILTER not in s, "a typed '/'", timeout=5)
+    if EMPTY_FILTER not in tmux.screen():
+        tmux.keys("C-u")
+    tmux.wait_until(lambda s: filter_focused(s) and EMPTY_FILTER in s, "the focused, empty filter")
 
 
 def type_filter(tmux: Tmux, words: str) -> str:
-    """Focus the filter, type `words` and wait for the list to narrow to one match.
-
-    On a loaded CI machine the typed words were once seen to vanish from the
-    filter (the screen showed an empty, focused filter and the whole list):
-    the words are typed again, up to three times, before the test fails.
-    """
-
-    def filtered(s: str) -> bool:
-        # The filter box holds the words and the list shows the one match (the
-        # top bar may be too narrow to show the filter itself).
-        return any(
-            line.rstrip().endswith(f"▎ {words}") for line in s.splitlines()
-        ) and "1 of " in _top(s)
-
-    for attempt in range(3):
-        focus_filter(tmux)
-        tmux.keys(words, literal=True)
-        try:
-            return tmux.wait_until(filtered, f"the list filtered to {words!r}", DEADLINE / 2)
-        except AssertionError:
-            if attempt == 2:
-                raise
-    raise AssertionError("unreachable")
+    """Focus the filter, type `words` and wait for the list to narrow to one match."""
+    focus_filter(tmux)
+    tmux.keys(words, literal=True)
+    return tmux.wait_until(
+        lambda s: (
+            # The filter box holds the words and the list shows the one match (the
+            # top bar may be too narrow to show the filter itself).
+            any(line.rstrip().endswith(f"▎ {words}") for line in s.splitlines())
+            and "1 of " in _top(s)
+        ),
+        f"the list filtered to {words!r}",
+    )
 
 
 def test_browse_the_fixtures_in_a_real_terminal(tmux_app: Tmux) -> None:

@@ -98,6 +98,7 @@ from .write_files import (
 from .write_promote import promote_plan
 from .write_redact import plan_redact_section
 from .write_restore import restore_jsonl, restore_md
+from .write_version import version_plan
 
 #: Where pin remembers the dc:ttl it replaced.
 PIN_MARKER = "dc:ttl_before_pin"
@@ -389,6 +390,12 @@ class DreamCycleWriter:
     def plan_erase(self, memory: Memory) -> Plan:
         """Erasure is the format's archive: the section moves to archive.jsonl."""
         return as_erase(self.plan_archive(memory, "erasure"))
+
+    # -- history: put back an earlier version ------------------------------
+
+    def plan_restore_version(self, memory: Memory, data: bytes, expected: bytes | None) -> Plan:
+        """The section's lines at an earlier commit, put back (see write_version)."""
+        return version_plan(memory, data, expected)
 
 
 WRITER = DreamCycleWriter()

@@ -36,6 +36,7 @@ from ...errors import RefusedError
 from ...model import Memory
 from ...text.yamledit import REMOVE, edit_frontmatter
 from ...write.journal import Plan
+from ..file_version import plan_file_version
 from ..privacy_model import (
     Redaction,
     as_erase,
@@ -228,6 +229,12 @@ class ObservationV1Writer:
     def plan_erase(self, memory: Memory) -> Plan:
         """Erasure is the format's archive: a move to `archive/observations/`."""
         return as_erase(self.plan_archive(memory, "erasure"))
+
+    # -- history: put back an earlier version ---------------------------------
+
+    def plan_restore_version(self, memory: Memory, data: bytes, expected: bytes | None) -> Plan:
+        """The file's bytes at an earlier commit, written back whole (see file_version)."""
+        return plan_file_version(ObservationV1Adapter(), memory, data, expected)
 
 
 WRITER = register_writer(ObservationV1Writer())
