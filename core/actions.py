@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -27,6 +27,9 @@ from .write.journal import Plan
 from .write.txn import apply_run, transaction
 from .write.undo import undo_last
 
+if TYPE_CHECKING:
+    from .formats.privacy_model import Redaction
+
 ACTION_NAMES: tuple[str, ...] = (
     "pin",
     "unpin",
@@ -35,6 +38,8 @@ ACTION_NAMES: tuple[str, ...] = (
     "promote",
     "archive",
     "restore",
+    "redact",
+    "erase",
 )
 
 
@@ -84,6 +89,12 @@ class Action:
             if not m.archived:
                 raise RefusedError("not archived")
             return w.plan_restore(m)
+        if self.name == "redact":
+            return w.plan_redact(
+                m, _redactions(m, self.params), upward=bool(self.params.get("upward"))
+            )
+        if self.name == "erase":
+            return w.plan_erase(m)
         raise RefusedError(f"unknown action {self.name!r}")
 
     def apply(self) -> dict[str, Any]:
@@ -106,6 +117,28 @@ class Action:
         if self.entry is None:
             raise RefusedError("this action was not applied")
         return undo(self.memory.vault_root)
+
+
+def _redactions(memory: Memory, params: dict[str, Any]) -> list[Redaction]:
+    """The redactions a `redact` asks for: given ones, else every finding (of `kinds`).
+
+    Findings are computed from the memory as the caller read it; the writer
+    re-reads the file and refuses (conflict) if it is not that memory any more.
+    """
+    # Deferred: the formats and the detectors load only when redacting (`--help` stays light).
+    from .formats.privacy_model import Redaction
+    from .privacy import redactions_for
+
+    given = params.get("redactions")
+    if given:
+        return [r for r in given if isinstance(r, Redaction)]
+
+    kinds = params.get("kinds")
+    found = redactions_for(memory, kinds=list(kinds) if kinds else None)
+    if not found:
+        what = f" of kind {', '.join(kinds)}" if kinds else ""
+        raise RefusedError(f"no secret{what} found in {memory.id}")
+    return found
 
 
 def _as_of(params: dict[str, Any]) -> date | None:

@@ -8,11 +8,13 @@ module that imports them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
 from typing import Any, ClassVar, Protocol
 
 from ..model import Memory
 from ..write.journal import Plan
+from .privacy_model import Redaction
 
 
 class FormatWriter(Protocol):
@@ -43,6 +45,21 @@ class FormatWriter(Protocol):
         ...
 
     def plan_restore(self, memory: Memory) -> Plan: ...
+
+    def plan_redact(
+        self, memory: Memory, redactions: Sequence[Redaction], *, upward: bool = False
+    ) -> Plan:
+        """Replace only each secret's characters by `[REDACTED:<kind>]` (the format's way).
+
+        Formats whose records are immutable (experience records) tombstone
+        the record instead and, with `upward`, derive one holding the
+        redacted text.  Refuses (conflict) when a secret is no longer there.
+        """
+        ...
+
+    def plan_erase(self, memory: Memory) -> Plan:
+        """Archive or tombstone the whole memory, as the format's archive means it."""
+        ...
 
     def plan_restore_version(self, memory: Memory, data: bytes, expected: bytes | None) -> Plan:
         """Put back `data`, the memory's own bytes at an earlier commit (history's restore).

@@ -69,9 +69,16 @@ PARAMS: dict[str, list[dict[str, Any]]] = {
     "promote": [{"as_of": AS_OF}, {"as_of": AS_OF, "importance": 0.9, "type": "semantic"}],
 }
 #: What to apply first when no memory allows the action yet.
-PREPARE = {"unpin": "pin", "restore": "archive"}
+PREPARE = {"unpin": "pin", "restore": "archive", "redact": "edit_body"}
+#: Parameters of that first action where they are not its own case's: the
+#: demo vaults hold no secret, so redact first writes a (fake) one.
+PREPARE_PARAMS: dict[str, list[dict[str, Any]]] = {
+    "redact": [{"body": "Fault test: the deploy key is AKIAQ3EGRT7ZKXW4NB2L.\n"}]
+}
+PARAMS["redact"] = [{"upward": True}, {}]
+PARAMS["erase"] = [{}]
 
-ACTIONS = ("pin", "unpin", "set", "edit_body", "promote", "archive", "restore")
+ACTIONS = ("pin", "unpin", "set", "edit_body", "promote", "archive", "restore", "redact", "erase")
 RUNS = {
     "dream-cycle": ("decay_apply", "dream_decay", "restore_version"),
     "observation-v1": ("decay_apply", "restore_version"),
@@ -115,13 +122,15 @@ def fresh(tmp: Path, fmt: str) -> Path:
     return root
 
 
-def _find(root: Path, fmt: str, name: str) -> tuple[str, dict[str, Any]] | None:
+def _find(
+    root: Path, fmt: str, name: str, tried: list[dict[str, Any]] | None = None
+) -> tuple[str, dict[str, Any]] | None:
     memories = sorted(
         (m for m in open_catalog(root).memories() if m.format == FORMAT_OF.get(fmt, fmt)),
         key=lambda m: m.id,
     )
     for m in memories:
-        for params in PARAMS[name]:
+        for params in tried or PARAMS[name]:
             try:
                 plan = Action(name, m, dict(params)).plan()
             except (MemlensError, OSError):
@@ -137,7 +146,7 @@ OpFor = Callable[[Path], Callable[[], object]]
 def _action_op(root: Path, fmt: str, name: str) -> OpFor | None:
     found = _find(root, fmt, name)
     if found is None and name in PREPARE:
-        first = _find(root, fmt, PREPARE[name])
+        first = _find(root, fmt, PREPARE[name], PREPARE_PARAMS.get(name))
         if first is not None:
             mem_id, params = first
             Action(PREPARE[name], open_catalog(root).get(mem_id), dict(params)).apply()

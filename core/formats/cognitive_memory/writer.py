@@ -45,6 +45,7 @@ tests/core/test_cognitive_writer.py):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path, PurePosixPath
@@ -60,6 +61,13 @@ from ...text.yamledit import REMOVE, edit_frontmatter
 from ...write.journal import FileChange, Plan
 from ...write.writes import snapshot
 from ..file_version import plan_file_version
+from ..privacy_model import (
+    Redaction,
+    as_erase,
+    redacted_file_text,
+    redaction_summary,
+    refuse_upward,
+)
 from ..writing import register_writer
 from .adapter import CognitiveMemoryAdapter
 from .memories import _Invalid, _validate
@@ -357,6 +365,47 @@ class CognitiveMemoryWriter:
         return self._rewrite(
             "promote", current, changes, None, now, f"promote {m.title!r}: {what} ({current.rel})"
         )
+
+    # ------------------------------------------------------ redact / erase
+
+    def plan_redact(
+        self, memory: Memory, redactions: Sequence[Redaction], *, upward: bool = False
+    ) -> Plan:
+        """Replace only the secrets' characters; `updated` is not bumped.
+
+        A redaction removes characters, it does not change what the memory
+        says, and bumping `updated` would rewrite a line the user did not ask
+        to change (the byte diff is the secrets' characters alone).
+        """
+        refuse_upward(upward, "cognitive-memory")
+        current = _read_current(memory)
+        root, rel = memory.vault_root, current.rel
+        text = _to_text(current.raw, rel)
+        adapter = CognitiveMemoryAdapter()
+        new = redacted_file_text(
+            text,
+            redactions,
+            adapter.text_fields(current.memory, text),
+            lambda t: adapter.text_fields(parse_memory_bytes(root, rel, t.encode("utf-8")), t),
+        )
+        return Plan(
+            action="redact",
+            vault_root=root,
+            memory_ids=[current.memory.id],
+            summary=f"redact: {redaction_summary(redactions)} in {rel}",
+            changes=[
+                FileChange(
+                    "write",
+                    current.path,
+                    snapshot(current.path, current.raw),
+                    data=new.encode("utf-8"),
+                )
+            ],
+        )
+
+    def plan_erase(self, memory: Memory) -> Plan:
+        """Erasure is the format's archive: a move to `archive/<type-dir>/`."""
+        return as_erase(self.plan_archive(memory, "erasure"))
 
 
 WRITER = CognitiveMemoryWriter()

@@ -55,13 +55,14 @@ The clock is read only when no date is given: `DreamCycleWriter.clock`
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import date
 from typing import Any, ClassVar
 
 from ...errors import RefusedError
 from ...model import Memory
 from ...write.journal import FileChange, Plan
+from ..privacy_model import Redaction, as_erase, refuse_upward
 from ..writing import register_writer
 from .classify import TYPE_TTL, effective_type
 from .decay import section_decay
@@ -95,6 +96,7 @@ from .write_files import (
     splice,
 )
 from .write_promote import promote_plan
+from .write_redact import plan_redact_section
 from .write_restore import restore_jsonl, restore_md
 from .write_version import version_plan
 
@@ -375,6 +377,19 @@ class DreamCycleWriter:
         if fresh.path == ARCHIVED_MD:
             return restore_md(state, fresh, when)
         raise RefusedError(f"{fresh.path}: not an archive memlens knows how to restore from")
+
+    # -- redact / erase (privacy) --------------------------------------------
+
+    def plan_redact(
+        self, memory: Memory, redactions: Sequence[Redaction], *, upward: bool = False
+    ) -> Plan:
+        """Replace only the secrets' characters in the section's lines (see write_redact)."""
+        refuse_upward(upward, "Dream Cycle")
+        return plan_redact_section(memory, redactions)
+
+    def plan_erase(self, memory: Memory) -> Plan:
+        """Erasure is the format's archive: the section moves to archive.jsonl."""
+        return as_erase(self.plan_archive(memory, "erasure"))
 
     # -- history: put back an earlier version ------------------------------
 

@@ -58,7 +58,7 @@ as the Memory the caller holds; otherwise ConflictError.  Erased
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, ClassVar
@@ -69,6 +69,7 @@ from ...safe_io import read_regular
 from ...text.paths import has_path_syntax, is_inside
 from ...write.journal import FileChange, Plan
 from ...write.writes import FileSnapshot, check_unchanged, snapshot
+from ..privacy_model import Redaction
 from ..writing import register_writer
 from .action_records import archive_op, next_wal_id, pin_view, restore_op
 from .adapter import ExperienceRecordAdapter
@@ -85,6 +86,7 @@ from .write_fields import (
     _show,
 )
 from .write_lines import _dumps, _encode, _same, _State, _Store, append_line
+from .write_redact import plan_erase_record, plan_redact_record
 
 
 class ExperienceRecordWriter:
@@ -452,6 +454,16 @@ class ExperienceRecordWriter:
             [change],
             reads=self._reads(state, [change]),
         )
+
+    def plan_redact(
+        self, memory: Memory, redactions: Sequence[Redaction], *, upward: bool = False
+    ) -> Plan:
+        """A tombstone with reason redaction, and an upward redacted record if asked."""
+        return plan_redact_record(self, memory, redactions, upward=upward)
+
+    def plan_erase(self, memory: Memory) -> Plan:
+        """A tombstone with the spec's erasure reason (gdpr_erasure)."""
+        return plan_erase_record(self, memory)
 
     def plan_restore_version(self, memory: Memory, data: bytes, expected: bytes | None) -> Plan:
         """Refused: a raw record is immutable, so an earlier version is never written back.

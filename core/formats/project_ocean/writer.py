@@ -31,6 +31,7 @@ given (a date or an ISO date string), else `date.today()`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
 from typing import Any, ClassVar
 
@@ -41,6 +42,13 @@ from ...text.yamledit import REMOVE
 from ...write.journal import FileChange, Plan
 from ...write.writes import snapshot
 from ..file_version import plan_file_version
+from ..privacy_model import (
+    Redaction,
+    as_erase,
+    redacted_file_text,
+    redaction_summary,
+    refuse_upward,
+)
 from ..writing import register_writer
 from .adapter import ProjectOceanAdapter
 from .schema import FORMAT_ID
@@ -217,6 +225,29 @@ class ProjectOceanWriter:
             raise RefusedError(f"{memory.id} is not archived")
         dst_rel = destination(doc.fresh, "restore")
         return _move_plan("restore", doc, dst_rel, f"restore: move {doc.rel} back to {dst_rel}")
+
+    # -- redact / erase (privacy) -------------------------------------------
+
+    def plan_redact(
+        self, memory: Memory, redactions: Sequence[Redaction], *, upward: bool = False
+    ) -> Plan:
+        """Replace only the secrets' characters in the file (frontmatter and body)."""
+        refuse_upward(upward, "Project Ocean")
+        doc = _load(memory)
+        adapter = ProjectOceanAdapter()
+        new = redacted_file_text(
+            doc.raw,
+            redactions,
+            adapter.text_fields(doc.fresh, doc.raw),
+            lambda text: adapter.text_fields(_validate(doc.root, doc.rel, text, "redact"), text),
+        )
+        return _write_plan(
+            "redact", doc, new, f"redact: {redaction_summary(redactions)} in {doc.rel}"
+        )
+
+    def plan_erase(self, memory: Memory) -> Plan:
+        """Erasure is the format's archive: a move to the agent's `archive/`."""
+        return as_erase(self.plan_archive(memory, "erasure"))
 
     # -- history: put back an earlier version ---------------------------------
 
