@@ -9,10 +9,13 @@ module that imports them.
 from __future__ import annotations
 
 from datetime import date
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ..model import Memory
 from ..write.journal import Plan
+
+if TYPE_CHECKING:
+    from .curating import CurationOptions, Step
 
 
 class FormatWriter(Protocol):
@@ -43,6 +46,14 @@ class FormatWriter(Protocol):
         ...
 
     def plan_restore(self, memory: Memory) -> Plan: ...
+
+    def plan_merge(self, keep: Memory, other: Memory, options: CurationOptions) -> list[Step]:
+        """Steps keeping `keep` with what `other` adds and provenance, then archiving `other`."""
+        ...
+
+    def plan_supersede(self, new: Memory, old: Memory, options: CurationOptions) -> list[Step]:
+        """Steps marking `new` as what holds now over `old` (archived unless `keep_old`)."""
+        ...
 
 
 _WRITERS: dict[str, FormatWriter] = {}

@@ -59,7 +59,9 @@ from ...text.textio import BOM, decode_bytes
 from ...text.yamledit import REMOVE, edit_frontmatter
 from ...write.journal import FileChange, Plan
 from ...write.writes import snapshot
+from ..curating import CurationOptions, Step
 from ..writing import register_writer
+from . import curate
 from .memories import _Invalid, _validate
 from .schema import ARCHIVE_DIR, DIR_TYPES, FORMAT_ID, GRAPH_DIR, TYPE_DIRS, VAULT_DIR
 from .write_values import _check_change, _fraction_ok, _now_of, _to_text, _with_body, bumped_updated
@@ -349,6 +351,14 @@ class CognitiveMemoryWriter:
         return self._rewrite(
             "promote", current, changes, None, now, f"promote {m.title!r}: {what} ({current.rel})"
         )
+
+    # -- review queue: merge / supersede (see curate.py) --------------------
+
+    def plan_merge(self, keep: Memory, other: Memory, options: CurationOptions) -> list[Step]:
+        return curate.merge_steps(self, keep, other, options)
+
+    def plan_supersede(self, new: Memory, old: Memory, options: CurationOptions) -> list[Step]:
+        return curate.supersede_steps(self, new, old, options)
 
 
 WRITER = CognitiveMemoryWriter()

@@ -62,7 +62,9 @@ from typing import Any, ClassVar
 from ...errors import RefusedError
 from ...model import Memory
 from ...write.journal import FileChange, Plan
+from ..curating import CurationOptions, Step
 from ..writing import register_writer
+from . import curate
 from .classify import TYPE_TTL, effective_type
 from .decay import section_decay
 from .files import ARCHIVE_JSONL, ARCHIVED_MD, FORMAT_ID, OBSERVATIONS
@@ -374,6 +376,14 @@ class DreamCycleWriter:
         if fresh.path == ARCHIVED_MD:
             return restore_md(state, fresh, when)
         raise RefusedError(f"{fresh.path}: not an archive memlens knows how to restore from")
+
+    # -- review queue: merge / supersede (see curate.py) --------------------
+
+    def plan_merge(self, keep: Memory, other: Memory, options: CurationOptions) -> list[Step]:
+        return curate.merge_steps(self, keep, other, options)
+
+    def plan_supersede(self, new: Memory, old: Memory, options: CurationOptions) -> list[Step]:
+        return curate.supersede_steps(self, new, old, options)
 
 
 WRITER = DreamCycleWriter()

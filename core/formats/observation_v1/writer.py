@@ -36,7 +36,9 @@ from ...errors import RefusedError
 from ...model import Memory
 from ...text.yamledit import REMOVE, edit_frontmatter
 from ...write.journal import Plan
+from ..curating import CurationOptions, Step
 from ..writing import register_writer
+from . import curate
 from .schema import ARCHIVE_DIR, COMPREHENSION_DIR, FORMAT_ID, KIND_OBSERVATION, OBSERVATIONS_DIR
 from .write_fields import _check_new_id, _check_only, _closing_fence, _edit_nested, _native_name
 from .write_files import _load, _move_plan, _same, _show, _strs, _validate, _write_plan
@@ -197,6 +199,14 @@ class ObservationV1Writer:
         folder = OBSERVATIONS_DIR if doc.kind == KIND_OBSERVATION else COMPREHENSION_DIR
         dst_rel = f"{folder}/{doc.path.name}"
         return _move_plan("restore", doc, dst_rel, f"restore: move {doc.rel} -> {dst_rel}")
+
+    # -- review queue: merge / supersede (see curate.py) --------------------
+
+    def plan_merge(self, keep: Memory, other: Memory, options: CurationOptions) -> list[Step]:
+        return curate.merge_steps(self, keep, other, options)
+
+    def plan_supersede(self, new: Memory, old: Memory, options: CurationOptions) -> list[Step]:
+        return curate.supersede_steps(self, new, old, options)
 
 
 WRITER = register_writer(ObservationV1Writer())

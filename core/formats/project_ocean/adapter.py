@@ -291,6 +291,12 @@ class ProjectOceanAdapter(FormatAdapter):
         """Status and weight as memory-decay.py / memory-search.py would see them."""
         return observation_decay(memory, as_of, explain=explain)
 
+    def deliberate_copies(self, a: Memory, b: Memory) -> bool:
+        """A promoted copy in shared/observations/ and its source (same file name)."""
+        if a.path.rpartition("/")[2] != b.path.rpartition("/")[2]:
+            return False
+        return any(m.native.get("area") == "shared" or "promoted_from" in m.fields for m in (a, b))
+
     def agent_preview(
         self, root: Path, result: ScanResult, request: PreviewRequest
     ) -> list[PreviewSection]:

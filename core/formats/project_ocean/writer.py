@@ -40,7 +40,9 @@ from ...text.paths import safe_join
 from ...text.yamledit import REMOVE
 from ...write.journal import FileChange, Plan
 from ...write.writes import snapshot
+from ..curating import CurationOptions, Step
 from ..writing import register_writer
+from . import curate
 from .schema import FORMAT_ID
 from .write_fields import _DATE_FIELDS, _check_field, _promote_date, _refuse_if_promoted
 from .write_files import (
@@ -204,6 +206,14 @@ class ProjectOceanWriter:
             raise RefusedError(f"{memory.id} is not archived")
         dst_rel = destination(doc.fresh, "restore")
         return _move_plan("restore", doc, dst_rel, f"restore: move {doc.rel} back to {dst_rel}")
+
+    # -- review queue: merge / supersede (see curate.py) --------------------
+
+    def plan_merge(self, keep: Memory, other: Memory, options: CurationOptions) -> list[Step]:
+        return curate.merge_steps(self, keep, other, options)
+
+    def plan_supersede(self, new: Memory, old: Memory, options: CurationOptions) -> list[Step]:
+        return curate.supersede_steps(self, new, old, options)
 
 
 register_writer(ProjectOceanWriter())
