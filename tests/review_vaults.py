@@ -155,7 +155,8 @@ def _write(path: Path, text: str) -> None:
 def _ocean(root: Path) -> None:
     for n, key in enumerate(_keys(), start=1):
         title, body = ITEMS[key]
-        agent = "alpha" if n % 2 else "beta"
+        # Pairs are consecutive items: each pair stays with one agent.
+        agent = "alpha" if (n - 1) // 2 % 2 == 0 else "beta"
         _write(
             root / "agents" / agent / "memory" / "vault" / f"obs-2026-11-{n:02d}-001.md",
             f"---\ntags: [ops, {key.split('_')[0].rstrip('ab0123456789') or 'x'}]\n"
@@ -259,6 +260,7 @@ def build(tmp: Path, fmt: str) -> Path:
 def ids(memories: Iterable[Memory]) -> dict[str, str]:
     """Item key -> memory id, matched by each item's title (and body) in the memory text."""
     out: dict[str, str] = {}
+    memories = list(memories)
     for key, (title, body) in ITEMS.items():
         for m in memories:
             text = f"{m.title}\n{m.body}"

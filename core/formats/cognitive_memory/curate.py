@@ -48,11 +48,16 @@ def _relation_step(
     root: Any,
     target_id: str,
     rel: dict[str, Any],
+    *,
+    archived: bool = False,
 ) -> Step:
+    """Add `rel` to the memory `target_id` as it is on disk when the step runs."""
     adapter = CognitiveMemoryAdapter()
 
     def plan() -> Plan:
-        found = [m for m in adapter.scan(root).memories if m.id == target_id and not m.archived]
+        found = [
+            m for m in adapter.scan(root).memories if m.id == target_id and m.archived == archived
+        ]
         if len(found) != 1:
             raise ConflictError(f"{target_id}: not found once in the vault; relation not written")
         m = found[0]
@@ -117,15 +122,19 @@ def supersede_steps(
             f"{new.id} {SUPERSEDE_TYPE} {old.id}",
             _set(w, new, {"relations": [*_relations(new), rel]}, options),
         ),
-        _relation_step(w, options, old.vault_root, old.id, _twin(rel, new.id)),
     ]
     if not options.keep_old:
+        # Archive (a move) before writing the twin into the moved file: undo and
+        # rollback revert ops last first, and a file written then moved in one
+        # transaction could not be put back in that order.
         steps.append(
             (
                 f"archive {old.id}",
-                lambda: w.plan_archive(
-                    refreshed(adapter, old, check=False), f"superseded by {new.id}"
-                ),
+                lambda: w.plan_archive(refreshed(adapter, old), f"superseded by {new.id}"),
             )
         )
+    twin = _twin(rel, new.id)
+    steps.append(
+        _relation_step(w, options, old.vault_root, old.id, twin, archived=not options.keep_old)
+    )
     return steps

@@ -5,7 +5,9 @@
   a later merge), as changed frontmatter lines only; then OTHER moves to its
   agent's `archive/` (as `memlens archive` does).
 - supersede NEW OLD: NEW gets a backlink to OLD (the format's only link);
-  OLD moves to its `archive/` unless the old one is kept (`keep_old`).
+  OLD moves to its `archive/` unless the old one is kept (`keep_old`).  A
+  backlink resolves in its own agent, then shared/: superseding another
+  agent's observation is refused (it would dangle).
 
 Backlinks and `merged_from` name a file stem (`obs-YYYY-MM-DD-NNN`), as
 backlinks do; the writer's checks refuse anything else.
@@ -16,6 +18,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from ...errors import RefusedError
 from ...model import Memory
 from ..curating import CurationOptions, Step, as_list, refreshed, union
 from .adapter import ProjectOceanAdapter
@@ -59,6 +62,12 @@ def merge_steps(
 def supersede_steps(
     w: ProjectOceanWriter, new: Memory, old: Memory, options: CurationOptions
 ) -> list[Step]:
+    shared = old.native.get("area") == "shared" or old.native.get("shared")
+    if not shared and old.native.get("agent") != new.native.get("agent"):
+        raise RefusedError(
+            f"supersede: {new.id} and {old.id} belong to different agents; a backlink "
+            "resolves only in its own agent and shared/ (archive the old one instead)"
+        )
     links = union(as_list(new.fields.get("backlinks")), [_stem(old)])
     steps: list[Step] = []
     if links != as_list(new.fields.get("backlinks")):
