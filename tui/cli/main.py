@@ -49,6 +49,11 @@ COMMANDS: dict[str, LazyCommand] = {
             "What each agent below PATH loads at start and would recall for --prompt.",
         ),
         (
+            "review",
+            "review:review",
+            "Near-duplicates and possible contradictions to review; merge, supersede, dismiss.",
+        ),
+        (
             "graph",
             "graph:graph",
             "The links around memory ID, or (--health) every broken link below PATH.",

@@ -14,4 +14,5 @@ Writing: `writer` holds `DreamCycleWriter` and its registration, helped by
 `runs` holds the decay run and the type distribution.
 `preview` shows the observations as the agent loads them and what decays out
 within 7 and 30 days.
+`curate` plans the review queue's merge and supersede (steps the writer returns).
 """

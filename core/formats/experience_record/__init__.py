@@ -12,4 +12,5 @@ scan's working state and the memories built from experiences), `linking`
 `write_fields` (what set and promote accept).
 `retrieval` is the spec's hybrid retrieval, computed offline, and `preview`
 shows it for a prompt with the lenses and stances on each hit.
+`curate` plans the review queue's merge and supersede (steps the writer returns).
 """

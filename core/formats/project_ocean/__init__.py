@@ -11,4 +11,5 @@ holds `ProjectOceanWriter` and its registration, helped by `write_files`
 set and promote accept); `runs` holds the promote and decay runs.
 `preview` runs the HEARTBEAT recall step for an agent and shows what shared/
 adds.
+`curate` plans the review queue's merge and supersede (steps the writer returns).
 """
