@@ -48,6 +48,7 @@ from .screens.main import MainScreen
 from .screens.preview import PreviewScreen
 from .screens.problems import ProblemsScreen
 from .screens.raw import RawScreen
+from .screens.review import ReviewScreen
 from .screens.search import SearchScreen
 from .screens.triage import TriageScreen
 from .widgets.detail import MemoryDetail
@@ -78,6 +79,7 @@ class MemlensApp(LoadingApp):
         "graph": GraphScreen,
         "episodes": EpisodesScreen,
         "preview": PreviewScreen,
+        "review": ReviewScreen,
     }
     DEFAULT_MODE = "memories"
     COMMANDS = App.COMMANDS | {MemlensCommands}
@@ -92,6 +94,8 @@ class MemlensApp(LoadingApp):
         # No description yet: a described key would shift the help screen
         # (its snapshot); the palette offers it as "Show what the agent sees".
         Binding("8", "show('preview')", "", show=False, id="app.preview"),
+        # The review queue (issue 21 item 1); palette: "Review duplicates and contradictions".
+        Binding("9", "show('review')", "", show=False, id="app.review"),
         Binding("question_mark", "help", "Help", id="app.help"),
         Binding(
             "y",
