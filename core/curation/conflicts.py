@@ -1,13 +1,13 @@
 """Possible contradictions between two memories, found without a language model.
 
 A memory's text (title and body) is cut into clauses (`wording.clauses`).
-Each clause gets a *signature*: its words in order with negations and
-assertion fillers dropped, antonyms folded to one form (``disabled`` ->
-``enabled``) and every value (number, date, month, weekday) replaced by
-``<v>``; beside it the clause's *polarity* (odd number of negations or
-antonyms: negative) and its *values*.  Two clauses of different memories
-with the same signature say something about the same subject in the same
-words, so:
+Each clause gets a *signature*: its words in order with negations, stop
+words (auxiliaries, articles) and assertion fillers dropped, antonyms
+folded to one form (``disabled`` -> ``enabled``) and every value (number,
+date, month, weekday) replaced by ``<v>``; beside it the clause's
+*polarity* (odd number of negations or antonyms: negative) and its
+*values*.  Two clauses of different memories with the same signature say
+something about the same subject in the same words, so:
 
 - different polarity: a flipped negation ("X is enabled" / "X is not
   enabled", never / always, can / cannot);
@@ -40,6 +40,7 @@ from .wording import (
     ANTONYMS,
     FILLERS,
     NEGATIONS,
+    STOP_WORDS,
     clauses,
     content_stems,
     is_content,
@@ -112,16 +113,19 @@ def clause_claim(text: str) -> Claim | None:
     for w in toks:
         if w in NEGATIONS:
             positive = not positive
-        elif w in FILLERS:
+        elif w in FILLERS or w in STOP_WORDS:
+            # Auxiliaries and articles say nothing of the subject: "X is
+            # enabled" and "X has been disabled" share the signature (x, enabled).
             continue
         elif w in ANTONYMS:
             positive = not positive
-            signature.append(ANTONYMS[w])
+            signature.append(stem(ANTONYMS[w]))
         elif is_value(w):
             signature.append("<v>")
             values.append(w)
         else:
-            signature.append(w)
+            # Stemmed: "prefers" and "does not prefer" name one claim.
+            signature.append(stem(w))
     subject = sum(1 for w in signature if w != "<v>" and is_content(w))
     if subject < MIN_SUBJECT_WORDS:
         return None

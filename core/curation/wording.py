@@ -57,12 +57,16 @@ _CLAUSE = re.compile(
 
 #: Words too common to say what a memory is about.
 STOP_WORDS: frozenset[str] = word_set(
-    "a an the is are was were be been being am of to in on at by for with from as it "
+    "a an the is are was were be been being am of to in at by for with from as it "
     "its this that these those there here we our you your they their he she i me my "
     "do does did has have had will would shall should may might must can could and or "
     "but if then than so such also just only very too into onto over under about "
     "after before again all any each few more most other some same own what which who "
-    "whom when where why how up down out off "
+    "whom when where why how up down out "
+)
+#: Words that open a condition the rest of the sentence depends on.
+CONDITIONS: frozenset[str] = word_set(
+    "if when whenever unless once while during until after before"
 )
 #: Words that negate the statement they are in.
 NEGATIONS: frozenset[str] = frozenset({"not", "no", "never", "none", "nothing", "nobody", "nor"})
@@ -131,13 +135,20 @@ def is_content(word: str) -> bool:
 
 
 def clauses(text: str) -> list[str]:
-    """Sentences and their independent clauses, in order, stripped, non-empty."""
+    """Sentences and their independent clauses, in order, stripped, non-empty.
+
+    A sentence that opens with a condition ("if ...", "when ...") keeps it in
+    front of each of its clauses: "when the flag is on, X is enabled" and
+    "when the flag is off, X is not enabled" are two conditions, not a flip.
+    """
     out: list[str] = []
     for sentence in _SENTENCE.split(text):
-        for part in _CLAUSE.split(sentence):
-            part = part.strip(" \t-*>#")
-            if part:
-                out.append(part)
+        parts = [p.strip(" \t-*>#") for p in _CLAUSE.split(sentence)]
+        parts = [p for p in parts if p]
+        if len(parts) > 1 and parts[0].split(maxsplit=1)[0].lower() in CONDITIONS:
+            out += [f"{parts[0]} {p}" for p in parts[1:]]
+        else:
+            out += parts
     return out
 
 

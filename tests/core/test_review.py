@@ -152,6 +152,13 @@ def test_candidate_ids_are_stable_across_runs(tmp_path: Path) -> None:
         ("We always tag the release.", "We never tag the release.", "negation"),
         ("The launch date is 2026-03-01.", "The launch date is 2026-04-15.", "value"),
         ("Max upload size is 10mb.", "Max upload size is 25mb.", "value"),
+        (
+            "Feature flags are enabled in staging.",
+            "Feature flags have been disabled in staging.",
+            "negation",
+        ),
+        ("The user prefers dark mode.", "The user does not prefer dark mode.", "negation"),
+        ("The release is planned for March 3.", "The release is planned for April 10.", "value"),
     ],
 )
 def test_clause_conflicts(a: str, b: str, how: str) -> None:
@@ -166,6 +173,15 @@ def test_clause_conflicts(a: str, b: str, how: str) -> None:
         ("The timeout for payments is 30s.", "The timeout for search is 60s."),  # two subjects
         ("Backups run nightly, but logs are not kept.", "Backups run nightly."),  # other clause
         ("It is 5.", "It is 7."),  # no subject words
+        # Two conditions, not a flip.
+        (
+            "When the flag is on, audit logging is enabled.",
+            "When the flag is off, audit logging is not enabled.",
+        ),
+        (
+            "The staging database is backed up nightly.",
+            "The production database is backed up nightly.",
+        ),
     ],
 )
 def test_clause_decoys(a: str, b: str) -> None:
