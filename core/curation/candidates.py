@@ -33,10 +33,11 @@ Confidence, 0-1, what a reviewer can read off it:
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from functools import lru_cache
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,10 @@ DUP_TFIDF = 0.8
 DUP_JACCARD = 0.7
 DUP_CHAR = 0.85
 DUP_VECTOR = 0.92
+#: Content-word Jaccard of two memories from which a clause conflict counts...
+MIN_MEMORY_SIMILARITY = 0.25
+#: ...or the share of the smaller memory's content words the clause holds.
+MIN_CLAUSE_SHARE = 0.5
 #: Signature groups larger than this are boilerplate, not a subject ("see the docs").
 MAX_GROUP = 40
 #: Differences listed per candidate.
@@ -87,13 +92,26 @@ class Candidate:
     vault_root: Path
     #: Similarity measures of the (first) pair, by name.
     measures: dict[str, float] = field(default_factory=dict)
-    #: Word-level differences between the first two members' texts.
-    diff: tuple[DiffOp, ...] = ()
+
+    @property
+    def diff(self) -> tuple[DiffOp, ...]:
+        """Word-level differences between the first two members' texts.
+
+        Computed when asked (and kept per pair of texts): a diff of two long
+        memories costs milliseconds, and most candidates are never shown.
+        """
+        return _diff_texts(text_of(self.members[0]), text_of(self.members[1]))
 
 
 def text_of(m: Memory) -> str:
     """What is compared of a memory: its title and body."""
     return f"{m.title}\n{m.body}"
+
+
+def _doc(m: Memory) -> _Doc:
+    text = text_of(m)
+    values = frozenset(w for w in words(text) if is_value(w))
+    return _Doc(m, text, content_stems(text), claims(m.title, m.body), values)
 
 
 def candidate_id(members: Sequence[Memory]) -> str:
@@ -108,6 +126,16 @@ class _Doc:
     text: str
     stems: set[str]
     claims: list[Claim]
+    #: The value words (numbers, dates, ...) of the text.
+    values: frozenset[str]
+    _grams: Counter[str] | None = None
+
+    @property
+    def grams(self) -> Counter[str]:
+        """Character 3-grams, computed once (a doc meets many others)."""
+        if self._grams is None:
+            self._grams = char_ngrams(self.text)
+        return self._grams
 
 
 @dataclass(slots=True)
@@ -149,14 +177,17 @@ def _vector_pairs(root: Path, docs: list[_Doc], pairs: dict[tuple[int, int], _Pa
 
 
 def _claim_pairs(docs: list[_Doc], pairs: dict[tuple[int, int], _Pair]) -> None:
-    by_sig: dict[tuple[str, ...], set[int]] = defaultdict(set)
+    """Pairs of memories with two claims of one signature that disagree."""
+    by_sig: dict[tuple[str, ...], list[tuple[int, Claim]]] = defaultdict(list)
     for i, d in enumerate(docs):
         for c in d.claims:
-            by_sig[c.signature].add(i)
-    for members in by_sig.values():
-        if 1 < len(members) <= MAX_GROUP:
-            for i, j in combinations(sorted(members), 2):
-                pairs.setdefault((i, j), _Pair())
+            by_sig[c.signature].append((i, c))
+    for group in by_sig.values():
+        if not 1 < len(group) <= MAX_GROUP:
+            continue
+        for (i, ci), (j, cj) in combinations(group, 2):
+            if i != j and compare(ci, cj) is not None:
+                pairs.setdefault((min(i, j), max(i, j)), _Pair())
 
 
 def _conflict(a: _Doc, b: _Doc) -> tuple[Conflict | None, float]:
@@ -166,24 +197,22 @@ def _conflict(a: _Doc, b: _Doc) -> tuple[Conflict | None, float]:
     for c in b.claims:
         by_sig[c.signature].append(c)
     found: list[Conflict] = []
+    agreed: set[tuple[str, ...]] = set()
+    smaller = max(1, min(len(a.stems), len(b.stems)))
     for ca in a.claims:
         for cb in by_sig.get(ca.signature, ()):
             conflict = compare(ca, cb)
             if conflict is None:
-                continue
-            if conflict.how == "setting":
-                ok, _ = same_subject(a.memory.title, a.text, b.memory.title, b.text)
-                if not ok:
-                    continue
-            found.append(conflict)
-    # A statement both memories also make with the same values settles nothing;
-    # only a signature on which they never agree counts.
-    agreed = {
-        ca.signature
-        for ca in a.claims
-        for cb in by_sig.get(ca.signature, ())
-        if compare(ca, cb) is None
-    }
+                # A statement both make with the same values settles nothing.
+                agreed.add(ca.signature)
+            elif conflict.how == "setting":
+                if same_subject(a.memory.title, a.text, b.memory.title, b.text)[0]:
+                    found.append(conflict)
+            elif sim >= MIN_MEMORY_SIMILARITY or ca.subject_words / smaller >= MIN_CLAUSE_SHARE:
+                # The memories are about one thing, or the clause is most of one of
+                # them: one templated sentence inside two long, different memories
+                # (a log line with another count) is not a contradiction to review.
+                found.append(conflict)
     return best_conflict(c for c in found if c.a.signature not in agreed), sim
 
 
@@ -199,7 +228,7 @@ def _duplicate(a: _Doc, b: _Doc, p: _Pair) -> tuple[float, dict[str, float]] | N
     measures = {
         "tfidf": p.tfidf,
         "jaccard": token_jaccard(a.stems, b.stems),
-        "char3": cosine(char_ngrams(a.text), char_ngrams(b.text)),
+        "char3": cosine(a.grams, b.grams),
     }
     if p.vector is not None:
         measures["vector"] = p.vector
@@ -207,8 +236,7 @@ def _duplicate(a: _Doc, b: _Doc, p: _Pair) -> tuple[float, dict[str, float]] | N
     over = [(s - limits[k]) / (1 - limits[k]) for k, s in measures.items() if s >= limits[k]]
     if not over:
         return None
-    ops = word_diff(words(a.text), words(b.text))
-    if any(any(is_value(w) for w in op.a) and any(is_value(w) for w in op.b) for op in ops):
+    if a.values - b.values and b.values - a.values:
         return None  # they give different values: not the same statement twice
     return min(1.0, 0.5 + 0.5 * max(over)), {k: round(v, 4) for k, v in measures.items()}
 
@@ -216,7 +244,6 @@ def _duplicate(a: _Doc, b: _Doc, p: _Pair) -> tuple[float, dict[str, float]] | N
 def _measure(docs: list[_Doc], i: int, j: int, p: _Pair, root: Path) -> Candidate | None:
     a, b = docs[i], docs[j]
     members = (a.memory, b.memory)
-    diff = tuple(word_diff(words(a.text), words(b.text))[:MAX_DIFF_OPS])
     conflict, sim = _conflict(a, b)
     if conflict is not None:
         return Candidate(
@@ -227,7 +254,6 @@ def _measure(docs: list[_Doc], i: int, j: int, p: _Pair, root: Path) -> Candidat
             members,
             root,
             {"jaccard": round(sim, 4), "tfidf": round(p.tfidf, 4)},
-            diff,
         )
     dup = _duplicate(a, b, p)
     if dup is None:
@@ -242,8 +268,12 @@ def _measure(docs: list[_Doc], i: int, j: int, p: _Pair, root: Path) -> Candidat
         members,
         root,
         measures,
-        diff,
     )
+
+
+@lru_cache(maxsize=256)
+def _diff_texts(a: str, b: str) -> tuple[DiffOp, ...]:
+    return tuple(word_diff(words(a), words(b))[:MAX_DIFF_OPS])
 
 
 def find_in_vault(
@@ -260,7 +290,7 @@ def find_in_vault(
     on purpose; they are never candidates.
     """
     live = sorted((m for m in memories if not m.archived and not m.tombstoned), key=lambda m: m.id)
-    docs = [_Doc(m, text_of(m), content_stems(text_of(m)), claims(m.title, m.body)) for m in live]
+    docs = [_doc(m) for m in live]
     pairs: dict[tuple[int, int], _Pair] = {}
     if len(docs) >= 2:
         _tfidf_pairs(docs, as_of, pairs)

@@ -47,9 +47,9 @@ _CONTRACTIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\b(\w+)n[’']t\b", r"\1 not"),
     )
 )
-#: A word: letters/digits, inner dots, dashes, colons or slashes (1.5, 2026-11-22,
-#: v2.3.1, 10:30, a/b), an optional trailing percent sign.
-_WORD = re.compile(r"[^\W_]+(?:[.\-:/][^\W_]+)*%?|%")
+#: A word: letters/digits, inner dots, underscores, dashes, colons or slashes (1.5,
+#: 2026-11-22, v2.3.1, 10:30, a/b, retry_limit), an optional trailing percent sign.
+_WORD = re.compile(r"[^\W_]+(?:[._\-:/][^\W_]+)*%?|%")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+|;\s*")
 _CLAUSE = re.compile(
     r",\s*|\s+(?:but|and|while|whereas|although|though|because|however|so|yet)\s+", re.I
@@ -96,6 +96,8 @@ _WEEKDAYS = word_set(
     "monday tuesday wednesday thursday friday saturday sunday mondays tuesdays "
     "wednesdays thursdays fridays saturdays sundays "
 )
+#: A number (dates, times, versions, decimals) with an optional short unit.
+_VALUE = re.compile(r"^v?\d[\d.,:/\-]*(?:[a-z]{1,3}|%)?$")
 #: Words that are a value rather than a name: booleans of a setting.
 _VALUE_WORDS = frozenset({"true", "false", "yes"})
 
@@ -103,8 +105,9 @@ _VALUE_WORDS = frozenset({"true", "false", "yes"})
 def normalize(text: str) -> str:
     """Lower case, contractions opened, control characters made visible."""
     out = visible(text).lower().replace("’", "'")
-    for pattern, repl in _CONTRACTIONS:
-        out = pattern.sub(repl, out)
+    if "'" in out or "cannot" in out:  # most text has no contraction: skip the regexes
+        for pattern, repl in _CONTRACTIONS:
+            out = pattern.sub(repl, out)
     return out
 
 
@@ -114,13 +117,13 @@ def words(text: str) -> list[str]:
 
 
 def is_value(word: str) -> bool:
-    """A number, a date or time, a version, a month or weekday: what a quantity says."""
-    return (
-        any(c.isdigit() for c in word)
-        or word in _MONTHS
-        or word in _WEEKDAYS
-        or (word in _VALUE_WORDS)
-    )
+    """A number, a date or time, a version, a month or weekday: what a quantity says.
+
+    A number may carry a short unit (30s, 512mb, 20ms, 5%, v18); a name with
+    digits in it (kafka-21, gw-02, sha256) is a name, not a value, so two
+    hosts are two subjects.
+    """
+    return bool(_VALUE.match(word)) or word in _MONTHS or word in _WEEKDAYS or word in _VALUE_WORDS
 
 
 def is_content(word: str) -> bool:
