@@ -47,6 +47,8 @@ from .base import MemlensScreen
 
 #: Characters of a title in the ranked list.
 LIST_TITLE = 36
+#: Candidates listed (best first); `memlens review --json` has them all.
+MAX_SHOWN = 1000
 _SPLIT = re.compile(r"(\s+)")
 Part = Content | str | tuple[str, str]
 
@@ -133,6 +135,8 @@ class ReviewScreen(MemlensScreen):
         super().__init__()
         #: The candidates shown, best first (tests read them).
         self.items: list[ReviewItem] = []
+        #: Candidates found (the list shows at most MAX_SHOWN of them).
+        self.total = 0
         #: Show the selected candidate's members in reverse order.
         self.swapped = False
         self._stale = True
@@ -188,7 +192,8 @@ class ReviewScreen(MemlensScreen):
             return
         listing = self.query_one("#review-list", OptionList)
         keep = self.current.candidate.id if self.current is not None else None
-        self.items = event.items
+        self.total = len(event.items)
+        self.items = event.items[:MAX_SHOWN]
         listing.clear_options()
         listing.add_options([Option(option_label(i), id=i.candidate.id) for i in self.items])
         ids = [i.candidate.id for i in self.items]
@@ -252,6 +257,8 @@ class ReviewScreen(MemlensScreen):
             f"  as of {self.memlens.as_of.isoformat()} · {counts['duplicate']} duplicates"
             f" · {counts['contradiction']} contradictions",
         ]
+        if self.total > len(self.items):
+            parts.append((f" (best {len(self.items)} of {self.total})", "$warning"))
         if computing or self.memlens.loading:
             parts.append((" · looking…", "$warning"))
         if self._busy:
