@@ -49,6 +49,7 @@ from .screens.preview import PreviewScreen
 from .screens.privacy import PrivacyScreen
 from .screens.problems import ProblemsScreen
 from .screens.raw import RawScreen
+from .screens.review import ReviewScreen
 from .screens.search import SearchScreen
 from .screens.triage import TriageScreen
 from .widgets.detail import MemoryDetail
@@ -80,6 +81,7 @@ class MemlensApp(PrivacyApp):
         "episodes": EpisodesScreen,
         "preview": PreviewScreen,
         "privacy": PrivacyScreen,
+        "review": ReviewScreen,
     }
     DEFAULT_MODE = "memories"
     COMMANDS = App.COMMANDS | {MemlensCommands}
@@ -95,6 +97,8 @@ class MemlensApp(PrivacyApp):
         # (its snapshot); the palette offers it as "Show what the agent sees".
         Binding("7", "show('privacy')", "", show=False, id="app.privacy"),
         Binding("8", "show('preview')", "", show=False, id="app.preview"),
+        # The review queue (issue 21 item 1); palette: "Review duplicates and contradictions".
+        Binding("9", "show('review')", "", show=False, id="app.review"),
         Binding("question_mark", "help", "Help", id="app.help"),
         Binding(
             "y",

@@ -267,6 +267,15 @@ class FormatAdapter(ABC):
         info = self.decay(memory, as_of, explain=False)
         return info.status, info.health, info.weight, info.score
 
+    def deliberate_copies(self, a: Memory, b: Memory) -> bool:
+        """Whether the format keeps `a` and `b` as copies of one memory on purpose.
+
+        The review queue skips such pairs: they are not duplicates a person
+        should merge (a promoted copy and its source, say).  The default: the
+        format makes no copies.
+        """
+        return False
+
     def agent_preview(
         self, root: Path, result: ScanResult, request: PreviewRequest
     ) -> list[PreviewSection]:

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import date
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ..model import Memory
 from ..write.journal import Plan
 from .privacy_model import Redaction
+
+if TYPE_CHECKING:
+    from .curating import CurationOptions, Step
 
 
 class FormatWriter(Protocol):
@@ -69,6 +72,14 @@ class FormatWriter(Protocol):
         if they changed).  An ordinary edit: journaled, undoable, never a
         git operation.
         """
+        ...
+
+    def plan_merge(self, keep: Memory, other: Memory, options: CurationOptions) -> list[Step]:
+        """Steps keeping `keep` with what `other` adds and provenance, then archiving `other`."""
+        ...
+
+    def plan_supersede(self, new: Memory, old: Memory, options: CurationOptions) -> list[Step]:
+        """Steps marking `new` as what holds now over `old` (archived unless `keep_old`)."""
         ...
 
 

@@ -59,6 +59,11 @@ COMMANDS: dict[str, LazyCommand] = {
             "Replace each secret in memory ID by [REDACTED:<kind>], or erase the memory.",
         ),
         (
+            "review",
+            "review:review",
+            "Near-duplicates and possible contradictions to review; merge, supersede, dismiss.",
+        ),
+        (
             "graph",
             "graph:graph",
             "The links around memory ID, or (--health) every broken link below PATH.",

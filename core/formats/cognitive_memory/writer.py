@@ -60,6 +60,7 @@ from ...text.textio import BOM, decode_bytes
 from ...text.yamledit import REMOVE, edit_frontmatter
 from ...write.journal import FileChange, Plan
 from ...write.writes import snapshot
+from ..curating import CurationOptions, Step
 from ..file_version import plan_file_version
 from ..privacy_model import (
     Redaction,
@@ -69,6 +70,7 @@ from ..privacy_model import (
     refuse_upward,
 )
 from ..writing import register_writer
+from . import curate
 from .adapter import CognitiveMemoryAdapter
 from .memories import _Invalid, _validate
 from .schema import ARCHIVE_DIR, DIR_TYPES, FORMAT_ID, GRAPH_DIR, TYPE_DIRS, VAULT_DIR
@@ -406,6 +408,14 @@ class CognitiveMemoryWriter:
     def plan_erase(self, memory: Memory) -> Plan:
         """Erasure is the format's archive: a move to `archive/<type-dir>/`."""
         return as_erase(self.plan_archive(memory, "erasure"))
+
+    # -- review queue: merge / supersede (see curate.py) --------------------
+
+    def plan_merge(self, keep: Memory, other: Memory, options: CurationOptions) -> list[Step]:
+        return curate.merge_steps(self, keep, other, options)
+
+    def plan_supersede(self, new: Memory, old: Memory, options: CurationOptions) -> list[Step]:
+        return curate.supersede_steps(self, new, old, options)
 
 
 WRITER = CognitiveMemoryWriter()

@@ -62,8 +62,10 @@ from typing import Any, ClassVar
 from ...errors import RefusedError
 from ...model import Memory
 from ...write.journal import FileChange, Plan
+from ..curating import CurationOptions, Step
 from ..privacy_model import Redaction, as_erase, refuse_upward
 from ..writing import register_writer
+from . import curate
 from .classify import TYPE_TTL, effective_type
 from .decay import section_decay
 from .files import ARCHIVE_JSONL, ARCHIVED_MD, FORMAT_ID, OBSERVATIONS
@@ -396,6 +398,14 @@ class DreamCycleWriter:
     def plan_restore_version(self, memory: Memory, data: bytes, expected: bytes | None) -> Plan:
         """The section's lines at an earlier commit, put back (see write_version)."""
         return version_plan(memory, data, expected)
+
+    # -- review queue: merge / supersede (see curate.py) --------------------
+
+    def plan_merge(self, keep: Memory, other: Memory, options: CurationOptions) -> list[Step]:
+        return curate.merge_steps(self, keep, other, options)
+
+    def plan_supersede(self, new: Memory, old: Memory, options: CurationOptions) -> list[Step]:
+        return curate.supersede_steps(self, new, old, options)
 
 
 WRITER = DreamCycleWriter()

@@ -15,4 +15,6 @@ shows it for a prompt with the lenses and stances on each hit.  Privacy:
 `privacy` reads what an erased record's raw line still holds (for the
 secrets scan), `write_redact` plans redaction (tombstone, optional upward
 record) and erasure.
+shows it for a prompt with the lenses and stances on each hit.
+`curate` plans the review queue's merge and supersede (steps the writer returns).
 """

@@ -69,8 +69,10 @@ from ...safe_io import read_regular
 from ...text.paths import has_path_syntax, is_inside
 from ...write.journal import FileChange, Plan
 from ...write.writes import FileSnapshot, check_unchanged, snapshot
+from ..curating import CurationOptions, Step
 from ..privacy_model import Redaction
 from ..writing import register_writer
+from . import curate
 from .action_records import archive_op, next_wal_id, pin_view, restore_op
 from .adapter import ExperienceRecordAdapter
 from .jsonl import JsonLine, parse_json_lines
@@ -476,6 +478,14 @@ class ExperienceRecordWriter:
             " so an earlier version can be shown but not restored (derive a corrected"
             " record instead: edit the body or promote)"
         )
+
+    # -- review queue: merge / supersede (see curate.py) --------------------
+
+    def plan_merge(self, keep: Memory, other: Memory, options: CurationOptions) -> list[Step]:
+        return curate.merge_steps(self, keep, other, options)
+
+    def plan_supersede(self, new: Memory, old: Memory, options: CurationOptions) -> list[Step]:
+        return curate.supersede_steps(self, new, old, options)
 
 
 WRITER = register_writer(ExperienceRecordWriter())

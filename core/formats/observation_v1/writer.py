@@ -36,6 +36,7 @@ from ...errors import RefusedError
 from ...model import Memory
 from ...text.yamledit import REMOVE, edit_frontmatter
 from ...write.journal import Plan
+from ..curating import CurationOptions, Step
 from ..file_version import plan_file_version
 from ..privacy_model import (
     Redaction,
@@ -45,6 +46,7 @@ from ..privacy_model import (
     refuse_upward,
 )
 from ..writing import register_writer
+from . import curate
 from .adapter import ObservationV1Adapter
 from .schema import ARCHIVE_DIR, COMPREHENSION_DIR, FORMAT_ID, KIND_OBSERVATION, OBSERVATIONS_DIR
 from .write_fields import _check_new_id, _check_only, _closing_fence, _edit_nested, _native_name
@@ -235,6 +237,14 @@ class ObservationV1Writer:
     def plan_restore_version(self, memory: Memory, data: bytes, expected: bytes | None) -> Plan:
         """The file's bytes at an earlier commit, written back whole (see file_version)."""
         return plan_file_version(ObservationV1Adapter(), memory, data, expected)
+
+    # -- review queue: merge / supersede (see curate.py) --------------------
+
+    def plan_merge(self, keep: Memory, other: Memory, options: CurationOptions) -> list[Step]:
+        return curate.merge_steps(self, keep, other, options)
+
+    def plan_supersede(self, new: Memory, old: Memory, options: CurationOptions) -> list[Step]:
+        return curate.supersede_steps(self, new, old, options)
 
 
 WRITER = register_writer(ObservationV1Writer())

@@ -319,6 +319,12 @@ class ProjectOceanAdapter(FormatAdapter):
         """memory-search.py's ranking (`recall`): cosine × importance × freshness."""
         return recall(memories, request)
 
+    def deliberate_copies(self, a: Memory, b: Memory) -> bool:
+        """A promoted copy in shared/observations/ and its source (same file name)."""
+        if a.path.rpartition("/")[2] != b.path.rpartition("/")[2]:
+            return False
+        return any(m.native.get("area") == "shared" or "promoted_from" in m.fields for m in (a, b))
+
     def agent_preview(
         self, root: Path, result: ScanResult, request: PreviewRequest
     ) -> list[PreviewSection]:

@@ -41,6 +41,7 @@ from ...text.paths import safe_join
 from ...text.yamledit import REMOVE
 from ...write.journal import FileChange, Plan
 from ...write.writes import snapshot
+from ..curating import CurationOptions, Step
 from ..file_version import plan_file_version
 from ..privacy_model import (
     Redaction,
@@ -50,6 +51,7 @@ from ..privacy_model import (
     refuse_upward,
 )
 from ..writing import register_writer
+from . import curate
 from .adapter import ProjectOceanAdapter
 from .schema import FORMAT_ID
 from .write_fields import _DATE_FIELDS, _check_field, _promote_date, _refuse_if_promoted
@@ -254,6 +256,14 @@ class ProjectOceanWriter:
     def plan_restore_version(self, memory: Memory, data: bytes, expected: bytes | None) -> Plan:
         """The file's bytes at an earlier commit, written back whole (see file_version)."""
         return plan_file_version(ProjectOceanAdapter(), memory, data, expected)
+
+    # -- review queue: merge / supersede (see curate.py) --------------------
+
+    def plan_merge(self, keep: Memory, other: Memory, options: CurationOptions) -> list[Step]:
+        return curate.merge_steps(self, keep, other, options)
+
+    def plan_supersede(self, new: Memory, old: Memory, options: CurationOptions) -> list[Step]:
+        return curate.supersede_steps(self, new, old, options)
 
 
 register_writer(ProjectOceanWriter())
