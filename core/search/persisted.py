@@ -14,8 +14,10 @@ folder.  What it holds, and why in that shape:
   columns, the title-word and tag postings, the row norms, which memory
   each row is (vault number and id), the vaults' file digests.  A few MB
   at 100k memories, read whole by every search (milliseconds).
-- ``files``: every file's sha256 as indexed, read only when a vault's digest
-  no longer matches, to tell which files changed.
+- ``manifest``: per vault, which files as which bytes the index was made
+  from (paths, stat stamps, sha256 prefixes, packed: `persisted_files`).
+  A search stats the vault's files and compares them with it; the sha256s
+  tell which files changed when a vault's digest no longer matches.
 
 Scores equal a fresh build's bit for bit: a term's weights are computed
 from its counts, its idf and the rows' norms with the fit's own functions
@@ -52,6 +54,7 @@ from ..model import Memory
 from ..scan.progress import quiet_gc
 from ..store.db import cache_dir, connect, private_dir, remove_files, untrusted
 from ..store.stamps import FileStamp
+from . import persisted_files as files_io
 from . import persisted_rows as rows_io
 from .keys import search_code_fingerprint, vault_set_key
 from .stored_memories import affected, memory_blobs, zdict_of
@@ -61,7 +64,7 @@ if TYPE_CHECKING:
     from ..scan.vault import Catalog, Vault
     from .index import SearchIndex
 
-VERSION = 3
+VERSION = 4
 #: Above this share of changed memories (or dead slots) a rebuild is cheaper.
 REBUILD_FRACTION = 0.1
 
@@ -69,11 +72,10 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE,"
     " df INTEGER NOT NULL, rows BLOB NOT NULL, counts BLOB NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS files (vault INTEGER NOT NULL, rel BLOB NOT NULL,"
-    " sha256 TEXT NOT NULL, PRIMARY KEY (vault, rel)) WITHOUT ROWID",
+    files_io.SCHEMA,
     "CREATE TABLE IF NOT EXISTS memories (slot INTEGER PRIMARY KEY, blob BLOB NOT NULL)",
 )
-_TABLES = ("meta", "terms", "files", "memories")
+_TABLES = ("meta", "terms", "files", "manifest", "memories")
 
 
 @dataclass(slots=True)
@@ -109,14 +111,19 @@ def files_digest(stamps: Mapping[str, FileStamp]) -> str:
 
 
 def path_key(rel: str) -> bytes:
-    """A vault-relative path as the ``files`` table keeps it (a file name need not be UTF-8)."""
+    """A vault-relative path as bytes (a file name need not be UTF-8)."""
     return rel.encode("utf-8", "surrogateescape")
 
 
-def _stored_files(conn: sqlite3.Connection, number: int) -> dict[str, str]:
-    """rel -> sha256 of one vault's files as indexed."""
-    rows = conn.execute("SELECT rel, sha256 FROM files WHERE vault = ?", (number,))
-    return {bytes(key).decode("utf-8", "surrogateescape"): sha for key, sha in rows}
+def _stored_files(conn: sqlite3.Connection, number: int) -> dict[str, bytes]:
+    """rel -> sha256 prefix of one vault's files as indexed."""
+    manifest = files_io.read(conn, number)
+    return {} if manifest is None else manifest.sha_of()
+
+
+def _sha_now(v: Vault) -> dict[str, bytes]:
+    """rel -> sha256 prefix of one vault's files as the catalog read them."""
+    return {rel: files_io.sha_prefix(stamp.sha256) for rel, stamp in v.stamps.items()}
 
 
 def pairs_digest(pairs: Iterable[tuple[bytes, str]]) -> str:
@@ -217,14 +224,8 @@ def _save_new(conn: sqlite3.Connection, index: SearchIndex, catalog: Catalog) ->
             "INSERT INTO terms (term, df, rows, counts) VALUES (?, ?, ?, ?)",
             rows_io.term_records(terms.terms, indptr, rows, counts),
         )
-        conn.executemany(
-            "INSERT INTO files (vault, rel, sha256) VALUES (?, ?, ?)",
-            (
-                (number, path_key(rel), stamp.sha256)
-                for number, v in enumerate(catalog.vaults)
-                for rel, stamp in v.stamps.items()
-            ),
-        )
+        for number, v in enumerate(catalog.vaults):
+            files_io.write(conn, number, v.stamps)
         zdict = zdict_of(index._memories)
         conn.executemany(
             "INSERT INTO memories (slot, blob) VALUES (?, ?)",
@@ -299,6 +300,8 @@ def _load(
         norms = np.frombuffer(
             conn.execute("SELECT value FROM meta WHERE key='norms'").fetchone()[0], np.float64
         )
+    else:
+        _refresh_files(conn, catalog, generation)
     if index.as_of != as_of:
         index.set_as_of(as_of)
         _save_decay(conn, index)
@@ -322,7 +325,7 @@ def _changes(
             out.append(set())
             continue
         old = _stored_files(conn, number)
-        now = {rel: stamp.sha256 for rel, stamp in v.stamps.items()}
+        now = _sha_now(v)
         changed = {
             rel for rel in old.keys() | now.keys() | v.scans.keys() if old.get(rel) != now.get(rel)
         }
@@ -364,7 +367,7 @@ def _update(
         out["vaults"] = json.dumps(_vaults_meta(catalog)).encode()
         out["generation"] = str(int(meta["generation"]) + 1).encode()
         conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", out.items())
-        _save_files(conn, catalog)
+        _save_files(conn, _stale_manifests(conn, catalog))
     return True
 
 
@@ -388,21 +391,47 @@ def _save_memories(
     )
 
 
-def _save_files(conn: sqlite3.Connection, catalog: Catalog) -> None:
-    """The per-file sha256 of the vaults whose digest changed."""
+def _stale_manifests(
+    conn: sqlite3.Connection, catalog: Catalog
+) -> list[tuple[int, tuple[bytes, bytes, bytes, int]]]:
+    """(vault number, packed manifest) of every vault whose files differ from its manifest."""
+    out = []
     for number, v in enumerate(catalog.vaults):
-        old = _stored_files(conn, number)
-        now = {rel: stamp.sha256 for rel, stamp in v.stamps.items()}
-        if old == now:
-            continue
-        conn.executemany(
-            "DELETE FROM files WHERE vault = ? AND rel = ?",
-            ((number, path_key(rel)) for rel in old.keys() - now.keys()),
-        )
-        conn.executemany(
-            "INSERT OR REPLACE INTO files (vault, rel, sha256) VALUES (?, ?, ?)",
-            ((number, path_key(rel), sha) for rel, sha in now.items() if old.get(rel) != sha),
-        )
+        packed = files_io.pack(v.stamps)
+        row = conn.execute(
+            "SELECT names, stamps, shas, racy FROM manifest WHERE vault = ?", (number,)
+        ).fetchone()
+        if row is None or tuple(row) != packed:
+            out.append((number, packed))
+    return out
+
+
+def _save_files(
+    conn: sqlite3.Connection, stale: list[tuple[int, tuple[bytes, bytes, bytes, int]]]
+) -> None:
+    """Write these manifests (inside the caller's transaction)."""
+    conn.executemany(
+        "INSERT OR REPLACE INTO manifest (vault, names, stamps, shas, racy) VALUES (?, ?, ?, ?, ?)",
+        [(number, *packed) for number, packed in stale],
+    )
+
+
+def _refresh_files(conn: sqlite3.Connection, catalog: Catalog, generation: bytes) -> None:
+    """Bring the manifests up to the catalog's stamps when only stamps changed.
+
+    A file touched without a change of content (or a racy stamp verified
+    since) leaves the digest as it was, but a search compares stamps: with
+    the old ones it would open the catalog every time.  Written only if the
+    index is still the `generation` this process loaded (the manifest must
+    describe the files that index was made from); a failure is only slower.
+    """
+    stale = _stale_manifests(conn, catalog)
+    if not stale:
+        return
+    with contextlib.suppress(sqlite3.Error), _transaction(conn):
+        now = conn.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
+        if now is not None and now[0] == generation:
+            _save_files(conn, stale)
 
 
 def _save_decay(conn: sqlite3.Connection, index: SearchIndex) -> None:

@@ -27,6 +27,7 @@ from ..formats import adapter_for
 from ..model import RAW_BODY, FileScan, Memory
 from ..safe_io import read_regular
 from ..store.codec import compress, decode_scan, make_zdict, pickle_scan
+from .persisted_files import SHA_BYTES, Manifest
 
 
 def memory_blobs(
@@ -69,7 +70,7 @@ class _FileBodies:
 
     __slots__ = ("bodies", "format_id", "rel", "root", "sha256")
 
-    def __init__(self, root: Path, rel: str, format_id: str, sha256: str) -> None:
+    def __init__(self, root: Path, rel: str, format_id: str, sha256: bytes) -> None:
         self.root = root
         self.rel = rel
         self.format_id = format_id
@@ -88,7 +89,7 @@ class _FileBodies:
             data = read_regular(path)
         except OSError:
             return {}
-        if hashlib.sha256(data).hexdigest() != self.sha256:
+        if not self.sha256 or hashlib.sha256(data).digest()[: len(self.sha256)] != self.sha256:
             return {}
         fs = adapter_for(self.format_id).scan_file(self.root, path, data)
         return {m.id: m.body for m in fs.memories}
@@ -105,6 +106,7 @@ class StoredMemories(Sequence[Memory]):
         formats: list[str],
         slot_vault: list[int],
         zdict: bytes,
+        manifests: list[Manifest],
     ) -> None:
         self._conn = conn
         self._rows = rows
@@ -114,6 +116,9 @@ class StoredMemories(Sequence[Memory]):
         self._zdict = zdict
         self._decoded: dict[int, Memory] = {}
         self._files: dict[tuple[int, str], _FileBodies] = {}
+        self._manifests = manifests
+        #: Per vault, path -> place in its manifest (built when a body is first needed).
+        self._places: dict[int, dict[str, int]] = {}
 
     def __len__(self) -> int:
         return self._rows
@@ -143,11 +148,19 @@ class StoredMemories(Sequence[Memory]):
         m = decode_scan(found[0], root, self._zdict).memories[0]
         source = self._files.get((number, m.path))
         if source is None:
-            sha = self._conn.execute(
-                "SELECT sha256 FROM files WHERE vault = ? AND rel = ?",
-                (number, m.path.encode("utf-8", "surrogateescape")),
-            ).fetchone()
-            source = _FileBodies(root, m.path, self._formats[number], sha[0] if sha else "")
+            source = _FileBodies(root, m.path, self._formats[number], self._sha(number, m.path))
             self._files[(number, m.path)] = source
         m.body_source = source  # type: ignore[attr-defined]  # the slot of model._LazyBody
         return m
+
+    def _sha(self, number: int, rel: str) -> bytes:
+        """The sha256 prefix `rel` of vault `number` was indexed with (b"": not indexed)."""
+        manifest = self._manifests[number]
+        places = self._places.get(number)
+        if places is None:
+            names = manifest.names
+            places = self._places[number] = dict(zip(names, range(len(names)), strict=True))
+        at = places.get(rel)
+        if at is None:
+            return b""
+        return manifest.shas[at * SHA_BYTES : (at + 1) * SHA_BYTES]
