@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -29,7 +30,7 @@ from ..store.db import StoreCorrupt, untrusted
 from ..store.statwalk import stat_stamps
 from . import persisted_files as files_io
 from .persisted import index_path, persisted_code
-from .persisted_rows import restore_state
+from .persisted_rows import read_meta, restore_state
 from .stored_memories import StoredMemories
 from .stored_terms import StoredTerms
 
@@ -55,7 +56,7 @@ def open_fresh(vaults: list[Vault], as_of: date) -> SearchIndex | None:
     conn = read_only(path)
     try:
         index = _fresh(conn, vaults, as_of)
-    except (sqlite3.Error, OSError, ValueError, KeyError, StoreCorrupt):
+    except (sqlite3.Error, OSError, ValueError, KeyError, StoreCorrupt, zlib.error):
         index = None
     if index is None:
         conn.close()
@@ -65,7 +66,7 @@ def open_fresh(vaults: list[Vault], as_of: date) -> SearchIndex | None:
 def _fresh(conn: sqlite3.Connection, vaults: list[Vault], as_of: date) -> SearchIndex | None:
     # One snapshot for the meta and every term or memory read after it.
     conn.execute("BEGIN")
-    meta: dict[str, bytes] = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    meta = read_meta(conn, for_update=False)
     if meta.get("code") != persisted_code(vaults).encode():
         return None
     if meta.get("as_of") != as_of.isoformat().encode():

@@ -42,6 +42,7 @@ import hashlib
 import json
 import sqlite3
 import time
+import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date
@@ -58,6 +59,7 @@ from . import persisted_files as files_io
 from . import persisted_rows as rows_io
 from .keys import search_code_fingerprint, vault_set_key
 from .stored_memories import affected, memory_blobs, zdict_of
+from .stored_refs import REF, StoreRefs
 from .stored_terms import StoredTerms
 
 if TYPE_CHECKING:
@@ -147,11 +149,15 @@ def _vaults_meta(catalog: Catalog) -> dict[str, Any]:
     }
 
 
-def open_index(catalog: Catalog, as_of: date) -> tuple[SearchIndex, PersistedStats]:
+def open_index(
+    catalog: Catalog, as_of: date, *, recheck: bool = False
+) -> tuple[SearchIndex, PersistedStats]:
     """The catalog's search index from its persisted file, updated, or built and saved.
 
     Scores are always exactly a fresh build's.  A file that cannot be
     read or written only makes this slower (a build); it never fails.
+    `recheck`: a search served without the catalog found a referenced store
+    row changed (`stored_refs.StaleRow`): check every reference again.
     """
     path = index_path(catalog.vaults)
     stats = PersistedStats(path=path)
@@ -164,8 +170,8 @@ def open_index(catalog: Catalog, as_of: date) -> tuple[SearchIndex, PersistedSta
         if bad is not None:
             remove_files(path)
         conn = connect(path)
-        index, stats.reason = _load(conn, catalog, as_of, stats)
-    except (sqlite3.Error, OSError, ValueError, KeyError) as exc:
+        index, stats.reason = _load(conn, catalog, as_of, stats, recheck)
+    except (sqlite3.Error, OSError, ValueError, KeyError, zlib.error) as exc:
         stats.reason = f"search index unusable: {type(exc).__name__}: {exc}"
         index = None
         if conn is not None:  # a cache: start it again
@@ -229,13 +235,13 @@ def _save_new(conn: sqlite3.Connection, index: SearchIndex, catalog: Catalog) ->
         zdict = zdict_of(index._memories)
         conn.executemany(
             "INSERT INTO memories (slot, blob) VALUES (?, ?)",
-            memory_blobs(enumerate(index._memories), zdict),
+            memory_blobs(enumerate(index._memories), zdict, StoreRefs(catalog)),
         )
         meta = rows_io.state_meta(index, catalog.vaults, norms)
         meta.update(rows_io.slot_words_meta(index._memories))
         meta.update(code=persisted_code(catalog.vaults).encode(), generation=b"1", zdict=zdict)
         meta["vaults"] = json.dumps(_vaults_meta(catalog)).encode()
-        conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", meta.items())
+        conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", rows_io.pack_meta(meta))
     _checkpoint(conn)
     # A rebuild over an older index leaves its pages free: give them back.
     free = conn.execute("PRAGMA freelist_count").fetchone()[0]
@@ -264,13 +270,17 @@ def _transaction(conn: sqlite3.Connection) -> Any:
 
 
 def _load(
-    conn: sqlite3.Connection, catalog: Catalog, as_of: date, stats: PersistedStats
+    conn: sqlite3.Connection,
+    catalog: Catalog,
+    as_of: date,
+    stats: PersistedStats,
+    recheck: bool = False,
 ) -> tuple[SearchIndex | None, str | None]:
     """The persisted index bound to the catalog and brought up to date; None: build it."""
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     if "meta" not in names:
         return None, None
-    meta: dict[str, bytes] = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    meta = rows_io.read_meta(conn, for_update=True)
     if meta.get("code") != persisted_code(catalog.vaults).encode():
         return None, "search index written by a different version of the code"
     saved = json.loads(meta["vaults"])
@@ -302,6 +312,8 @@ def _load(
         )
     else:
         _refresh_files(conn, catalog, generation)
+        if recheck:
+            _recheck_refs(conn, index, catalog, meta)
     if index.as_of != as_of:
         index.set_as_of(as_of)
         _save_decay(conn, index)
@@ -361,12 +373,14 @@ def _update(
             return False
         norms = rows_io.update_terms(conn, index, new, first)
         titles = rows_io.retitle(index, catalog, meta, first)
-        _save_memories(conn, index, meta["zdict"], stale, first)
+        _save_memories(conn, index, catalog, meta["zdict"], stale, first)
         out = rows_io.state_meta(index, catalog.vaults, norms)
         out.update(titles)
         out["vaults"] = json.dumps(_vaults_meta(catalog)).encode()
         out["generation"] = str(int(meta["generation"]) + 1).encode()
-        conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", out.items())
+        conn.executemany(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", rows_io.pack_meta(out)
+        )
         _save_files(conn, _stale_manifests(conn, catalog))
     return True
 
@@ -374,6 +388,7 @@ def _update(
 def _save_memories(
     conn: sqlite3.Connection,
     index: SearchIndex,
+    catalog: Catalog,
     zdict: bytes,
     stale: list[tuple[str, str]],
     first: int,
@@ -385,10 +400,40 @@ def _save_memories(
     paths = {memories[s].path for s in new}
     live = sorted(index._row_of.values())
     touched = affected(((s, memories[s]) for s in live if s < first), ids, paths)
+    written = [*touched, *((s, memories[s]) for s in new)]
+    only: dict[str, set[str]] = {}
+    for _slot, m in written:
+        only.setdefault(str(m.vault_root), set()).add(m.path)
     conn.executemany(
         "INSERT OR REPLACE INTO memories (slot, blob) VALUES (?, ?)",
-        memory_blobs([*touched, *((s, memories[s]) for s in new)], zdict),
+        memory_blobs(written, zdict, StoreRefs(catalog, only)),
     )
+
+
+def _recheck_refs(
+    conn: sqlite3.Connection, index: SearchIndex, catalog: Catalog, meta: dict[str, bytes]
+) -> None:
+    """Rewrite the references whose store rows changed (a search found one stale).
+
+    Each such memory becomes a reference to its row as it is now, or a copy.
+    Only if the index is still the generation loaded; a failure is only slower.
+    """
+    rows = conn.execute("SELECT slot, blob FROM memories WHERE substr(blob, 1, 1) = ?", (REF,))
+    slots = [slot for slot, _blob in rows.fetchall()]
+    if not slots:
+        return
+    memories = index._memories
+    refs = StoreRefs(catalog)
+    live = set(index._row_of.values())
+    fresh = dict(memory_blobs(((s, memories[s]) for s in slots if s in live), meta["zdict"], refs))
+    with contextlib.suppress(sqlite3.Error), _transaction(conn):
+        now = conn.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
+        if now is None or now[0] != meta["generation"]:
+            return
+        conn.executemany(
+            "UPDATE memories SET blob = ? WHERE slot = ? AND blob != ?",
+            [(blob, slot, blob) for slot, blob in fresh.items()],
+        )
 
 
 def _stale_manifests(
@@ -439,7 +484,7 @@ def _save_decay(conn: sqlite3.Connection, index: SearchIndex) -> None:
     with contextlib.suppress(sqlite3.Error), _transaction(conn):
         conn.executemany(
             "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-            rows_io.columns_meta(index).items(),
+            rows_io.pack_meta(rows_io.columns_meta(index)),
         )
 
 

@@ -26,15 +26,21 @@ from typing import overload
 from ..formats import adapter_for
 from ..model import RAW_BODY, FileScan, Memory
 from ..safe_io import read_regular
-from ..store.codec import compress, decode_scan, make_zdict, pickle_scan
+from ..store.codec import compress, decode_scan, make_zdict, pickle_scan, unpickle_scan
+from ..store.reader import StoreReader
 from .persisted_files import SHA_BYTES, Manifest
+from .stored_refs import StaleRow, StoreRefs, open_reader, parse_ref, row_hash
 
 
 def memory_blobs(
-    memories: Iterable[tuple[int, Memory]], zdict: bytes
+    memories: Iterable[tuple[int, Memory]], zdict: bytes, refs: StoreRefs | None = None
 ) -> Iterator[tuple[int, bytes]]:
-    """(slot, compressed row) per memory."""
+    """(slot, reference to the store row or compressed copy) per memory (`stored_refs`)."""
     for slot, m in memories:
+        ref = None if refs is None else refs.ref(m)
+        if ref is not None:
+            yield slot, ref
+            continue
         yield slot, compress(pickle_scan(FileScan(rel=m.path, memories=[m]), m.vault_root), zdict)
 
 
@@ -119,6 +125,15 @@ class StoredMemories(Sequence[Memory]):
         self._manifests = manifests
         #: Per vault, path -> place in its manifest (built when a body is first needed).
         self._places: dict[int, dict[str, int]] = {}
+        #: Per vault, its store opened read-only when a reference is first read.
+        self._readers: dict[int, StoreReader | None] = {}
+
+    def close(self) -> None:
+        """Close the vault stores opened for references."""
+        for reader in self._readers.values():
+            if reader is not None:
+                reader.close()
+        self._readers = {}
 
     def __len__(self) -> int:
         return self._rows
@@ -145,13 +160,30 @@ class StoredMemories(Sequence[Memory]):
         if number < 0 or found is None:
             raise IndexError(f"no memory at row {row}")
         root = self._roots[number]
-        m = decode_scan(found[0], root, self._zdict).memories[0]
+        ref = parse_ref(found[0])
+        if ref is None:
+            m = decode_scan(found[0], root, self._zdict).memories[0]
+        else:
+            m = self._referenced(number, *ref)
         source = self._files.get((number, m.path))
         if source is None:
             source = _FileBodies(root, m.path, self._formats[number], self._sha(number, m.path))
             self._files[(number, m.path)] = source
         m.body_source = source  # type: ignore[attr-defined]  # the slot of model._LazyBody
         return m
+
+    def _referenced(self, number: int, expected: bytes, rel: str) -> Memory:
+        """The memory a reference names, from the vault's store row (`stored_refs`)."""
+        if number not in self._readers:
+            self._readers[number] = open_reader((str(self._roots[number]), self._formats[number]))
+        reader = self._readers[number]
+        raw = None if reader is None else reader.raw(rel)
+        if raw is None or row_hash(raw) != expected:
+            raise StaleRow(f"the store row of {rel} changed since the index was saved")
+        fs = unpickle_scan(raw, self._roots[number])
+        if len(fs.memories) != 1:
+            raise StaleRow(f"the store row of {rel} holds another file's scan")
+        return fs.memories[0]
 
     def _sha(self, number: int, rel: str) -> bytes:
         """The sha256 prefix `rel` of vault `number` was indexed with (b"": not indexed)."""
