@@ -59,7 +59,7 @@ from . import persisted_files as files_io
 from . import persisted_rows as rows_io
 from .keys import search_code_fingerprint, vault_set_key
 from .stored_memories import affected, memory_blobs, zdict_of
-from .stored_refs import REF, StoreRefs
+from .stored_refs import StoreRefs, parse_ref
 from .stored_terms import StoredTerms
 
 if TYPE_CHECKING:
@@ -418,8 +418,8 @@ def _recheck_refs(
     Each such memory becomes a reference to its row as it is now, or a copy.
     Only if the index is still the generation loaded; a failure is only slower.
     """
-    rows = conn.execute("SELECT slot, blob FROM memories WHERE substr(blob, 1, 1) = ?", (REF,))
-    slots = [slot for slot, _blob in rows.fetchall()]
+    rows = conn.execute("SELECT slot, blob FROM memories").fetchall()
+    slots = [slot for slot, blob in rows if parse_ref(blob) is not None]
     if not slots:
         return
     memories = index._memories

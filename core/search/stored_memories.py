@@ -172,17 +172,17 @@ class StoredMemories(Sequence[Memory]):
         m.body_source = source  # type: ignore[attr-defined]  # the slot of model._LazyBody
         return m
 
-    def _referenced(self, number: int, expected: bytes, rel: str) -> Memory:
+    def _referenced(self, number: int, expected: bytes, rowid: int) -> Memory:
         """The memory a reference names, from the vault's store row (`stored_refs`)."""
         if number not in self._readers:
             self._readers[number] = open_reader((str(self._roots[number]), self._formats[number]))
         reader = self._readers[number]
-        raw = None if reader is None else reader.raw(rel)
+        raw = None if reader is None else reader.raw_by_id(rowid)
         if raw is None or row_hash(raw) != expected:
-            raise StaleRow(f"the store row of {rel} changed since the index was saved")
+            raise StaleRow(f"store row {rowid} changed since the search index was saved")
         fs = unpickle_scan(raw, self._roots[number])
         if len(fs.memories) != 1:
-            raise StaleRow(f"the store row of {rel} holds another file's scan")
+            raise StaleRow(f"store row {rowid} holds more than one memory")
         return fs.memories[0]
 
     def _sha(self, number: int, rel: str) -> bytes:

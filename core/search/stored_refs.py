@@ -5,7 +5,9 @@ Ocean and observation/v1 memory), the vault's store row already holds that
 memory as linked, pickled without its body (`core.store.codec`).  The
 index used to keep a second compressed copy per memory (27 MB of 82 at
 100k memories).  Now such a memory's row in the index's ``memories`` table
-is `REF`, an 8-byte hash of the store row's raw pickle, and the file's path.
+is `REF`, an 8-byte hash of the store row's raw pickle, and the row's id
+(`core.store.db.row_id` of the path: 17 bytes, where the path itself took
+~85 at 100k memories).
 
 A reference is written only when the store row holds exactly what the
 index would have copied: the catalog's FileScan of the file, with this one
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING
 from ..model import Memory
 from ..scan.stored import code_fingerprint
 from ..store.codec import pickle_scan
+from ..store.db import row_id
 from ..store.reader import StoreReader
 
 if TYPE_CHECKING:
@@ -46,12 +49,12 @@ def row_hash(raw: bytes) -> bytes:
     return hashlib.sha256(raw).digest()[:HASH_BYTES]
 
 
-def parse_ref(blob: bytes) -> tuple[bytes, str] | None:
-    """(hash, path) of a reference; None for a copy."""
-    if blob[:1] != REF:
+def parse_ref(blob: bytes) -> tuple[bytes, int] | None:
+    """(hash, store row id) of a reference; None for a copy."""
+    if blob[:1] != REF or len(blob) != 1 + HASH_BYTES + 8:
         return None
-    path = bytes(blob[1 + HASH_BYTES :]).decode("utf-8", "surrogateescape")
-    return bytes(blob[1 : 1 + HASH_BYTES]), path
+    rowid = int.from_bytes(blob[1 + HASH_BYTES :], "big", signed=True)
+    return bytes(blob[1 : 1 + HASH_BYTES]), rowid
 
 
 def open_reader(root_format: tuple[str, str]) -> StoreReader | None:
@@ -98,7 +101,8 @@ class StoreRefs:
             return None
         if row_hash(pickle_scan(fs, v.root)) != expected:
             return None
-        return REF + expected + m.path.encode("utf-8", "surrogateescape")
+        rowid = row_id(m.path.encode("utf-8", "surrogateescape"))
+        return REF + expected + rowid.to_bytes(8, "big", signed=True)
 
 
 __all__ = ["HASH_BYTES", "REF", "StaleRow", "StoreRefs", "open_reader", "parse_ref", "row_hash"]

@@ -68,10 +68,15 @@ class StoreReader:
     def raw(self, rel: str) -> bytes | None:
         """The raw pickle of `rel`'s row (None: no row, or a damaged one)."""
         key = _key(rel)
+        return self._raw("SELECT scan FROM files WHERE id = ? AND rel = ?", (row_id(key), key))
+
+    def raw_by_id(self, rowid: int) -> bytes | None:
+        """The raw pickle of the row with this id (`db.row_id` of its path)."""
+        return self._raw("SELECT scan FROM files WHERE id = ?", (rowid,))
+
+    def _raw(self, sql: str, args: tuple[object, ...]) -> bytes | None:
         try:
-            found = self._conn.execute(
-                "SELECT scan FROM files WHERE id = ? AND rel = ?", (row_id(key), key)
-            ).fetchone()
+            found = self._conn.execute(sql, args).fetchone()
             return None if found is None else codec.decompress(found[0], self._zdict)
         except (sqlite3.Error, StoreCorrupt):
             return None

@@ -18,7 +18,7 @@ from memlens.core.search import persisted_files
 from memlens.core.search.fresh import open_fresh
 from memlens.core.search.index import SearchIndex
 from memlens.core.search.persisted import index_path, open_index
-from memlens.core.search.stored_refs import REF, StaleRow
+from memlens.core.search.stored_refs import StaleRow, parse_ref
 from memlens.core.store import statwalk
 from memlens.core.store.db import store_path
 from memlens.tui.cli.search import search
@@ -112,7 +112,7 @@ def _reference_slots(vaults: Path) -> list[int]:
         rows = conn.execute("SELECT slot, blob FROM memories").fetchall()
     finally:
         conn.close()
-    return [slot for slot, blob in rows if bytes(blob[:1]) == REF]
+    return [slot for slot, blob in rows if parse_ref(blob) is not None]
 
 
 def _hits(index: SearchIndex) -> list[tuple[object, ...]]:
