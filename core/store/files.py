@@ -49,6 +49,10 @@ def _rel(key: bytes) -> str:
     return key.decode("utf-8", "surrogateescape")
 
 
+def _row_path(row: Row) -> bytes:
+    return row[0]
+
+
 _swept: set[Path] = set()
 _swept_lock = threading.Lock()
 
@@ -115,6 +119,10 @@ class VaultStore:
             raise StoreCorrupt(f"store unreadable: {exc}") from exc
         if rows and zdict is None:
             raise StoreCorrupt("store rows without their dictionary")
+        # Rows come in rowid (path hash) order: decoded in that order, a
+        # vault's memories lay scattered in memory and linking them in path
+        # order took 1.6x as long at 100k (cache misses).  Path order again.
+        rows.sort(key=_row_path)
         return zdict or b"", rows
 
     def decode(self, zdict: bytes, rows: list[Row]) -> Entries:
