@@ -77,7 +77,7 @@ def flag_filters(
     return out
 
 
-def _search_index(catalog: Catalog, when: date) -> SearchIndex:
+def _search_index(catalog: Catalog, when: date, recheck: bool = False) -> SearchIndex:
     """The catalog's index: persisted in the cache folder unless `--no-cache`.
 
     The persisted index (`memlens.core.search.persisted`) reads only the
@@ -91,7 +91,7 @@ def _search_index(catalog: Catalog, when: date) -> SearchIndex:
     if not use_cache():
         return SearchIndex.from_catalog(catalog, when)
 
-    index, _stats = open_index(catalog, when)
+    index, _stats = open_index(catalog, when, recheck=recheck)
     return index
 
 
@@ -391,9 +391,20 @@ def search(
         total = len(hits)
     else:
         index = _fresh_index(path, when)
-        if index is None:
-            index = _search_index(load_catalog(path), when)
-        results = index.run(parsed, n, extra_filters=filters)
+        results = None
+        if index is not None:
+            from memlens.core.search.stored_refs import StaleRow
+
+            try:
+                results = index.run(parsed, n, extra_filters=filters)
+            except StaleRow:
+                # A vault store row the index refers to changed meanwhile: the
+                # catalog's way, which also checks the index's references again.
+                index = _search_index(load_catalog(path), when, recheck=True)
+        if results is None:
+            if index is None:
+                index = _search_index(load_catalog(path), when)
+            results = index.run(parsed, n, extra_filters=filters)
         hits, total = results.hits, results.total
     if fmt == "ocean":
         records = [ocean_record(h, path) for h in hits]
