@@ -107,12 +107,6 @@ class MemoryRow:
         return self.problem is not None
 
 
-def _day(value: date | datetime | None) -> date | None:
-    if value is None:
-        return None
-    return value.date() if isinstance(value, datetime) else value
-
-
 def _when(
     info: DecayInfo | None, created: date | None, as_of: date
 ) -> tuple[str, tuple[int, float]]:
@@ -138,6 +132,13 @@ def _haystack(title: str, tags: Iterable[str], ident: str) -> str:
     return "\n".join((title, " ".join(tags), ident)).lower()
 
 
+#: Each health's value as a plain str.  Why a table: `Health.X.value` goes
+#: through the enum's descriptor (~1 us); at 100k rows that was a tenth of
+#: building the list's rows.
+_HEALTH_TEXT: dict[Health, str] = {h: h.value for h in Health}
+_ACTIVE = Health.ACTIVE.value
+
+
 def memory_row(
     vault: str,
     memory: Memory,
@@ -160,27 +161,40 @@ def memory_row(
         # vault from the app; the row shows the error instead of numbers.
         info = None
         error = f"{type(exc).__name__}: {exc}"
-    when, when_key = _when(info, _day(memory.created), as_of)
+    created = memory.created
+    when, when_key = _when(
+        info, created.date() if isinstance(created, datetime) else created, as_of
+    )
+    title, tags, ident = memory.title, memory.tags, memory.id
+    if info is not None:
+        health, status, strength, expires = (
+            _HEALTH_TEXT[info.health],
+            info.status,
+            info.strength,
+            info.expires_on,
+        )
+    else:
+        health, status, strength, expires = _ACTIVE, "decay error", None, None
     return MemoryRow(
         vault=vault,
         vault_root=memory.vault_root,
         format=memory.format,
-        id=memory.id,
-        title=memory.title,
+        id=ident,
+        title=title,
         kind=memory.kind,
-        tags=tuple(memory.tags),
-        health=info.health.value if info else Health.ACTIVE.value,
-        status=info.status if info else "decay error",
-        strength=info.strength if info else None,
+        tags=tuple(tags),
+        health=health,
+        status=status,
+        strength=strength,
         importance=memory.importance,
         confidence=memory.confidence,
         when=when,
         when_key=when_key,
-        expires_on=info.expires_on if info else None,
+        expires_on=expires,
         memory=memory,
         info=info,
         order=order,
-        haystack=_haystack(memory.title, memory.tags, memory.id),
+        haystack="\n".join((title, " ".join(tags), ident)).lower(),
         decay_error=error,
         as_of=as_of,
     )
