@@ -16,6 +16,7 @@ from pathlib import Path
 from ..decay import decay_of
 from ..formats.adapter import FormatAdapter
 from ..model import HEALTH_ORDER, DecayInfo, Health, Memory, Problem
+from ..scan.progress import quiet_gc
 from ..scan.vault import Vault
 
 #: Health shown for invalid items; not a `Health` because they have no decay.
@@ -227,13 +228,21 @@ def problem_row(vault: str, problem: Problem, order: int = 0) -> MemoryRow:
 
 
 def rows_for_vault(vault: Vault, as_of: date, start: int = 0) -> list[MemoryRow]:
-    """Rows of every memory then every invalid item of one scanned vault."""
+    """Rows of every memory then every invalid item of one scanned vault.
+
+    Built with the cyclic collector paused (`quiet_gc`, as the scan does):
+    rows live as long as the list and hold no cycles, and the collector's
+    passes over the catalog while they were made cost ~30% of the time
+    (100k rows: 2.4-3.1 s -> 1.7-1.8 s CPU).
+    """
     adapter = vault.adapter
-    rows = [
-        memory_row(vault.name, m, as_of, start + i, adapter) for i, m in enumerate(vault.memories)
-    ]
-    base = start + len(rows)
-    rows.extend(problem_row(vault.name, p, base + i) for i, p in enumerate(vault.problems))
+    with quiet_gc():
+        rows = [
+            memory_row(vault.name, m, as_of, start + i, adapter)
+            for i, m in enumerate(vault.memories)
+        ]
+        base = start + len(rows)
+        rows.extend(problem_row(vault.name, p, base + i) for i, p in enumerate(vault.problems))
     return rows
 
 
