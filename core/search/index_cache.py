@@ -7,6 +7,18 @@ caches (`core.cache`), with the same safeguards: magic bytes, a format
 version, a sha256 of the payload, a fingerprint of the code that built it,
 owner-only permissions.  Anything that does not check out is rebuilt.
 
+The big arrays of the index (the term postings: ~126 MB of the ~140 MB at
+100k memories) are not unpickled: they are written out-of-band (pickle
+protocol 5) after the pickles, 64-byte aligned, and on load the file is
+memory-mapped copy-on-write and the arrays are views of it.  Loading then
+costs the checksum and the small pickles only, and only the pages a query
+touches become resident (measured at 100k: CPU to load 0.45 -> 0.30 s, RSS
+after loading 803 -> 676 MB; the pages queries touch count in RSS again,
+but as page cache the kernel can drop).  Why copy-on-write: an index patched in place
+(a live change) writes into its arrays; those pages become private, the
+file is never written through the map.  A cache file is only ever replaced
+by rename, so a mapped one is never truncated under the app.
+
 The index refers to memories; those are not stored again.  Each row is
 saved as (vault number, memory id) and, on load, bound to the memory with
 that id in the catalog just opened, so the index and the catalog share
@@ -24,6 +36,8 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import io
+import mmap
 import pickle
 import time
 from dataclasses import dataclass
@@ -37,17 +51,21 @@ import numpy.typing as npt
 from ..model import Memory
 from ..scan.cache import cache_dir
 from ..scan.progress import quiet_gc
-from .index_file import open_checked, write_checked
+from .index_file import open_checked, pack, write_checked
 from .keys import search_code_fingerprint, vault_set_key
 
 if TYPE_CHECKING:
     from ..scan.vault import Catalog, Vault
     from .index import SearchIndex
 
-INDEX_VERSION = 3
+INDEX_VERSION = 4
 MAGIC = b"MEMLENS-INDEX-CACHE\0"
 #: Above this share of changed rows an incremental fix-up costs more than a rebuild.
 REBUILD_FRACTION = 0.1
+#: Arrays at least this big are written out-of-band and memory-mapped on load.
+MAPPED_MIN_BYTES = 1 << 16
+#: Alignment of each mapped array in the file (a cache line; numpy wants 8).
+MAPPED_ALIGN = 64
 
 Key = tuple[str, str]
 
@@ -138,17 +156,70 @@ def save_index(index: SearchIndex, catalog: Catalog) -> Path:
         "vaults": {str(v.root): _vault_meta(v) for v in catalog.vaults},
     }
 
-    def dump(out: Any) -> None:
-        pickle.dump(meta, out, protocol=pickle.HIGHEST_PROTOCOL)
-        pickle.dump(
-            {"index": body, "row_vault": row_vault, "row_ids": row_ids},
-            out,
-            protocol=pickle.HIGHEST_PROTOCOL,
-        )
-        pickle.dump(files, out, protocol=pickle.HIGHEST_PROTOCOL)
-
-    write_checked(path, MAGIC, INDEX_VERSION, dump)
+    dump = _Layout(meta, {"index": body, "row_vault": row_vault, "row_ids": row_ids}, files)
+    write_checked(path, MAGIC, INDEX_VERSION, dump.write)
     return path
+
+
+def _in_band(buffer: pickle.PickleBuffer) -> bool:
+    """Small arrays stay inside the pickle; big ones go out-of-band (mapped on load)."""
+    with buffer.raw() as view:
+        return view.nbytes < MAPPED_MIN_BYTES
+
+
+def _align(offset: int) -> int:
+    return -(-offset // MAPPED_ALIGN) * MAPPED_ALIGN
+
+
+class _Layout:
+    """The payload of an index cache file, in the order `_restore` reads it.
+
+    meta pickle | table pickle | body pickle | files pickle | padding |
+    the out-of-band arrays, each at an aligned offset.  The table gives the
+    body's and the files pickle's lengths and each array's (offset from the
+    first array, length), so a reader can map the arrays without reading
+    the files pickle (only needed when files changed).
+    """
+
+    def __init__(self, meta: dict[str, Any], body: dict[str, Any], files: Any) -> None:
+        self.meta = pickle.dumps(meta, protocol=pickle.HIGHEST_PROTOCOL)
+        buffers: list[pickle.PickleBuffer] = []
+
+        def keep(buffer: pickle.PickleBuffer) -> bool:
+            # pickle's buffer_callback: a true result keeps the buffer in-band.
+            if _in_band(buffer):
+                return True
+            buffers.append(buffer)
+            return False
+
+        out = io.BytesIO()
+        pickle.Pickler(out, protocol=5, buffer_callback=keep).dump(body)
+        self.body = out.getvalue()
+        self.files = pickle.dumps(files, protocol=pickle.HIGHEST_PROTOCOL)
+        self.buffers = buffers
+        spans: list[tuple[int, int]] = []
+        at = 0
+        for b in buffers:
+            with b.raw() as view:
+                spans.append((at, view.nbytes))
+                at = _align(at + view.nbytes)
+        self.table = pickle.dumps(
+            (len(self.body), len(self.files), spans), protocol=pickle.HIGHEST_PROTOCOL
+        )
+
+    def write(self, out: Any) -> None:
+        """Stream the payload into `out` (`write_checked`'s hashing writer)."""
+        # Where the payload starts in the file: after magic and header.
+        at = len(pack(MAGIC, INDEX_VERSION, b""))
+        for part in (self.meta, self.table, self.body, self.files):
+            out.write(part)
+            at += len(part)
+        for b in self.buffers:
+            pad = _align(at) - at
+            out.write(bytes(pad))
+            with b.raw() as view:
+                out.write(view)
+                at += pad + view.nbytes
 
 
 def _dirty_paths(vault: Vault, files: dict[str, str], wide: set[str]) -> set[str] | None:
@@ -277,6 +348,26 @@ def _placeholder(root: str, mem_id: str) -> Memory:
     return Memory(format="", vault_root=Path(root), id=mem_id, kind="", title="", body="", path="")
 
 
+def _load_body(fh: BinaryIO) -> tuple[Any, int]:
+    """The body pickle, its big arrays views of the file mapped copy-on-write;
+    and where the files pickle starts.  `fh` stands just after the meta pickle."""
+    body_len, files_len, spans = pickle.load(fh)
+    body_at = fh.tell()
+    files_at = body_at + body_len
+    first = _align(files_at + files_len)
+    data = fh.read(body_len)
+    views: list[memoryview] = []
+    if spans:
+        mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
+        whole = memoryview(mapped)
+        for offset, length in spans:
+            start = first + offset
+            if start + length > len(whole):
+                raise ValueError("index cache array out of bounds")
+            views.append(whole[start : start + length])
+    return pickle.loads(data, buffers=views), files_at
+
+
 def _restore(
     fh: BinaryIO, catalog: Catalog, as_of: date, stats: IndexCacheStats, patch: bool = True
 ) -> tuple[SearchIndex | None, str | None]:
@@ -298,7 +389,7 @@ def _restore(
         return None, "index cache is for another set of vaults"
     try:
         with quiet_gc():
-            body = pickle.load(fh)
+            body, files_at = _load_body(fh)
         index = body["index"]
         row_vault: list[int] = body["row_vault"].tolist()
         row_ids: list[str] = body["row_ids"]
@@ -335,6 +426,7 @@ def _restore(
             continue
         if files is None:
             try:
+                fh.seek(files_at)
                 with quiet_gc():
                     files = pickle.load(fh)
             except Exception as exc:

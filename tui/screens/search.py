@@ -258,6 +258,11 @@ class SearchScreen(MemlensScreen):
         if worker.is_cancelled:
             return
         self.post_message(self.IndexBuilt(index, signature, time.perf_counter() - started))
+        # After the index is offered: a first query waits for this (the lock)
+        # no longer than it would compute it itself.
+        with self._index_lock:
+            if not worker.is_cancelled:
+                index.prepare_order()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         # The base class reports the error; here the pane stops waiting for it.
