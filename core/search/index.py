@@ -89,6 +89,7 @@ from ..errors import NotFoundError
 from ..model import Memory
 from .aliases import BoolArray, Brief, DecayFn, FloatArray, IntArray, Key, RowSegment
 from .analysis import TOKEN_RE, analyze, index_text, title_words
+from .bm25 import LexicalIndex
 from .briefs import decay_brief_fn
 from .duplicates import DuplicateGroup, near_duplicates
 from .filters import DEFAULT_EXCLUDED_HEALTH, active_mask, filter_mask, rows_mask
@@ -108,6 +109,7 @@ from .ranking import (
     prepare,
     text_scores,
 )
+from .relevance import RANKS, RelevanceQuery, prepare_relevance, relevance_hit, relevance_scores
 from .similar import StoredVectors, load_stored_vectors, similar_by_terms, similar_by_vectors
 from .state import IndexState
 
@@ -156,6 +158,8 @@ class SearchIndex:
         self._place_ranks: IntArray | None = None
         #: Raw term counts of the build, aligned with the postings (`keep_counts`).
         self.fit_counts: IntArray | None = None
+        #: The relevance ranking's BM25F index over the same rows (`lexical`).
+        self._lexical: LexicalIndex | None = None
 
     # ------------------------------------------------------------------ build
 
@@ -322,6 +326,8 @@ class SearchIndex:
             self.remove(memory.key)
         row = self._append_row(memory)
         self.state.terms.add_row(row, self.state.terms.vector(index_text(memory), extend=True))
+        if self._lexical is not None:
+            self._lexical.add(row, memory)
 
     def update(self, memory: Memory) -> None:
         """Re-index a changed memory (same key)."""
@@ -339,6 +345,17 @@ class SearchIndex:
 
     # -------------------------------------------------------------- search
 
+    def lexical(self) -> LexicalIndex:
+        """The relevance ranking's index of these rows, built on first use (`bm25`)."""
+        if self._lexical is None:
+            alive = self.state.columns.alive.view.tolist()
+            self._lexical = LexicalIndex.build(self._memories, alive)
+        return self._lexical
+
+    def set_lexical(self, lex: LexicalIndex) -> None:
+        """Use a relevance index made elsewhere (loaded from its file) for these rows."""
+        self._lexical = lex
+
     def run(
         self,
         query: str | Query,
@@ -349,13 +366,19 @@ class SearchIndex:
         as_you_type: bool = False,
         include_inactive: bool = False,
         extra_filters: Sequence[Filter] = (),
+        rank: str = "recall",
     ) -> SearchResults:
         """Rank memories for a query; see the module docstring for the score.
 
         `as_you_type` treats a trailing unfinished word as a prefix (for a
         search box).  `extra_filters` are ANDed with the query's own (front
-        ends map their flags to filters).
+        ends map their flags to filters).  `rank` is ``recall`` (the score
+        above, as the agents' own tools rank) or ``relevance`` (BM25F over
+        every text field, `relevance`; what a person searching wants, and
+        what the fronts default to).
         """
+        if rank not in RANKS:
+            raise ValueError(f"unknown ranking {rank!r} (relevance or recall)")
         q = parse_query(query) if isinstance(query, str) else query
         if extra_filters:
             q = q.with_filters(*extra_filters)
@@ -367,11 +390,30 @@ class SearchIndex:
         if q.phrases and not pos and not q.words:
             return SearchResults([], 0, q)
         prep = prepare(self.state.terms, q, as_you_type)
-        rel, cand = self._candidates(prep, pos, as_you_type)
+        rq: RelevanceQuery | None = None
+        if rank == "relevance":
+            rq = prepare_relevance(self.lexical(), q, as_you_type)
+            rel, cand = self._relevance_candidates(rq, q, pos)
+        else:
+            rel, cand = self._candidates(prep, pos, as_you_type)
         cand = cand[self._filtered(q, cand, include_inactive)]
         if len(cand) == 0 or limit <= 0:
             return SearchResults([], len(cand), q)
-        return self._page(prep, cand, rel, (pos, neg), offset, limit)
+        return self._page(prep, cand, rel, (pos, neg), offset, limit, rq)
+
+    def _relevance_candidates(
+        self, rq: RelevanceQuery, q: Query, pos: list[Phrase]
+    ) -> tuple[FloatArray, IntArray]:
+        """Every row's BM25F relevance, and the rows with a matching term or every phrase."""
+        n = len(self._memories)
+        alive = self.state.columns.alive.view
+        if not q.has_text:
+            return np.ones(n, dtype=np.float64), np.flatnonzero(alive)
+        rel = relevance_scores(self.lexical(), rq, n)
+        cand_mask = alive.copy() if pos else (rel > 0) & alive
+        for ph in pos:
+            cand_mask &= phrase_mask(self.state.terms, n, ph)
+        return rel, np.flatnonzero(cand_mask)
 
     def _candidates(
         self, prep: Prepared, pos: list[Phrase], as_you_type: bool
@@ -417,11 +459,17 @@ class SearchIndex:
         phrases: tuple[list[Phrase], list[Phrase]],
         offset: int,
         limit: int,
+        rq: RelevanceQuery | None = None,
     ) -> SearchResults:
-        """Phrase checks on the text, then rank and explain the page exactly."""
+        """Phrase checks on the text, then rank and explain the page exactly.
+
+        With `rq` (the relevance ranking) the score is the relevance alone.
+        """
         columns, n = self.state.columns, len(self._memories)
         pos, neg = phrases
-        scores = rel[cand] * columns.conf.view[cand] * columns.weight.view[cand]
+        scores = rel[cand].copy()
+        if rq is None:
+            scores *= columns.conf.view[cand] * columns.weight.view[cand]
         need = np.full(len(cand), bool(pos))
         neg_masks = [(ph, phrase_mask(self.state.terms, n, ph)) for ph in neg]
         for _, m in neg_masks:
@@ -440,6 +488,10 @@ class SearchIndex:
         scores = np.nan_to_num(scores, nan=-np.inf)
         cand, scores, top, total, exact = check_phrases(cand, scores, need, passes, want)
         page = ordered(cand[top], scores[top], rel, self._place_key, self._place_rank)[:want]
+        if rq is not None:
+            lex, q = self.lexical(), prep.query
+            found = [relevance_hit(self._memories[r], r, columns, lex, rq, q) for r in page]
+            return SearchResults(found[offset : offset + limit], total, q, exact)
         weights = self.state.terms.page_weights(page, prep.term_ids)
         hits = [
             make_hit(self._memories[r], r, columns, self.state.terms, prep, weights[r])

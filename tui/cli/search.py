@@ -141,8 +141,30 @@ def ocean_record(hit: Hit, base: Path) -> dict[str, Any]:
     }
 
 
+def _relevance_line(e: dict[str, Any]) -> str:
+    terms = ", ".join(
+        f"{t['word']}"
+        + (f"~{t['matched']}" if t["via"] != "exact" else "")
+        + f" {t['contribution']:.3f} ({'+'.join(t['fields'])})"
+        for t in e["terms"][:5]
+    )
+    rel = "1 (filters only)" if e["filter_only"] else f"{e['relevance']:.4f}"
+    imp = e["importance"]
+    parts = [
+        f"relevance {rel}" + (f" [{terms}]" if terms else ""),
+        f"confidence {e['confidence']:.2f} ({e['confidence_from']})",
+        f"decay weight {e['decay_weight']:.4f} ({e['status']})",
+        f"importance {'-' if imp is None else f'{imp:g}'}",
+    ]
+    if e["ignored_words"]:
+        parts.append("ignored " + ",".join(e["ignored_words"]))
+    return "    " + " · ".join(parts)
+
+
 def _explain_line(hit: Hit) -> str:
     e = hit.explain
+    if e.get("rank") == "relevance":
+        return _relevance_line(e)
     terms = ", ".join(f"{t['term']} {t['contribution']:.3f}" for t in e.get("terms", [])[:5])
     fuzzy = ", ".join(f"{f['word']}~{f['matched']} {f['score']:.0f}" for f in e["fuzzy_matches"])
     rel = "1 (filters only)" if e["filter_only"] else f"{e['relevance']:.4f}"
@@ -253,6 +275,14 @@ class QueryCommand(click.Command):
 @click.option("--no-shared", is_flag=True, help="With --agent: leave out shared/.")
 @click.option("--tags", default=None, help="Comma-separated; a hit needs one of them.")
 @click.option("--min-confidence", type=float, default=None, help="Skip lower confidence.")
+@click.option(
+    "--rank",
+    type=click.Choice(["relevance", "recall"]),
+    default=None,
+    help="relevance (the default; recall with --format ocean): BM25F over every text field, with word forms and typos; "
+    "decay, confidence and importance shown, not multiplied in.  recall: as the agents' "
+    "own tools rank (TF-IDF cosine × confidence × decay weight, plus the fuzzy title bonus).",
+)
 @click.option("--explain", is_flag=True, help="Text output: show why each hit ranked.")
 def search(
     path: Path,
@@ -266,12 +296,15 @@ def search(
     no_shared: bool,
     tags: str | None,
     min_confidence: float | None,
+    rank: str | None,
     explain: bool,
 ) -> None:
     """Ranked search of every memory below PATH.
 
-    QUERY is words (ranked by TF-IDF × confidence × decay weight, with fuzzy
-    title/tag matching), "exact phrases", and filters: tag:x type:x format:x
+    QUERY is words (ranked by --rank: relevance, BM25F over every text
+    field with word forms and typos, by default; recall, TF-IDF × confidence
+    × decay weight with fuzzy title/tag matching, as the agents' own tools
+    rank), "exact phrases", and filters: tag:x type:x format:x
     vault:x agent:x health:x status:x source:x before:YYYY-MM-DD
     after:YYYY-MM-DD importance>0.5 confidence>=0.8; prefix any of them with
     - to exclude.  Expired, archived and tombstoned memories are left out
@@ -289,6 +322,8 @@ def search(
     if agent and all_agents:
         raise click.UsageError("--agent and --all are exclusive")
     when = resolve_as_of(as_of)
+    # Scripts written against the Project Ocean tool expect its ranking.
+    rank = rank or ("recall" if fmt == "ocean" else "relevance")
     text = " ".join(query)
     from memlens.core.records import memory_record
     from memlens.core.search.query import QueryError, parse_query
@@ -302,20 +337,21 @@ def search(
         index = _search_index(load_catalog(path), when)
     n = limit if limit is not None else (OCEAN_DEFAULT_LIMIT if fmt == "ocean" else DEFAULT_LIMIT)
     filters = flag_filters(agent, all_agents, no_shared, tags, min_confidence)
-    results = index.run(parsed, n, extra_filters=filters)
+    results = index.run(parsed, n, extra_filters=filters, rank=rank)
     if fmt == "ocean":
         records = [ocean_record(h, path) for h in results.hits]
         emit_json({"results": records, "total": len(records)})
         return
     if fmt == "json":
         out = []
-        for rank, h in enumerate(results.hits, 1):
+        for place, h in enumerate(results.hits, 1):
             rec = memory_record(h.memory, when, path)
             # The record's own "score" is the format's decay score; in search
             # output "score" is the search score (DESIGN.md), so the decay
             # score moves into explain.decay_score.
             rec["score"] = h.score
-            rec["rank"] = rank
+            rec["rank"] = place
+            rec["ranking"] = rank
             rec["explain"] = h.explain
             out.append(rec)
         emit_json(out)
