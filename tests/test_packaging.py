@@ -136,6 +136,7 @@ MODULE_OF = {
     "textual-serve": "textual_serve",
     "scikit-learn": "sklearn",
     "python-frontmatter": "frontmatter",
+    "pystemmer": "Stemmer",
 }
 
 
