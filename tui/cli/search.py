@@ -279,9 +279,10 @@ class QueryCommand(click.Command):
     "--rank",
     type=click.Choice(["relevance", "recall"]),
     default=None,
-    help="relevance (the default; recall with --format ocean): BM25F over every text field, with word forms and typos; "
-    "decay, confidence and importance shown, not multiplied in.  recall: as the agents' "
-    "own tools rank (TF-IDF cosine × confidence × decay weight, plus the fuzzy title bonus).",
+    help="relevance (the default; recall with --format ocean): BM25F over every text "
+    "field, with word forms and typos; decay, confidence and importance shown, not "
+    "multiplied in.  recall: as the agents' own tools rank (TF-IDF cosine × "
+    "confidence × decay weight, plus the fuzzy title bonus).",
 )
 @click.option("--explain", is_flag=True, help="Text output: show why each hit ranked.")
 def search(

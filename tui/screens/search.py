@@ -58,6 +58,30 @@ def _health(hit: Hit, as_of: date) -> str:
         return ""
 
 
+#: Orders of the shown hits (`s`): the ranking's own, then explain columns, highest first.
+SORTS: tuple[str, ...] = ("rank", "confidence", "decay weight", "importance")
+_SORT_KEYS = {
+    "confidence": "confidence",
+    "decay weight": "decay_weight",
+    "importance": "importance",
+}
+
+
+def sorted_hits(hits: list[Hit], sort: str) -> list[Hit]:
+    """`hits` in rank order, or by a column, highest first (a missing value last; stable)."""
+    key = _SORT_KEYS.get(sort)
+    if key is None:
+        return list(hits)
+
+    def value(hit: Hit) -> float:
+        v = hit.explain.get(key)
+        if key == "importance" and v is None:
+            v = hit.memory.importance
+        return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else -1e300
+
+    return sorted(hits, key=lambda h: -value(h))
+
+
 @dataclass(slots=True)
 class _Listing:
     """What the result list shows: a query's hits, or memories like one memory."""
@@ -97,6 +121,21 @@ class SearchScreen(MemlensScreen):
             show=False,
             tooltip="Nearest by the vectors a vault ships (_embeddings.json)",
             id="search.similar_vectors",
+        ),
+        Binding(
+            "o",
+            "toggle_rank",
+            "Rank",
+            tooltip="Rank by relevance (BM25F, what you look for) or by recall (each "
+            "format's formula, as the agent would: × confidence × decay weight)",
+            id="search.rank",
+        ),
+        Binding(
+            "s",
+            "sort_next",
+            "Sort",
+            tooltip="Order the shown hits by rank, confidence, decay weight or importance",
+            id="search.sort",
         ),
         Binding(
             "l",
@@ -173,6 +212,10 @@ class SearchScreen(MemlensScreen):
         self._building: tuple[int, ...] | None = None
         self._seq = 0
         self._timer: Timer | None = None
+        #: The ranking queries use: "relevance" (default) or "recall" (`o` toggles).
+        self.rank: str = "relevance"
+        #: How the shown hits are ordered: by rank, or by one of `SORTS`' columns.
+        self.sort: str = SORTS[0]
 
     def compose(self) -> ComposeResult:
         yield Static(id="search-bar")
@@ -257,6 +300,10 @@ class SearchScreen(MemlensScreen):
             index = SearchIndex.build(memories, as_of, vaults=vaults)
         if worker.is_cancelled:
             return
+        # The relevance ranking's own index, here rather than at the first keystroke.
+        index.lexical()
+        if worker.is_cancelled:
+            return
         self.post_message(self.IndexBuilt(index, signature, time.perf_counter() - started))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -315,7 +362,7 @@ class SearchScreen(MemlensScreen):
             results: SearchResults | None = None
             error: str | None = None
             try:
-                results = index.run(text, PAGE, as_you_type=True)
+                results = index.run(text, PAGE, as_you_type=True, rank=self.rank)
             except QueryError as exc:
                 error = str(exc)
             seconds = time.perf_counter() - started
@@ -333,7 +380,7 @@ class SearchScreen(MemlensScreen):
             # would otherwise blank the list at every keystroke.
             self.results = event.results
             self.answered = event.text
-            self._query_listing = _Listing(event.results.hits, "")
+            self._query_listing = _Listing(sorted_hits(event.results.hits, self.sort), "")
             self.stack = []
             self._show(self._query_listing)
         self._update_bar()
@@ -380,17 +427,38 @@ class SearchScreen(MemlensScreen):
             parts.append(f" · {more}{total} match{'es' if total != 1 else ''}")
             if total > len(self.results.hits):
                 parts.append(f", best {len(self.results.hits)} shown")
+        parts.append((f" · ranked by {self.rank}", "$text-muted"))
+        if self.sort != SORTS[0]:
+            parts.append((f", shown by {self.sort}", "$text-muted"))
         if self.error:
             parts += [" · ", safe(self.error, "$error")]
         self.query_one("#search-bar", Static).update(Content.assemble(*parts))
 
     def _help_content(self) -> Content:
         return Content.styled(
-            "The explanation of the highlighted hit shows here: matched terms and "
-            "their weights, cosine, confidence, decay weight, fuzzy score and the "
-            "final score.\n\nenter opens the memory · m more like this · l its links (graph)",
+            f"Ranked by {self.rank}. The explanation of the highlighted hit shows here: "
+            "matched terms and each one's part of the score, then confidence, decay "
+            "weight and importance (multiplied in only when ranked by recall).\n\n"
+            "enter opens the memory · o relevance/recall · s order the shown hits · "
+            "m more like this · l its links (graph)",
             "$text-muted",
         )
+
+    def action_toggle_rank(self) -> None:
+        """Switch between relevance and recall, and run the query again."""
+        self.rank = "recall" if self.rank == "relevance" else "relevance"
+        self.notify(f"ranked by {self.rank}", timeout=2)
+        self._schedule(now=True)
+        self._update_bar()
+
+    def action_sort_next(self) -> None:
+        """Order the query's shown hits by the next column (rank order first)."""
+        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        if self.results is not None:
+            self._query_listing = _Listing(sorted_hits(self.results.hits, self.sort), "")
+            if not self.stack:
+                self._show(self._query_listing)
+        self._update_bar()
 
     @on(ResultList.Highlighted)
     def _highlighted(self, event: ResultList.Highlighted) -> None:

@@ -17,6 +17,7 @@ from memlens.core.formats import FORMAT_INFOS
 from memlens.core.search.index import Hit
 
 from ..safe_text import safe, safe_rich
+from .explain_relevance import relevance_lines
 from .line_list import LineList
 
 #: Short format names for the narrow format column (the explanation shows the full id).
@@ -184,6 +185,8 @@ def explain_content(hit: Hit, vault: str, *, label: str = "") -> Content:
     method = ex.get("method")
     if method is not None:
         lines.extend(_similar_lines(hit, str(method)))
+    elif ex.get("rank") == "relevance":
+        lines.extend(relevance_lines(ex))
     else:
         lines.extend(_query_lines(ex))
     return Content("\n").join(lines)
