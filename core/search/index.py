@@ -92,6 +92,7 @@ from .analysis import TOKEN_RE, analyze, index_text, title_words
 from .bm25 import LexicalIndex
 from .briefs import decay_brief_fn
 from .duplicates import DuplicateGroup, near_duplicates
+from .embeddings import SemanticIndex, rrf
 from .filters import DEFAULT_EXCLUDED_HEALTH, active_mask, filter_mask, rows_mask
 from .fit import count_terms, fit, split_fit
 from .fuzzy import FUZZY_CUTOFF, FUZZY_WEIGHT
@@ -109,8 +110,21 @@ from .ranking import (
     prepare,
     text_scores,
 )
-from .relevance import RANKS, RelevanceQuery, prepare_relevance, relevance_hit, relevance_scores
-from .similar import StoredVectors, load_stored_vectors, similar_by_terms, similar_by_vectors
+from .relevance import (
+    RANKS,
+    RelevanceQuery,
+    prepare_relevance,
+    query_text,
+    relevance_hit,
+    relevance_scores,
+)
+from .similar import (
+    StoredVectors,
+    load_stored_vectors,
+    similar_by_semantic,
+    similar_by_terms,
+    similar_by_vectors,
+)
 from .state import IndexState
 
 if TYPE_CHECKING:
@@ -160,6 +174,8 @@ class SearchIndex:
         self.fit_counts: IntArray | None = None
         #: The relevance ranking's BM25F index over the same rows (`lexical`).
         self._lexical: LexicalIndex | None = None
+        #: Meaning-based vectors of the rows, fused into relevance (`enable_semantic`).
+        self.semantic: SemanticIndex | None = None
 
     # ------------------------------------------------------------------ build
 
@@ -328,6 +344,8 @@ class SearchIndex:
         self.state.terms.add_row(row, self.state.terms.vector(index_text(memory), extend=True))
         if self._lexical is not None:
             self._lexical.add(row, memory)
+        if self.semantic is not None:
+            self.semantic.add(row, memory)
 
     def update(self, memory: Memory) -> None:
         """Re-index a changed memory (same key)."""
@@ -351,6 +369,12 @@ class SearchIndex:
             alive = self.state.columns.alive.view.tolist()
             self._lexical = LexicalIndex.build(self._memories, alive)
         return self._lexical
+
+    def enable_semantic(self) -> None:
+        """Embed every row (the optional extra: `embeddings`) and fuse meaning into relevance."""
+        if self.semantic is None:
+            alive = self.state.columns.alive.view.tolist()
+            self.semantic = SemanticIndex.build(self._memories, alive)
 
     def set_lexical(self, lex: LexicalIndex) -> None:
         """Use a relevance index made elsewhere (loaded from its file) for these rows."""
@@ -396,7 +420,9 @@ class SearchIndex:
             rel, cand = self._relevance_candidates(rq, q, pos)
         else:
             rel, cand = self._candidates(prep, pos, as_you_type)
-        cand = cand[self._filtered(q, cand, include_inactive)]
+        # A person looks for archived and expired memories too: relevance
+        # leaves nothing out by health unless the query says so (-health:x).
+        cand = cand[self._filtered(q, cand, include_inactive or rq is not None)]
         if len(cand) == 0 or limit <= 0:
             return SearchResults([], len(cand), q)
         return self._page(prep, cand, rel, (pos, neg), offset, limit, rq)
@@ -410,6 +436,9 @@ class SearchIndex:
         if not q.has_text:
             return np.ones(n, dtype=np.float64), np.flatnonzero(alive)
         rel = relevance_scores(self.lexical(), rq, n)
+        if self.semantic is not None:
+            sem = self.semantic.query_scores(query_text(q), n)
+            rel, rq.fused = rrf(rel, sem, alive)
         cand_mask = alive.copy() if pos else (rel > 0) & alive
         for ph in pos:
             cand_mask &= phrase_mask(self.state.terms, n, ph)
@@ -567,8 +596,11 @@ class SearchIndex:
                 k,
                 include_inactive,
             )
-        if by != "tfidf":
-            raise ValueError(f"unknown similarity {by!r} (tfidf or vectors)")
+        if by == "semantic" and self.semantic is not None:
+            sims = self.semantic.row_scores(self.semantic.vectors[row], len(self._memories))
+            return similar_by_semantic(self._memories, columns, sims, row, k, include_inactive)
+        if by not in ("tfidf", "semantic"):
+            raise ValueError(f"unknown similarity {by!r} (tfidf, vectors or semantic)")
         return similar_by_terms(self._memories, columns, self.state.terms, row, k, include_inactive)
 
     def stored_vectors(self, root: Path) -> StoredVectors | None:

@@ -60,6 +60,9 @@ class RelevanceQuery:
 
     terms: list[QueryTerm]
     ignored: list[str]
+    #: Per row, the parts of its fused score when meaning-based matching is on
+    #: (`embeddings.rrf`): the score is then the fused one.
+    fused: dict[int, dict[str, float]] | None = None
 
 
 def max_edits(word: str) -> int:
@@ -182,6 +185,7 @@ def relevance_hit(
     filter_only = not q.has_text
     if filter_only:
         relevance = 1.0
+    fused = None if rq.fused is None else rq.fused.get(row, {"fused": 0.0})
     conf, conf_src = confidence_value(m.confidence)
     decay_score = float(columns.score.view[row])
     importance = importance_of(m)
@@ -207,7 +211,26 @@ def relevance_hit(
         "filters": [f.token for f in q.filters],
         "score": relevance,
     }
+    if fused is not None:
+        # Meaning-based matching on: the score is the reciprocal rank fusion.
+        explain["bm25"] = relevance
+        explain["semantic"] = dict(fused)
+        explain["formula"] = FUSED_FORMULA + explain["formula"]
+        explain["relevance"] = explain["score"] = fused["fused"]
+        return Hit(m, fused["fused"], explain)
     return Hit(m, relevance, explain)
+
+
+FUSED_FORMULA = (
+    "score = relevance = 1/(60 + lexical rank) + 1/(60 + semantic rank) "
+    "(reciprocal rank fusion; semantic: the 30 nearest by meaning, cosine >= 0.3); "
+    "lexical: "
+)
+
+
+def query_text(q: Query) -> str:
+    """The words and phrases of a query, as one text (what meaning is matched on)."""
+    return " ".join([*q.words, *q.phrases])
 
 
 def relevance_formula(dl: float, avgdl: float) -> str:
@@ -228,6 +251,7 @@ __all__ = [
     "explain_terms",
     "near_words",
     "prepare_relevance",
+    "query_text",
     "relevance_formula",
     "relevance_hit",
     "relevance_scores",

@@ -156,6 +156,14 @@ def _relevance_line(e: dict[str, Any]) -> str:
         f"decay weight {e['decay_weight']:.4f} ({e['status']})",
         f"importance {'-' if imp is None else f'{imp:g}'}",
     ]
+    sem = e.get("semantic")
+    if sem is not None:
+        parts.insert(
+            1,
+            f"fused: lexical rank {sem.get('lexical_rank', '-')} (bm25 {e['bm25']:.4f}), "
+            f"meaning rank {sem.get('semantic_rank', '-')}"
+            + (f" (cosine {sem['cosine']:.3f})" if "cosine" in sem else ""),
+        )
     if e["ignored_words"]:
         parts.append("ignored " + ",".join(e["ignored_words"]))
     return "    " + " · ".join(parts)
@@ -338,6 +346,11 @@ def search(
         index = _search_index(load_catalog(path), when)
     n = limit if limit is not None else (OCEAN_DEFAULT_LIMIT if fmt == "ocean" else DEFAULT_LIMIT)
     filters = flag_filters(agent, all_agents, no_shared, tags, min_confidence)
+    if rank == "relevance" and parsed.has_text:
+        from memlens.core.search.embeddings import semantic_available
+
+        if semantic_available():  # the optional extra: meaning fused into relevance
+            index.enable_semantic()
     results = index.run(parsed, n, extra_filters=filters, rank=rank)
     if fmt == "ocean":
         records = [ocean_record(h, path) for h in results.hits]

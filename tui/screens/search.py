@@ -29,6 +29,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from memlens.core.decay import decay_of
 from memlens.core.scan.changes import Change, apply_to_search
 from memlens.core.scan.vault import Catalog, Vault
+from memlens.core.search.embeddings import semantic_available
 from memlens.core.search.index import Hit, SearchIndex, SearchResults
 from memlens.core.search.index_cache import load_index
 from memlens.core.search.query import QueryError
@@ -300,8 +301,11 @@ class SearchScreen(MemlensScreen):
             index = SearchIndex.build(memories, as_of, vaults=vaults)
         if worker.is_cancelled:
             return
-        # The relevance ranking's own index, here rather than at the first keystroke.
+        # The relevance ranking's own index, here rather than at the first keystroke,
+        # and the meaning-based vectors when the optional extra is installed.
         index.lexical()
+        if semantic_available() and not worker.is_cancelled:
+            index.enable_semantic()
         if worker.is_cancelled:
             return
         self.post_message(self.IndexBuilt(index, signature, time.perf_counter() - started))
@@ -492,9 +496,11 @@ class SearchScreen(MemlensScreen):
         if by == "vectors" and not index.has_vectors(hit.memory):
             self.notify("This memory's vault ships no stored vector for it.", severity="warning")
             return
+        if by == "tfidf" and index.semantic is not None:
+            by = "semantic"  # the meaning-based vectors, when the extra made them
         self._remember_cursor()
         title = hit.memory.title or hit.memory.id
-        how = "stored vectors" if by == "vectors" else "TF-IDF"
+        how = {"vectors": "stored vectors", "semantic": "meaning"}.get(by, "TF-IDF")
         self.find_similar(index, hit, by, f"more like “{title}” ({how})")
 
     @work(thread=True, exclusive=True, group="search-query", exit_on_error=False, name="similar")

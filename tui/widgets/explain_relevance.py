@@ -32,6 +32,17 @@ def relevance_lines(ex: dict[str, Any]) -> list[Content]:
     ]
     if ex.get("filter_only"):
         lines.append(Content.styled("  no words: relevance 1 (filters only)", "$text-muted"))
+    sem = ex.get("semantic")
+    if isinstance(sem, dict):
+        lines.append(_heading("fused: 1/(60 + lexical rank) + 1/(60 + meaning rank)"))
+        lines.append(
+            Content.styled(
+                f"  lexical rank {sem.get('lexical_rank', '-')} (BM25F {_num(ex.get('bm25'))})"
+                f" · meaning rank {sem.get('semantic_rank', '-')}"
+                f" (cosine {_num(sem.get('cosine'))})",
+                "$text-muted",
+            )
+        )
     terms: list[dict[str, Any]] = list(ex.get("terms", []))
     lines.append(_heading(f"matched words ({len(terms)})  sim × idf × sat = part"))
     if not terms and not ex.get("filter_only"):

@@ -303,9 +303,9 @@ def _weight_lines(ex: dict[str, Any], score: float, conf: float, weight: float) 
 
 def _similar_lines(hit: Hit, method: str) -> list[Content]:
     ex = hit.explain
-    if method == "vectors":
+    if method in ("vectors", "semantic"):
         lines = [
-            _heading("more like this: stored vectors"),
+            _heading(f"more like this: {'stored vectors' if method == 'vectors' else 'meaning'}"),
             Content.assemble("  cosine ", (_num(ex.get("cosine", 0.0)), "bold")),
             Content.assemble(("  model ", "$text-muted"), safe(str(ex.get("model", "")))),
         ]
