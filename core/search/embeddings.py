@@ -160,9 +160,13 @@ class SemanticIndex:
 
     @classmethod
     def build(
-        cls, memories: Sequence[Memory], alive: Sequence[bool], store: VectorStore | None = None
+        cls,
+        memories: Sequence[Memory],
+        alive: Sequence[bool],
+        embedder: Embedder | None = None,
+        store: VectorStore | None = None,
     ) -> SemanticIndex:
-        index = cls(Embedder(), store or VectorStore())
+        index = cls(embedder or Embedder(), store or VectorStore())
         rows = [r for r in range(len(memories)) if alive[r]]
         vecs = embed_texts([memory_text(memories[r]) for r in rows], index.embedder, index.store)
         index.vectors = np.zeros((len(memories), DIM), dtype=np.float32)

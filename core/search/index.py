@@ -92,7 +92,7 @@ from .analysis import TOKEN_RE, analyze, index_text, title_words
 from .bm25 import LexicalIndex
 from .briefs import decay_brief_fn
 from .duplicates import DuplicateGroup, near_duplicates
-from .embeddings import SemanticIndex, rrf
+from .embeddings import Embedder, SemanticIndex, rrf
 from .filters import DEFAULT_EXCLUDED_HEALTH, active_mask, filter_mask, rows_mask
 from .fit import count_terms, fit, split_fit
 from .fuzzy import FUZZY_CUTOFF, FUZZY_WEIGHT
@@ -370,15 +370,11 @@ class SearchIndex:
             self._lexical = LexicalIndex.build(self._memories, alive)
         return self._lexical
 
-    def enable_semantic(self) -> None:
+    def enable_semantic(self, embedder: Embedder | None = None) -> None:
         """Embed every row (the optional extra: `embeddings`) and fuse meaning into relevance."""
         if self.semantic is None:
             alive = self.state.columns.alive.view.tolist()
-            self.semantic = SemanticIndex.build(self._memories, alive)
-
-    def set_lexical(self, lex: LexicalIndex) -> None:
-        """Use a relevance index made elsewhere (loaded from its file) for these rows."""
-        self._lexical = lex
+            self.semantic = SemanticIndex.build(self._memories, alive, embedder)
 
     def run(
         self,
