@@ -9,12 +9,19 @@ Every hit gets, in this order::
     relevance  = cosine + FUZZY_WEIGHT · fuzzy / 100  (1.0 for a filter-only query)
     score      = relevance × confidence × decay_weight
 
-which is the Project Ocean reference ranking (cosine × confidence × decay
+(the ``recall`` ranking, ``rank="recall"``, the default of `run`) which is the
+Project Ocean reference ranking (cosine × confidence × decay
 weight) with a small additive title/tag bonus.  ``confidence`` is the numeric
 confidence, or high=0.9/medium=0.6/low=0.3/unknown=0.5, or 1.0 when missing
 (as the reference does); ``decay_weight`` is the memory's own format's weight
 (`decay_of(memory, as_of).weight`).  `Hit.explain` carries every part, and the
 score is recomputed from exactly those parts, so they always multiply out.
+
+``rank="relevance"`` (what the CLI and the app default to) ranks by BM25F
+over every text field instead, with stems, stopwords and typos
+(`relevance`, `bm25`), fused with meaning when the optional extra is there
+(`embeddings`); decay, confidence and importance are then only shown, and
+no health is left out unless the query asks.
 
 Documents are ``title title tags tags body`` (title and tags twice: a mild boost
 under sublinear tf).  Multi-word queries are OR, ranked; use phrases or filters
@@ -92,7 +99,7 @@ from .analysis import TOKEN_RE, analyze, index_text, title_words
 from .bm25 import LexicalIndex
 from .briefs import decay_brief_fn
 from .duplicates import DuplicateGroup, near_duplicates
-from .embeddings import Embedder, SemanticIndex, rrf
+from .embeddings import Embedder, SemanticIndex
 from .filters import DEFAULT_EXCLUDED_HEALTH, active_mask, filter_mask, rows_mask
 from .fit import count_terms, fit, split_fit
 from .fuzzy import FUZZY_CUTOFF, FUZZY_WEIGHT
@@ -114,9 +121,8 @@ from .relevance import (
     RANKS,
     RelevanceQuery,
     prepare_relevance,
-    query_text,
+    relevance_candidates,
     relevance_hit,
-    relevance_scores,
 )
 from .similar import (
     StoredVectors,
@@ -413,7 +419,10 @@ class SearchIndex:
         rq: RelevanceQuery | None = None
         if rank == "relevance":
             rq = prepare_relevance(self.lexical(), q, as_you_type)
-            rel, cand = self._relevance_candidates(rq, q, pos)
+            n = len(self._memories)
+            masks = [phrase_mask(self.state.terms, n, ph) for ph in pos]
+            alive = self.state.columns.alive.view
+            rel, cand = relevance_candidates(self.lexical(), self.semantic, rq, q, alive, masks)
         else:
             rel, cand = self._candidates(prep, pos, as_you_type)
         # A person looks for archived and expired memories too: relevance
@@ -422,23 +431,6 @@ class SearchIndex:
         if len(cand) == 0 or limit <= 0:
             return SearchResults([], len(cand), q)
         return self._page(prep, cand, rel, (pos, neg), offset, limit, rq)
-
-    def _relevance_candidates(
-        self, rq: RelevanceQuery, q: Query, pos: list[Phrase]
-    ) -> tuple[FloatArray, IntArray]:
-        """Every row's BM25F relevance, and the rows with a matching term or every phrase."""
-        n = len(self._memories)
-        alive = self.state.columns.alive.view
-        if not q.has_text:
-            return np.ones(n, dtype=np.float64), np.flatnonzero(alive)
-        rel = relevance_scores(self.lexical(), rq, n)
-        if self.semantic is not None:
-            sem = self.semantic.query_scores(query_text(q), n)
-            rel, rq.fused = rrf(rel, sem, alive)
-        cand_mask = alive.copy() if pos else (rel > 0) & alive
-        for ph in pos:
-            cand_mask &= phrase_mask(self.state.terms, n, ph)
-        return rel, np.flatnonzero(cand_mask)
 
     def _candidates(
         self, prep: Prepared, pos: list[Phrase], as_you_type: bool

@@ -26,10 +26,11 @@ from typing import Any
 import numpy as np
 
 from ..model import Memory
-from .aliases import FloatArray
+from .aliases import BoolArray, FloatArray, IntArray
 from .analysis import words
 from .bm25 import FIELD_WEIGHTS, K1, B, LexicalIndex, field_counts, saturation
 from .columns import HEALTHS, Columns, importance_of
+from .embeddings import SemanticIndex, rrf
 from .query import Query, confidence_value
 from .ranking import Hit
 from .stemming import term_of
@@ -143,6 +144,27 @@ def relevance_scores(lex: LexicalIndex, rq: RelevanceQuery, n: int) -> FloatArra
     return total
 
 
+def relevance_candidates(
+    lex: LexicalIndex,
+    semantic: SemanticIndex | None,
+    rq: RelevanceQuery,
+    q: Query,
+    alive: BoolArray,
+    phrase_masks: list[BoolArray],
+) -> tuple[FloatArray, IntArray]:
+    """Every row's relevance, and the rows with a matching term (or meaning) or every phrase."""
+    n = len(alive)
+    if not q.has_text:
+        return np.ones(n, dtype=np.float64), np.flatnonzero(alive)
+    rel = relevance_scores(lex, rq, n)
+    if semantic is not None:
+        rel, rq.fused = rrf(rel, semantic.query_scores(query_text(q), n), alive)
+    cand_mask = alive.copy() if phrase_masks else (rel > 0) & alive
+    for mask in phrase_masks:
+        cand_mask &= mask
+    return rel, np.flatnonzero(cand_mask)
+
+
 def explain_terms(
     lex: LexicalIndex, m: Memory, row: int, rq: RelevanceQuery
 ) -> tuple[list[dict[str, Any]], float]:
@@ -252,6 +274,7 @@ __all__ = [
     "near_words",
     "prepare_relevance",
     "query_text",
+    "relevance_candidates",
     "relevance_formula",
     "relevance_hit",
     "relevance_scores",

@@ -189,13 +189,17 @@ def test_format_text_fields_are_searched() -> None:
     assert index.run("register", 10, rank="relevance").hits[0].memory.id == "o1"
 
 
-def test_archived_are_found_with_health_all_and_keep_their_score() -> None:
+def test_archived_are_found_and_keep_their_score() -> None:
+    """Relevance leaves no health out unless the query does; recall skips archived."""
     docs = [*corpus(), mem("old", "Refund desk closed", "", w=0.0, h="archived")]
     index = build(docs)
-    assert "old" not in [h.memory.id for h in index.run("refund", 10, rank="relevance").hits]
-    hits = index.run("refund health:all", 10, rank="relevance").hits
-    old = next(h for h in hits if h.memory.id == "old")
-    assert old.score > 0 and old.explain["health"] == "archived"
+    for query in ("refund", "refund health:all"):
+        hits = index.run(query, 10, rank="relevance").hits
+        old = next(h for h in hits if h.memory.id == "old")
+        assert old.score > 0 and old.explain["health"] == "archived"
+    ids = [h.memory.id for h in index.run("refund -health:archived", 10, rank="relevance").hits]
+    assert "old" not in ids and ids
+    assert "old" not in [h.memory.id for h in index.run("refund", 10, rank="recall").hits]
 
 
 def test_updates_are_searchable_and_removed_rows_gone() -> None:
