@@ -21,6 +21,7 @@ BENCHMARKS: dict[str, str] = {
     "reload": "bench.reload_bench",
     "app": "bench.app_bench",
     "app-reload": "bench.app_reload_bench",
+    "history": "bench.history_bench",
     "relevance": "bench.relevance",
 }
 

@@ -18,6 +18,11 @@ STATUS_HEALTH: dict[str, Health] = {
     "live": Health.STABLE,
     "active": Health.ACTIVE,
     "near_expiry": Health.FADING,
+    # Project Ocean's second generation: past its max age, flagged for a
+    # person to look at (fading); or valuable enough that the decay run
+    # extends it (it stays active).
+    "review": Health.FADING,
+    "extend": Health.ACTIVE,
     "fading": Health.FADING,
     "dormant": Health.FADING,
     "ttl_expired": Health.EXPIRED,

@@ -8,6 +8,7 @@ memory: it depends on `as_of`, so it is computed on demand as a `DecayInfo`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from enum import StrEnum
@@ -239,6 +240,10 @@ class DecayInfo:
     why: str = ""
     #: Labelled reasons this memory would be archived by the format's run.
     archive_reasons: tuple[str, ...] = ()
+    #: A format's own further figures (Project Ocean's second generation:
+    #: freshness, max ages, refs, ...), added to `list --json` records under
+    #: their own names; never one of the contract's fields.
+    numbers: Mapping[str, object] = field(default_factory=dict)
 
 
 class LinkState:

@@ -94,6 +94,9 @@ def memory_record(
             "extra": jsonable(memory.extra),
         }
     )
+    for key, value in d.numbers.items():
+        # Added fields only: a format's own figures never replace the contract's.
+        rec.setdefault(key, jsonable(value))
     return rec
 
 

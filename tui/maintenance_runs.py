@@ -18,6 +18,7 @@ from memlens.core.formats.cognitive_memory.runs import plan_core, plan_reindex
 from memlens.core.formats.cognitive_memory.runs_reflection import plan_reflection
 from memlens.core.formats.cognitive_memory.runs_state import plan_decay_scores
 from memlens.core.formats.dream_cycle.runs import decay_run
+from memlens.core.formats.project_ocean.references import reference_run
 from memlens.core.formats.project_ocean.runs import (
     decay_candidates,
     promotion_candidates,
@@ -140,6 +141,57 @@ def _archive_run(
     return planner
 
 
+def _ocean_decay(app: MemlensApp) -> Callable[[], RunPreview]:
+    """Project Ocean's decay run: what the formats write back (the second
+    generation's neglect penalty and max-age extensions), then the archives,
+    one transaction per vault."""
+    catalog = catalog_of(app)
+    as_of = app.as_of
+
+    def planner() -> RunPreview:
+        chosen = decay_candidates(catalog, as_of)
+        writes = [w for v in catalog.vaults for w in v.adapter.decay_writebacks(v.memories, as_of)]
+        preview = RunPreview(
+            summary=f"Project Ocean decay as of {as_of.isoformat()}: {len(chosen)} to archive, "
+            f"{len(writes)} to write back"
+        )
+        changes = {w.memory.key: w.changes for w in writes}
+        jobs = plan_jobs("set", [w.memory for w in writes], lambda m: {"changes": changes[m.key]})
+        reasons = {m.key: "; ".join(r) for m, r in chosen}
+        jobs += plan_jobs(
+            "archive",
+            [m for m, _r in chosen],
+            lambda m: {"reason": reasons[m.key], "as_of": as_of.isoformat()},
+        )
+        preview.items += [job.item for job in jobs]
+        preview.steps += [step for step, _group in vault_steps("decay", jobs)]
+        return preview
+
+    return planner
+
+
+def _ocean_references(app: MemlensApp) -> Callable[[], RunPreview]:
+    """Project Ocean's references run (memory-ref.py), one transaction per vault."""
+    catalog = catalog_of(app)
+
+    def planner() -> RunPreview:
+        runs = reference_run(catalog)
+        updates = [u for _v, found, _s in runs for u in found]
+        preview = RunPreview(summary=f"Project Ocean references: {len(updates)} to update")
+        changes = {u.memory.key: u.changes for u in updates}
+        jobs = plan_jobs("set", [u.memory for u in updates], lambda m: {"changes": changes[m.key]})
+        preview.items += [job.item for job in jobs]
+        preview.steps += [step for step, _group in vault_steps("ref", jobs)]
+        preview.items += [
+            ChangeItem(memory_label(m), [f"skipped: {why}"], refused=True)
+            for _v, _u, skipped in runs
+            for m, why in skipped
+        ]
+        return preview
+
+    return planner
+
+
 def _ocean_promote(
     app: MemlensApp, threshold: float, require_verified: bool
 ) -> Callable[[], RunPreview]:
@@ -151,7 +203,7 @@ def _ocean_promote(
             catalog, threshold=threshold, require_verified=require_verified
         )
         preview = RunPreview(
-            summary=f"Project Ocean promote, confidence >= {threshold:g}"
+            summary=f"Project Ocean promote, confidence (importance) >= {threshold:g}"
             + (", verified only" if require_verified else "")
         )
         kept, clashes = split_name_clashes(chosen)
@@ -213,9 +265,10 @@ def run_commands(app: MemlensApp) -> dict[str, Callable[[], None]]:
         ),
         "Run: Dream Cycle decay": lambda: start_run(app, "Dream Cycle: decay", _dream_decay(app)),
         "Run: Project Ocean decay (archive expired)": lambda: start_run(
-            app,
-            "Project Ocean: decay",
-            _archive_run(app, lambda c: decay_candidates(c, as_of), "Project Ocean decay"),
+            app, "Project Ocean: decay", _ocean_decay(app)
+        ),
+        "Run: Project Ocean references (refs, ref_by, importance)": lambda: start_run(
+            app, "Project Ocean: references", _ocean_references(app)
         ),
         "Run: Project Ocean promote (threshold)": ocean_promote,
         "Run: archive everything the formats say is expired": lambda: start_run(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -24,6 +24,7 @@ from ..refs import PointerField
 from .files import Listing, rel_posix, skipped_scan
 from .linking import Changes
 from .preview_model import PreviewRequest, PreviewSection
+from .recall_model import RecallHit, RecallRequest
 
 #: (status, health, weight, score) of a decay, without its explanation.
 DecayBrief = tuple[str, Health, float, float | None]
@@ -38,6 +39,18 @@ class PromoteOption:
     placeholder: str = ""
     #: Read the text as a number.
     number: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FieldWrite:
+    """Fields a format's decay run writes back into one memory (applied as a `set`).
+
+    `why` says what the run decided, for the run's report.
+    """
+
+    memory: Memory
+    changes: dict[str, Any]
+    why: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +90,27 @@ class FormatInfo:
     #: and body (relevance ranking): dotted paths into `Memory.fields`
     #: (``"posterior.statement"``); a list or mapping gives every string in it.
     text_fields: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryScope:
+    """Where one memory's past versions are found in its vault's git history.
+
+    `core.history` lists the commits that changed `path` (following renames
+    when `whole_file`) and asks the adapter's `history_extract` for the
+    memory's own bytes in each version, so a Dream Cycle section or a JSON
+    Lines record gets the commits where it changed, not every commit that
+    touched its file.
+    """
+
+    #: Vault-relative POSIX path of the file that holds the memory now.
+    path: str
+    #: The file is the memory: follow it across renames (archive moves).
+    whole_file: bool = True
+    #: What `history_extract` looks for (a heading, a record id).
+    key: str = ""
+    #: The n-th match of `key` (a repeated heading's `-2` id is the second).
+    occurrence: int = 1
 
 
 class FormatAdapter(ABC):
@@ -264,6 +298,38 @@ class FormatAdapter(ABC):
         """
         return []
 
+    def decay_writebacks(self, memories: Sequence[Memory], as_of: date) -> list[FieldWrite]:
+        """What the format's decay run writes back besides archiving, as of `as_of`.
+
+        `memlens decay --apply` applies each as a `set`, in the same
+        transaction as the archives.  The default: nothing (the run only archives).
+        """
+        return []
+
+    def recall(self, memories: Sequence[Memory], request: RecallRequest) -> list[RecallHit] | None:
+        """The format's own recall ranking of one vault's `memories`, best first.
+
+        `search --rank recall` uses it.  None (the default): the format has
+        no recall formula of its own, and memlens's relevance ranking stands.
+        """
+        return None
+
+    def history_scope(self, memory: Memory) -> HistoryScope:
+        """Where `memory`'s versions live in git history.
+
+        The default: the memory is its whole file (one memory per file), so
+        every commit that changed the file, renames followed, is a version.
+        """
+        return HistoryScope(memory.path)
+
+    def history_extract(self, scope: HistoryScope, data: bytes) -> bytes | None:
+        """The memory's own bytes in one version `data` of its file; None if absent there.
+
+        Called once per version, so it must be cheap (no full parse).  The
+        default: the file is the memory.
+        """
+        return data
+
 
 def _collect_strings(value: Any, out: list[str], depth: int = 0) -> None:
     """Every string (and number) inside a field's value, in document order.
@@ -285,4 +351,11 @@ def _collect_strings(value: Any, out: list[str], depth: int = 0) -> None:
             _collect_strings(item, out, depth + 1)
 
 
-__all__ = ["DecayBrief", "FormatAdapter", "FormatInfo", "PromoteOption"]
+__all__ = [
+    "DecayBrief",
+    "FieldWrite",
+    "FormatAdapter",
+    "FormatInfo",
+    "HistoryScope",
+    "PromoteOption",
+]

@@ -44,6 +44,16 @@ class FormatWriter(Protocol):
 
     def plan_restore(self, memory: Memory) -> Plan: ...
 
+    def plan_restore_version(self, memory: Memory, data: bytes, expected: bytes | None) -> Plan:
+        """Put back `data`, the memory's own bytes at an earlier commit (history's restore).
+
+        `data` is what the adapter's `history_extract` gave for that version;
+        `expected` the memory's bytes as the user saw them now (ConflictError
+        if they changed).  An ordinary edit: journaled, undoable, never a
+        git operation.
+        """
+        ...
+
 
 _WRITERS: dict[str, FormatWriter] = {}
 

@@ -19,11 +19,15 @@ import memlens.core
 from memlens.core.actions import Action
 from memlens.core.decay import archive_candidates
 from memlens.core.errors import MemlensError
+from memlens.core.formats import adapter_for
 from memlens.core.formats.cognitive_memory.runs import plan_core, plan_reindex
 from memlens.core.formats.cognitive_memory.runs_reflection import plan_reflection
 from memlens.core.formats.cognitive_memory.runs_state import plan_decay_scores, plan_record_access
 from memlens.core.formats.dream_cycle.runs import decay_run
+from memlens.core.formats.project_ocean.references import reference_run
 from memlens.core.formats.project_ocean.runs import promotion_candidates
+from memlens.core.formats.writers import writer_for
+from memlens.core.history.versions import read_current
 from memlens.core.scan.vault import open_catalog
 from memlens.core.write.journal import read_journal
 from memlens.core.write.txn import apply_plan, apply_run
@@ -36,7 +40,13 @@ FORMATS = (
     "experience-records",
     "project-ocean",
     "cognitive-memory",
+    "project-ocean-gen2",
 )
+#: Cases that run on one of our test vaults instead of a demo vault, and the
+#: format their memories have: Project Ocean's second generation.
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+SOURCE = {"project-ocean-gen2": FIXTURES / ".second-generation" / "project-ocean-gen2"}
+FORMAT_OF = {"project-ocean-gen2": "project-ocean"}
 AS_OF = "2026-11-22"
 NOW = datetime(2026, 11, 22, 9, 0, tzinfo=UTC)
 #: A date late enough that every format's decay rules find candidates.
@@ -63,11 +73,20 @@ PREPARE = {"unpin": "pin", "restore": "archive"}
 
 ACTIONS = ("pin", "unpin", "set", "edit_body", "promote", "archive", "restore")
 RUNS = {
-    "dream-cycle": ("decay_apply", "dream_decay"),
-    "observation-v1": ("decay_apply",),
-    "experience-records": ("decay_apply",),
-    "project-ocean": ("decay_apply", "ocean_promote"),
-    "cognitive-memory": ("decay_apply", "access", "rescore", "core", "reindex", "reflection"),
+    "dream-cycle": ("decay_apply", "dream_decay", "restore_version"),
+    "observation-v1": ("decay_apply", "restore_version"),
+    "experience-records": ("decay_apply",),  # restore_version refuses: raw is immutable
+    "project-ocean": ("decay_apply", "ocean_promote", "restore_version"),
+    "cognitive-memory": (
+        "decay_apply",
+        "access",
+        "rescore",
+        "core",
+        "reindex",
+        "reflection",
+        "restore_version",
+    ),
+    "project-ocean-gen2": ("decay_apply", "ocean_promote", "ocean_ref"),
 }
 
 
@@ -92,13 +111,14 @@ def all_cases() -> list[Case]:
 
 def fresh(tmp: Path, fmt: str) -> Path:
     root = tmp / fmt
-    shutil.copytree(DEMO / fmt, root)
+    shutil.copytree(SOURCE.get(fmt, DEMO / fmt), root)
     return root
 
 
 def _find(root: Path, fmt: str, name: str) -> tuple[str, dict[str, Any]] | None:
     memories = sorted(
-        (m for m in open_catalog(root).memories() if m.format == fmt), key=lambda m: m.id
+        (m for m in open_catalog(root).memories() if m.format == FORMAT_OF.get(fmt, fmt)),
+        key=lambda m: m.id,
     )
     for m in memories:
         for params in PARAMS[name]:
@@ -136,6 +156,11 @@ def _decay_apply(r: Path) -> object:
     catalog = open_catalog(r)
     params = {"as_of": DECAY_AS_OF.isoformat()}
     steps = [
+        (w.memory.id, Action("set", w.memory, {"changes": w.changes}).plan)
+        for v in catalog.vaults
+        for w in v.adapter.decay_writebacks(v.memories, DECAY_AS_OF)
+    ]
+    steps += [
         (m.id, Action("archive", m, dict(params, reason="; ".join(why))).plan)
         for m, why in archive_candidates(catalog, DECAY_AS_OF)
     ]
@@ -148,6 +173,15 @@ def _ocean_promote(r: Path) -> object:
     return apply_run(r, "promote", steps)
 
 
+def _ocean_ref(r: Path) -> object:
+    steps = [
+        (u.memory.id, Action("set", u.memory, {"changes": u.changes}).plan)
+        for _vault, updates, _skipped in reference_run(open_catalog(r))
+        for u in updates
+    ]
+    return apply_run(r, "ref", steps)
+
+
 def _first_live(r: Path) -> Any:
     live = [m for m in open_catalog(r).memories() if not m.archived and not m.pinned]
     return sorted(live, key=lambda m: m.id)[0]
@@ -157,6 +191,7 @@ RUN_OPS: dict[str, Callable[[Path], object]] = {
     "decay_apply": _decay_apply,
     "dream_decay": lambda r: apply_plan(decay_run(r, DECAY_AS_OF)[0]),
     "ocean_promote": _ocean_promote,
+    "ocean_ref": _ocean_ref,
     "access": lambda r: apply_plan(plan_record_access(_first_live(r), NOW)),
     "rescore": lambda r: apply_plan(plan_decay_scores(r, DECAY_AS_OF, NOW)),
     "core": lambda r: apply_plan(plan_core(r, DECAY_AS_OF)),
@@ -165,7 +200,32 @@ RUN_OPS: dict[str, Callable[[Path], object]] = {
 }
 
 
+def _earlier(now: bytes) -> bytes:
+    """An "earlier version" of a memory's bytes: its last line of text a little different."""
+    text = now.rstrip(b"\r\n")
+    return text + b" (an earlier wording)" + now[len(text) :]
+
+
+def _restore_version(r: Path, fmt: str) -> object:
+    """history's restore write path: an earlier version put back through the format's writer.
+
+    No git here: the write path is the writer's plan applied in a
+    transaction; the version's bytes are made up from the memory's own.
+    """
+    memories = sorted(
+        (m for m in open_catalog(r).memories() if m.format == fmt and not m.archived),
+        key=lambda m: m.id,
+    )
+    m = memories[0]
+    adapter = adapter_for(fmt)
+    now = read_current(m, adapter, adapter.history_scope(m))
+    assert now is not None
+    return apply_plan(writer_for(fmt).plan_restore_version(m, _earlier(now), now))
+
+
 def _run_op(root: Path, fmt: str, name: str) -> OpFor | None:
+    if name == "restore_version":
+        return lambda r: lambda: _restore_version(r, fmt)
     if name == "rescore":
         RUN_OPS["access"](root)  # so that _state.json exists and has a score to change
     run = RUN_OPS[name]

@@ -36,6 +36,16 @@ def _doc(rng: random.Random) -> str:
         return "---\nconfidence: [\n---\n"
     links = rng.sample(STEMS, rng.randint(0, 3))
     source = rng.choice(["hawk", "scout", "nobody"])
+    if rng.random() < 0.5:
+        # The second generation: backlinks resolve in the scripts' agent order
+        # (scout before hawk), and ref_by names agent/stem ids.
+        cited = [f"{rng.choice(['hawk', 'scout'])}/{s}" for s in rng.sample(STEMS, 2)]
+        return (
+            f"---\ntags: [a]\nimportance: 0.{rng.randint(1, 9)}\nmax_age: 30d\n"
+            f"created: 2026-11-0{rng.randint(1, 9)}\nsource: {source}\n"
+            f"ref_by: [{', '.join(cited[: rng.randint(0, 2)])}]\n"
+            f"backlinks: [{', '.join(links)}]\n---\nNote {rng.randint(0, 10**6)}\n"
+        )
     return (
         f"---\ntags: [a]\nconfidence: 0.{rng.randint(1, 9)}\n"
         f"created: 2026-11-0{rng.randint(1, 9)}\nsource: {source}\n"

@@ -230,6 +230,13 @@ def _ocean_vault(root: Path) -> None:
         "agents/hawk/memory/vault/obs-2026-11-01-002.md",
         "---\ntags: [a]\nconfidence: 0.9\ncreated: 2026-11-01\nsource: hawk\n---\nbody\n",
     )
+    # The second generation's `ref_by` (who cites this observation).
+    _write(
+        root,
+        "agents/hawk/memory/vault/obs-2026-11-01-003.md",
+        "---\ntags: [a]\nimportance: 0.5\ncreated: 2026-11-01\nmax_age: 30d\nsource: hawk\n"
+        "ref_by: ['../x', obs-2030-01-01-001, hawk/obs-2026-11-01-002]\n---\nbody\n",
+    )
 
 
 Row = tuple[str, str, str, str, str]  # (path, id, field, ref, reason)
@@ -245,6 +252,10 @@ def _owner(fmt: str, holder: str) -> tuple[str, str]:
         ("project-ocean", "observation"): (
             "agents/hawk/memory/vault/obs-2026-11-01-001.md",
             "hawk/obs-2026-11-01-001",
+        ),
+        ("project-ocean", "observation (2nd generation)"): (
+            "agents/hawk/memory/vault/obs-2026-11-01-003.md",
+            "hawk/obs-2026-11-01-003",
         ),
         ("observation-v1", "comprehension"): ("comprehension/comp-a.md", "comp-a"),
     }[(fmt, holder)]

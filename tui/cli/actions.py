@@ -24,6 +24,7 @@ from .common import (
     EXIT_PROBLEMS,
     as_of_option,
     echo,
+    emit_json,
     load_catalog,
     progress,
     resolve_as_of,
@@ -31,6 +32,7 @@ from .common import (
 from .recover import recover_roots
 
 if TYPE_CHECKING:
+    from memlens.core.formats.adapter import FieldWrite
     from memlens.core.scan.vault import Catalog
 
 
@@ -134,18 +136,27 @@ def undo_cmd(path: Path) -> None:
     echo(f"undid: {one_line(str(entry.get('summary', entry.get('action'))))}", err=True)
 
 
-def decay_apply(catalog: Catalog, candidates: list[tuple[Memory, list[str]]], as_of: date) -> int:
-    """Archive every decay candidate as of `as_of`; return how many were refused.
+def decay_apply(
+    catalog: Catalog,
+    candidates: list[tuple[Memory, list[str]]],
+    as_of: date,
+    writebacks: list[FieldWrite] | None = None,
+) -> int:
+    """Archive every decay candidate as of `as_of`, and write back what the formats'
+    runs write (`FieldWrite`: Project Ocean's neglect penalty and max-age extensions);
+    return how many were refused.
 
-    Each vault's archives are one transaction: one journal entry, one
+    Each vault's changes are one transaction: one journal entry, one
     `memlens undo` for the whole run, and nothing half-done after a crash.
     """
-    plans = [
+    plans = [(w.memory, Action("set", w.memory, {"changes": w.changes})) for w in writebacks or []]
+    plans += [
         (m, Action("archive", m, {"reason": "; ".join(r), "as_of": as_of.isoformat()}))
         for m, r in candidates
     ]
-    reasons = {m.id: "; ".join(r) for m, r in candidates}
-    return _run_by_vault("decay", plans, lambda m: f"archived {one_line(m.id)} ({reasons[m.id]})")
+    said = {m.key: f"archived {one_line(m.id)} ({'; '.join(r)})" for m, r in candidates}
+    said.update({w.memory.key: f"wrote {one_line(w.memory.id)}: {w.why}" for w in writebacks or []})
+    return _run_by_vault("decay", plans, lambda m: said[m.key])
 
 
 def _run_by_vault(
@@ -187,7 +198,10 @@ def _run_by_vault(
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.argument("memory_id", metavar="[ID]", required=False)
 @click.option(
-    "--threshold", type=float, default=None, help="Project Ocean: minimum confidence (default 0.8)."
+    "--threshold",
+    type=float,
+    default=None,
+    help="Project Ocean: minimum confidence, or importance in the second generation (0.8).",
 )
 @click.option("--require-verified", is_flag=True, help="Project Ocean: only verified observations.")
 @click.option(
@@ -214,7 +228,11 @@ def promote(
 
     Project Ocean copies observations to shared/observations/ with
     promoted_from/promoted_at (as memory-promote.py); an existing copy is
-    skipped with a message.
+    skipped with a message.  Second generation (importance, max_age): it
+    qualifies at importance >= --threshold, or verified and >= 0.6; the copy
+    is shared/observations/<agent>-<file>, the source gets promoted: true,
+    and a file already marked promoted is skipped.  Naming an ID promotes
+    that one memory whatever its score (the script's --force).
 
     Examples: memlens promote ./vaults --threshold 0.7 --dry-run;
     memlens promote ./vaults hawk/obs-2026-11-19-001
@@ -281,4 +299,75 @@ def promote(
         sys.exit(EXIT_PROBLEMS)
 
 
-COMMANDS: tuple[click.Command, ...] = (pin, unpin, archive, restore, set_fields, undo_cmd, promote)
+@click.command(name="ref")
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON array of the updates.")
+def ref_cmd(path: Path, dry_run: bool, as_json: bool) -> None:
+    """Project Ocean (second generation): the references run, as memory-ref.py.
+
+    Resolves every backlink in the agents' vault/ folders (a bare file name,
+    in the first agent holding it, in the script's agent order), appends the
+    citing agent/obs-... to the target's ref_by, sets refs, and raises its
+    importance +0.1 per new citation from its own agent and +0.15 per new one
+    from another agent, capped at 1.0.  A second run adds nothing.  One
+    journaled transaction per vault: memlens undo PATH reverts it.
+
+    Example: memlens ref ./ocean --dry-run
+    """
+    from memlens.core.formats.project_ocean.references import reference_run
+
+    catalog = load_catalog(path)
+    runs = reference_run(catalog)
+    records: list[dict[str, Any]] = []
+    actions: list[tuple[Memory, Action]] = []
+    said: dict[tuple[str, str], str] = {}
+    for _vault, updates, skipped in runs:
+        for memory, why in skipped:
+            echo(f"skip {one_line(memory.id)}: {why}", err=True)
+        for u in updates:
+            line = (
+                f"{one_line(u.memory.id)}: refs={u.refs}, importance "
+                f"{u.importance_before:.2f} → {u.importance:.2f} (Δ{u.delta:+.2f})"
+            )
+            said[u.memory.key] = f"updated {line}"
+            if dry_run or as_json:
+                echo(f"{'would update' if dry_run else 'update'} {line}", err=True)
+            records.append(
+                {
+                    "vault": str(u.memory.vault_root),
+                    "id": u.memory.id,
+                    "path": u.memory.path,
+                    "refs": u.refs,
+                    "ref_by": u.ref_by,
+                    "new_ref_by": u.new_sources,
+                    "importance_before": u.importance_before,
+                    "importance": u.importance,
+                    "delta": u.delta,
+                    "cross_agent_refs": u.cross_agent_refs,
+                }
+            )
+            actions.append((u.memory, Action("set", u.memory, {"changes": u.changes})))
+    refused = 0
+    if not dry_run:
+        refused = _run_by_vault("ref", actions, lambda m: said[m.key])
+    if as_json:
+        emit_json(records)
+    echo(
+        f"{len(actions) - refused} to update{' (dry run)' if dry_run else ''}, {refused} refused",
+        err=True,
+    )
+    if refused:
+        sys.exit(EXIT_PROBLEMS)
+
+
+COMMANDS: tuple[click.Command, ...] = (
+    pin,
+    unpin,
+    archive,
+    restore,
+    set_fields,
+    undo_cmd,
+    promote,
+    ref_cmd,
+)

@@ -243,22 +243,36 @@ def decay(path: Path, as_of: date | None, as_json: bool, apply_: bool) -> None:
     """Report what the formats' own decay rules would archive.
 
     Dream Cycle: TTL expired, and importance below 3.0 (both labelled);
-    Project Ocean: age past the lifespan; cognitive memory: score below 0.05.
-    Pinned memories are never candidates.
+    Project Ocean: age past the lifespan (first generation), or importance
+    below 0.2, or past the effective max age with importance below 0.4
+    (second generation); cognitive memory: score below 0.05.  Pinned
+    memories are never candidates.  Project Ocean's second generation also
+    writes back its neglect penalty (recorded in neglect_penalty, so it never
+    compounds) and extends max_age ×1.5 past the max age at importance 0.7+;
+    files at 0.4-0.7 past it are flagged for review (status review).  With
+    --apply all of it is one journaled transaction per vault (memlens undo).
 
     Example: memlens decay ./vaults --as-of 2026-11-22
     """
     when = resolve_as_of(as_of)
     catalog = load_catalog(path)
     cands = archive_candidates(catalog, when)
+    writes = [w for v in catalog.vaults for w in v.adapter.decay_writebacks(v.memories, when)]
     if apply_:
         from .actions import decay_apply
 
-        refused = decay_apply(catalog, cands, when)
-        echo(f"{len(cands) - refused} archived, {refused} refused", err=True)
+        refused = decay_apply(catalog, cands, when, writes)
+        done = len(cands) + len(writes) - refused
+        echo(
+            f"{done} changed ({len(cands)} to archive, {len(writes)} to write back), "
+            f"{refused} refused",
+            err=True,
+        )
         if refused:
             sys.exit(EXIT_PROBLEMS)
         return
+    for w in writes:
+        echo(f"would write {one_line(w.memory.id)}: {one_line(w.why)}", err=True)
     if as_json:
         emit_json(
             [{**memory_record(m, when, path), "archive_reasons": reasons} for m, reasons in cands]

@@ -54,6 +54,11 @@ COMMANDS: dict[str, LazyCommand] = {
             "The links around memory ID, or (--health) every broken link below PATH.",
         ),
         (
+            "history",
+            "history:history",
+            "Every commit that changed memory ID, newest first, with its diff (needs git).",
+        ),
+        (
             "watch",
             "watch:watch",
             "Print one line per change to the vaults below PATH until interrupted.",
@@ -71,6 +76,11 @@ COMMANDS: dict[str, LazyCommand] = {
             "Archive a memory (a move, an archive entry or a WAL op; never a deletion).",
         ),
         ("restore", "actions:restore", "Bring an archived memory back."),
+        (
+            "ref",
+            "actions:ref_cmd",
+            "Project Ocean (second generation): the references run, as memory-ref.py.",
+        ),
         (
             "set",
             "actions:set_fields",

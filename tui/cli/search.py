@@ -32,7 +32,7 @@ from .common import (
 if TYPE_CHECKING:
     from memlens.core import Catalog
     from memlens.core.search.index import Hit, SearchIndex
-    from memlens.core.search.query import Filter
+    from memlens.core.search.query import Filter, Query
 
 #: The reference script's default number of results (``--format ocean``).
 OCEAN_DEFAULT_LIMIT = 5
@@ -128,7 +128,7 @@ def ocean_record(hit: Hit, base: Path) -> dict[str, Any]:
     except ValueError:
         path = str(m.abs_path)
     created = m.created.isoformat() if m.created is not None else None
-    return {
+    rec: dict[str, Any] = {
         "score": round(hit.score, 4),
         "file": Path(m.path).name,
         "path": path,
@@ -139,6 +139,63 @@ def ocean_record(hit: Hit, base: Path) -> dict[str, Any]:
         "snippet": _snippet(m.body or m.title),
         "id": m.id,
     }
+    if m.importance is not None:
+        # The second generation's script prints these instead of a confidence.
+        rec["importance"] = m.importance
+        rec["refs"] = m.native.get("refs", 0)
+        rec["verified"] = bool(m.native.get("verified"))
+    return rec
+
+
+def _recall_hits(
+    path: Path,
+    parsed: Query,
+    when: date,
+    n: int,
+    flags: tuple[str | None, bool, str | None, float | None],
+    filters: list[Filter],
+) -> list[Hit]:
+    """`--rank recall`: each format's own recall formula where it has one.
+
+    A vault whose format ranks recall itself (Project Ocean: memory-search.py's
+    cosine × importance × freshness) is ranked by it, with the script's flags;
+    the other vaults keep memlens's TF-IDF recall ranking (cosine × confidence
+    × decay weight).  Hits merge by score, then vault, path and id.
+    """
+    from memlens.core.decay import decay_of
+    from memlens.core.formats.recall_model import RecallRequest
+    from memlens.core.search.index import Hit
+
+    if parsed.filters or parsed.phrases or parsed.excluded_phrases:
+        raise click.UsageError(
+            "--rank recall takes words only (the formats' own formula); "
+            "use --agent, --tags, --no-shared, --min-importance"
+        )
+    agent, no_shared, tags, min_importance = flags
+    catalog = load_catalog(path)
+    request = RecallRequest(
+        query=" ".join(parsed.words),
+        as_of=when,
+        agent=agent,
+        no_shared=no_shared,
+        tags=tuple(t.strip() for t in (tags or "").split(",") if t.strip()),
+        min_importance=min_importance or 0.0,
+    )
+    hits: list[Hit] = []
+    own: set[str] = set()
+    for vault in catalog.vaults:
+        found = vault.adapter.recall(vault.memories, request)
+        if found is None:
+            continue
+        own.add(str(vault.root))
+        for h in found:
+            health = decay_of(h.memory, when, explain=False).health.value
+            hits.append(Hit(h.memory, h.score, {**h.explain, "rank": "recall", "health": health}))
+    if len(own) < len(catalog.vaults):
+        rest = _search_index(catalog, when).run(parsed, n, extra_filters=filters, rank="recall")
+        hits.extend(h for h in rest.hits if str(h.memory.vault_root) not in own)
+    hits.sort(key=lambda h: (-h.score, str(h.memory.vault_root), h.memory.path, h.memory.id))
+    return hits[:n]
 
 
 def _relevance_line(e: dict[str, Any]) -> str:
@@ -170,6 +227,9 @@ def _relevance_line(e: dict[str, Any]) -> str:
 
 
 def _explain_line(hit: Hit) -> str:
+    if hit.explain.get("rank") == "recall":
+        e = hit.explain
+        return "    " + f"{e['formula']}: {e['cosine']:.4f} × {e['weight']} × {e['freshness']:.4f}"
     e = hit.explain
     if e.get("rank") == "relevance":
         return _relevance_line(e)
@@ -284,13 +344,17 @@ class QueryCommand(click.Command):
 @click.option("--tags", default=None, help="Comma-separated; a hit needs one of them.")
 @click.option("--min-confidence", type=float, default=None, help="Skip lower confidence.")
 @click.option(
+    "--min-importance", type=float, default=None, help="Skip lower importance (2nd generation)."
+)
+@click.option(
     "--rank",
     type=click.Choice(["relevance", "recall"]),
     default=None,
     help="relevance (the default; recall with --format ocean): BM25F over every text "
     "field, with word forms and typos; decay, confidence and importance shown, not "
-    "multiplied in.  recall: as the agents' own tools rank (TF-IDF cosine × "
-    "confidence × decay weight, plus the fuzzy title bonus).",
+    "multiplied in.  recall: each format's own formula where it has one (Project Ocean: "
+    "memory-search.py's cosine × importance × freshness, or × confidence × decay weight "
+    "for a first-generation file), else TF-IDF cosine × confidence × decay weight.",
 )
 @click.option("--explain", is_flag=True, help="Text output: show why each hit ranked.")
 def search(
@@ -305,19 +369,24 @@ def search(
     no_shared: bool,
     tags: str | None,
     min_confidence: float | None,
+    min_importance: float | None,
     rank: str | None,
     explain: bool,
 ) -> None:
     """Ranked search of every memory below PATH.
 
     QUERY is words (ranked by --rank: relevance, BM25F over every text
-    field with word forms and typos, by default; recall, TF-IDF × confidence
-    × decay weight with fuzzy title/tag matching, as the agents' own tools
-    rank), "exact phrases", and filters: tag:x type:x format:x
-    vault:x agent:x health:x status:x source:x before:YYYY-MM-DD
-    after:YYYY-MM-DD importance>0.5 confidence>=0.8; prefix any of them with
-    - to exclude.  Expired, archived and tombstoned memories are left out
-    unless a health: or status: filter asks for them (health:all for all).
+    field with word forms and typos, fused with meaning when the semantic
+    extra is installed, by default; recall, each format's own recall
+    formula where it has one (Project Ocean: memory-search.py's), else
+    TF-IDF × confidence × decay weight with fuzzy title/tag matching, words
+    only), "exact phrases", and filters: tag:x type:x format:x vault:x
+    agent:x health:x status:x source:x before:YYYY-MM-DD after:YYYY-MM-DD
+    importance>0.5 confidence>=0.8; prefix any of them with - to exclude.
+    Ranked by relevance, every memory counts (archived and expired too,
+    their health shown) unless a health: or status: filter narrows it;
+    ranked by recall, expired, archived and tombstoned memories are left
+    out unless a health: or status: filter asks for them (health:all).
 
     Hits come best first: by score, then relevance, then vault, path,
     line/index and id, so equal scores always come in the same order and
@@ -335,30 +404,46 @@ def search(
     rank = rank or ("recall" if fmt == "ocean" else "relevance")
     text = " ".join(query)
     from memlens.core.records import memory_record
-    from memlens.core.search.query import QueryError, parse_query
+    from memlens.core.search.query import Filter, QueryError, parse_query
 
     try:
         parsed = parse_query(text)
     except QueryError as exc:
         raise click.UsageError(str(exc)) from None
-    index = _fresh_index(path, when)
-    if index is None:
-        index = _search_index(load_catalog(path), when)
     n = limit if limit is not None else (OCEAN_DEFAULT_LIMIT if fmt == "ocean" else DEFAULT_LIMIT)
     filters = flag_filters(agent, all_agents, no_shared, tags, min_confidence)
-    if rank == "relevance" and parsed.has_text:
-        from memlens.core.search.embeddings import semantic_available
+    if min_importance is not None:
+        filters.append(
+            Filter(
+                "importance",
+                ">=",
+                (str(min_importance),),
+                float(min_importance),
+                token=f"--min-importance {min_importance}",
+            )
+        )
+    if rank == "recall":
+        flags = (None if all_agents else agent, no_shared, tags, min_importance)
+        hits = _recall_hits(path, parsed, when, n, flags, filters)
+        total = len(hits)
+    else:
+        index = _fresh_index(path, when)
+        if index is None:
+            index = _search_index(load_catalog(path), when)
+        if parsed.has_text:
+            from memlens.core.search.embeddings import semantic_available
 
-        if semantic_available():  # the optional extra: meaning fused into relevance
-            index.enable_semantic()
-    results = index.run(parsed, n, extra_filters=filters, rank=rank)
+            if semantic_available():  # the optional extra: meaning fused into relevance
+                index.enable_semantic()
+        results = index.run(parsed, n, extra_filters=filters, rank="relevance")
+        hits, total = results.hits, results.total
     if fmt == "ocean":
-        records = [ocean_record(h, path) for h in results.hits]
+        records = [ocean_record(h, path) for h in hits]
         emit_json({"results": records, "total": len(records)})
         return
     if fmt == "json":
         out = []
-        for place, h in enumerate(results.hits, 1):
+        for place, h in enumerate(hits, 1):
             rec = memory_record(h.memory, when, path)
             # The record's own "score" is the format's decay score; in search
             # output "score" is the search score (DESIGN.md), so the decay
@@ -370,4 +455,4 @@ def search(
             out.append(rec)
         emit_json(out)
         return
-    _print_hits(results.hits, path, results.total, explain)
+    _print_hits(hits, path, total, explain)

@@ -22,9 +22,11 @@ from memlens.core.model import Memory
 
 from ..action_common import tell
 from ..actions_ui import ActionRunner
+from ..history_ui import close_history, follow_history, request_restore, toggle_history
 from ..messages import OpenRaw
 from ..safe_text import safe
 from ..widgets.detail import MemoryDetail, RelationList, RelationView
+from ..widgets.history_pane import HistoryPane
 from ..widgets.memory_table import MemoryTable
 from ..widgets.vault_sidebar import VaultSidebar
 from .base import MemlensScreen
@@ -136,6 +138,14 @@ class MainScreen(MemlensScreen):
             id="main.undo",
         ),
         Binding(
+            "H",
+            "history",
+            "History",
+            show=False,
+            tooltip="The History tab: every commit that changed this memory (git)",
+            id="main.history",
+        ),
+        Binding(
             "space", "toggle_mark", "Mark", show=False, tooltip="Mark or unmark", id="main.mark"
         ),
         Binding(
@@ -179,6 +189,7 @@ class MainScreen(MemlensScreen):
                     )
                     yield MemoryTable(self.model, marks=self.marks, id="memories")
                 yield MemoryDetail(id="detail")
+                yield HistoryPane(id="history")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -272,6 +283,7 @@ class MainScreen(MemlensScreen):
     def show_detail(self, row: MemoryRow | None) -> None:
         detail = self.query_one(MemoryDetail)
         self.actions.viewed(row)
+        follow_history(self, row)
         if row is None or row.memory is None:
             detail.show(row)
             return
@@ -541,6 +553,17 @@ class MainScreen(MemlensScreen):
             tell(self.memlens, "Nothing highlighted: undo works on the highlighted row's vault.")
             return
         self.actions.undo(row.vault_root)
+
+    def action_history(self) -> None:
+        toggle_history(self)
+
+    @on(HistoryPane.Closed)
+    def _history_closed(self, _event: HistoryPane.Closed) -> None:
+        close_history(self)
+
+    @on(HistoryPane.RestoreRequested)
+    def _history_restore(self, event: HistoryPane.RestoreRequested) -> None:
+        request_restore(self, event.history, event.entry)
 
     @on(MemoryDetail.EditingChanged)
     def _editing_changed(self, event: MemoryDetail.EditingChanged) -> None:

@@ -59,7 +59,9 @@ from ...text.textio import BOM, decode_bytes
 from ...text.yamledit import REMOVE, edit_frontmatter
 from ...write.journal import FileChange, Plan
 from ...write.writes import snapshot
+from ..file_version import plan_file_version
 from ..writing import register_writer
+from .adapter import CognitiveMemoryAdapter
 from .memories import _Invalid, _validate
 from .schema import ARCHIVE_DIR, DIR_TYPES, FORMAT_ID, GRAPH_DIR, TYPE_DIRS, VAULT_DIR
 from .write_values import _check_change, _fraction_ok, _now_of, _to_text, _with_body, bumped_updated
@@ -220,6 +222,12 @@ class CognitiveMemoryWriter:
         if current.area != ARCHIVE_DIR or current.type_dir is None:
             raise RefusedError("not archived")
         return self._move("restore", current, (GRAPH_DIR, current.type_dir))
+
+    # -- history: put back an earlier version ---------------------------------
+
+    def plan_restore_version(self, memory: Memory, data: bytes, expected: bytes | None) -> Plan:
+        """The file's bytes at an earlier commit, written back whole (see file_version)."""
+        return plan_file_version(CognitiveMemoryAdapter(), memory, data, expected)
 
     # ---------------------------------------------------------------- rewrites
 

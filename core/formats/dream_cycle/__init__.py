@@ -10,8 +10,10 @@ restore markers), `rescan` (re-reading only the sections a change touched),
 `linking` (what a changed file replaces in the linked result) and `decay`.
 Writing: `writer` holds `DreamCycleWriter` and its registration, helped by
 `write_files` (files as byte lines, the state a plan checks), `write_fields`
-(dc comment edits), `write_promote`, `write_archive` and `write_restore`;
+(dc comment edits), `write_promote`, `write_archive`, `write_restore` and
+`write_version` (an earlier version of a section put back, for history);
 `runs` holds the decay run and the type distribution.
 `preview` shows the observations as the agent loads them and what decays out
-within 7 and 30 days.
+within 7 and 30 days.  `history` says where a section or an archive entry is
+in each version of its file in git history.
 """

@@ -38,7 +38,7 @@ from ...health import STATUS_HEALTH
 from ...model import DecayInfo, FileScan, Health, Memory, Problem, Reason, ScanResult
 from ...refs import PointerField
 from ...safe_io import open_regular
-from ..adapter import FormatAdapter, FormatInfo, PromoteOption
+from ..adapter import FormatAdapter, FormatInfo, HistoryScope, PromoteOption
 from ..files import Listing, list_files
 from ..linking import Changes, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
@@ -54,6 +54,7 @@ from .files import (
     _where,
     problem,
 )
+from .history import history_extract, history_scope
 from .ids import IdAllocator, _RecordingIds, _ReplayMismatch
 from .linking import _DreamLinkState, _Splice, _splice_plan
 from .preview import observations_preview
@@ -306,6 +307,14 @@ class DreamCycleAdapter(FormatAdapter):
     ) -> list[PreviewSection]:
         """observations.md as loaded, and what decays out within 7 and 30 days (see `preview`)."""
         return observations_preview(self, root, result.memories, request)
+
+    def history_scope(self, memory: Memory) -> HistoryScope:
+        """A section by its heading, an archive entry by its id (see dream_cycle.history)."""
+        return history_scope(memory)
+
+    def history_extract(self, scope: HistoryScope, data: bytes) -> bytes | None:
+        """The section's bytes or the entry's line in one version of its file."""
+        return history_extract(scope, data)
 
 
 __all__ = ["DreamCycleAdapter"]

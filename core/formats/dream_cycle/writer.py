@@ -96,6 +96,7 @@ from .write_files import (
 )
 from .write_promote import promote_plan
 from .write_restore import restore_jsonl, restore_md
+from .write_version import version_plan
 
 #: Where pin remembers the dc:ttl it replaced.
 PIN_MARKER = "dc:ttl_before_pin"
@@ -374,6 +375,12 @@ class DreamCycleWriter:
         if fresh.path == ARCHIVED_MD:
             return restore_md(state, fresh, when)
         raise RefusedError(f"{fresh.path}: not an archive memlens knows how to restore from")
+
+    # -- history: put back an earlier version ------------------------------
+
+    def plan_restore_version(self, memory: Memory, data: bytes, expected: bytes | None) -> Plan:
+        """The section's lines at an earlier commit, put back (see write_version)."""
+        return version_plan(memory, data, expected)
 
 
 WRITER = DreamCycleWriter()

@@ -107,8 +107,9 @@ from ...model import DecayInfo, FileScan, Health, Memory, ScanResult
 from ...refs import PointerField
 from ...safe_io import read_regular
 from ...text.dates import days_between
-from ..adapter import FormatAdapter, FormatInfo, PromoteOption
+from ..adapter import FormatAdapter, FormatInfo, HistoryScope, PromoteOption
 from ..files import Listing, list_files
+from ..history_parts import record_line, record_scope
 from ..linking import Changes, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
 from .jsonl import JsonLine, LineError, parse_json_lines
@@ -383,6 +384,14 @@ class ExperienceRecordAdapter(FormatAdapter):
     ) -> list[PreviewSection]:
         """The spec's hybrid retrieval for the prompt, with lenses and stances (see `preview`)."""
         return retrieval_preview(self, root, result, request)
+
+    def history_scope(self, memory: Memory) -> HistoryScope:
+        """A record is the one line of experiences.jsonl holding its id."""
+        return record_scope(memory.path, memory.id)
+
+    def history_extract(self, scope: HistoryScope, data: bytes) -> bytes | None:
+        """The record's line in one version of experiences.jsonl."""
+        return record_line(data, scope.key)
 
 
 __all__ = ["ExperienceRecordAdapter"]

@@ -453,6 +453,18 @@ class ExperienceRecordWriter:
             reads=self._reads(state, [change]),
         )
 
+    def plan_restore_version(self, memory: Memory, data: bytes, expected: bytes | None) -> Plan:
+        """Refused: a raw record is immutable, so an earlier version is never written back.
+
+        Its history is for reading (`memlens history --at`); a correction is
+        a new record derived upward (`memlens promote`, or an edit of the body).
+        """
+        raise RefusedError(
+            f"{memory.id}: raw experience records are immutable; memlens never rewrites one,"
+            " so an earlier version can be shown but not restored (derive a corrected"
+            " record instead: edit the body or promote)"
+        )
+
 
 WRITER = register_writer(ExperienceRecordWriter())
 

@@ -36,7 +36,9 @@ from ...errors import RefusedError
 from ...model import Memory
 from ...text.yamledit import REMOVE, edit_frontmatter
 from ...write.journal import Plan
+from ..file_version import plan_file_version
 from ..writing import register_writer
+from .adapter import ObservationV1Adapter
 from .schema import ARCHIVE_DIR, COMPREHENSION_DIR, FORMAT_ID, KIND_OBSERVATION, OBSERVATIONS_DIR
 from .write_fields import _check_new_id, _check_only, _closing_fence, _edit_nested, _native_name
 from .write_files import _load, _move_plan, _same, _show, _strs, _validate, _write_plan
@@ -197,6 +199,12 @@ class ObservationV1Writer:
         folder = OBSERVATIONS_DIR if doc.kind == KIND_OBSERVATION else COMPREHENSION_DIR
         dst_rel = f"{folder}/{doc.path.name}"
         return _move_plan("restore", doc, dst_rel, f"restore: move {doc.rel} -> {dst_rel}")
+
+    # -- history: put back an earlier version ---------------------------------
+
+    def plan_restore_version(self, memory: Memory, data: bytes, expected: bytes | None) -> Plan:
+        """The file's bytes at an earlier commit, written back whole (see file_version)."""
+        return plan_file_version(ObservationV1Adapter(), memory, data, expected)
 
 
 WRITER = register_writer(ObservationV1Writer())

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
@@ -41,16 +41,19 @@ from ...model import (
     ScanResult,
 )
 from ...refs import PointerField
-from ..adapter import FormatAdapter, FormatInfo
+from ..adapter import FieldWrite, FormatAdapter, FormatInfo
 from ..files import Listing, SkippedEntry, dir_state, list_dirs, list_md, rel_posix, unlistable
 from ..linking import Changes, one_memory_files, relinked, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
 from ..reading import problem_from
+from ..recall_model import RecallHit, RecallRequest
 from .decay import _lifespan, _status, observation_decay
+from .decay2 import observation2_decay, recall_weight, verdict, writeback
 from .linking import _agent_of, _OceanLinkState, _resolve_backlinks, _stems, _twin
 from .locations import _has_agent_memory, _order, _owned, locate
 from .observations import _parse
 from .preview import recall_preview
+from .recall import recall
 from .schema import FORMAT_ID, POINTER_FIELDS
 
 
@@ -278,6 +281,9 @@ class ProjectOceanAdapter(FormatAdapter):
         What a search index needs for 100k memories; both go through
         `_lifespan` and `_status` (a test holds them equal).
         """
+        if memory.native.get("generation") == 2:
+            v = verdict(memory, as_of)
+            return v.status, STATUS_HEALTH[v.status], recall_weight(memory, as_of), None
         life = _lifespan(memory, as_of)
         if life is None:
             status = "archived" if memory.archived else "permanent"
@@ -288,8 +294,29 @@ class ProjectOceanAdapter(FormatAdapter):
         return status, STATUS_HEALTH[status], weight, None
 
     def decay(self, memory: Memory, as_of: date, *, explain: bool = True) -> DecayInfo:
-        """Status and weight as memory-decay.py / memory-search.py would see them."""
+        """Status and weight as memory-decay.py / memory-search.py would see them.
+
+        Each file by its own generation: `decay` (first) or `decay2` (second;
+        its weight is memory-search.py's importance × freshness).
+        """
+        if memory.native.get("generation") == 2:
+            return observation2_decay(memory, as_of, explain=explain)
         return observation_decay(memory, as_of, explain=explain)
+
+    def decay_writebacks(self, memories: Sequence[Memory], as_of: date) -> list[FieldWrite]:
+        """The second generation's neglect penalty (never compounded) and max-age extensions."""
+        out: list[FieldWrite] = []
+        for m in sorted(memories, key=lambda m: m.path):
+            if m.native.get("generation") != 2:
+                continue
+            found = writeback(m, as_of)
+            if found is not None:
+                out.append(FieldWrite(m, dict(found[0]), found[1]))
+        return out
+
+    def recall(self, memories: Sequence[Memory], request: RecallRequest) -> list[RecallHit]:
+        """memory-search.py's ranking (`recall`): cosine × importance × freshness."""
+        return recall(memories, request)
 
     def agent_preview(
         self, root: Path, result: ScanResult, request: PreviewRequest

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ...identity import ByIdentity
-from ...model import LinkState, Memory, ReferenceProblem, RefIssue
+from ...model import LinkState, Memory, ReferenceProblem, RefIssue, Relation
 from ...refs import is_unsafe_reference
 from .schema import FORMAT_ID, SHARED
 
@@ -40,6 +40,70 @@ def backlink_name(ref: str) -> str | None:
     """
     m = BACKLINK_RE.match(ref)
     return m.group(1) if m and not is_unsafe_reference(ref) else None
+
+
+#: memory-ref.py's agent list, in its order: a second-generation backlink
+#: (a bare file name) resolves in the first of these agents holding it.
+SCRIPT_AGENTS: tuple[str, ...] = ("captain", "scout", "shield", "hawk", "forge", "watchtower")
+
+
+def script_agent_order(agents: list[str]) -> list[str]:
+    """The agents in memory-ref.py's order, then any other agent by name.
+
+    The script reads only its six agents; memlens reads every agent folder,
+    so the others come after them (a decision: the script is silent).
+    """
+    known = [a for a in SCRIPT_AGENTS if a in agents]
+    return known + sorted(a for a in agents if a not in SCRIPT_AGENTS)
+
+
+def backlink2_name(ref: str) -> str | None:
+    """The file stem a second-generation backlink names (`.md` optional), or None if unsafe.
+
+    memory-ref.py appends `.md` to any name; memlens accepts any name
+    without path syntax (the first generation insists on obs-YYYY-MM-DD-NNN).
+    """
+    if is_unsafe_reference(ref) or not ref.strip() or ref != ref.strip():
+        return None
+    stem = ref[:-3] if ref.endswith(".md") else ref
+    return stem or None
+
+
+def ref_by_id(ref: str) -> str | None:
+    """The id a `ref_by` entry (`agent/obs-...`) names, or None if it is unsafe.
+
+    At most one `/`, between two safe names: `../x`, `a/b/c` and the like
+    are path syntax and never looked up.  A bare name (no agent) names no
+    id: it is looked up as written and found dangling.
+    """
+    agent, sep, name = ref.partition("/")
+    if not sep:
+        return None if is_unsafe_reference(ref) or not ref.strip() else ref
+    if "/" in name or not agent or not name:
+        return None
+    if is_unsafe_reference(agent) or is_unsafe_reference(name):
+        return None
+    return ref
+
+
+def _resolve_one(
+    m: Memory, rel: Relation, ids: set[str], order: list[str], agents2: list[str]
+) -> tuple[str | None, str | None]:
+    """(stem named, resolved id) of one relation; stem None: unsafe."""
+    if rel.type == "ref_by":
+        target = ref_by_id(rel.target)
+        if target is None:
+            return None, None
+        return target.rpartition("/")[2], target if target in ids else None
+    if m.native.get("generation") == 2:
+        stem = backlink2_name(rel.target)
+        prefixes = agents2
+    else:
+        stem = backlink_name(rel.target)
+        prefixes = order
+    if stem is None:
+        return None, None
+    return stem, next((f"{p}/{stem}" for p in prefixes if f"{p}/{stem}" in ids), None)
 
 
 def _resolution_order(memory: Memory, agents: list[str]) -> list[str]:
@@ -82,23 +146,21 @@ def _resolve_backlinks(
     if agents is None:
         agents = sorted({str(m.native["agent"]) for m in memories if not m.native.get("shared")})
     problems: list[ReferenceProblem] = []
+    agents2 = script_agent_order(agents)
     for m in memories:
         if not m.relations:
             continue
-        order: list[str] | None = None
+        order = _resolution_order(m, agents) if m.native.get("generation") != 2 else []
         changed = False
         resolved_all: list[str | None] = []
         for rel in m.relations:
-            name = backlink_name(rel.target)
-            resolved: str | None = None
+            name, resolved = _resolve_one(m, rel, ids, order, agents2)
+            issue: RefIssue | None = None
             if name is None:
-                issue: RefIssue | None = RefIssue.UNSAFE
+                issue = RefIssue.UNSAFE
             else:
                 if names is not None:
                     names.setdefault(name, ByIdentity())[id(m)] = m
-                if order is None:
-                    order = _resolution_order(m, agents)
-                resolved = next((f"{p}/{name}" for p in order if f"{p}/{name}" in ids), None)
                 issue = None if resolved else RefIssue.DANGLING
             if issue is not None:
                 problems.append(
@@ -138,7 +200,17 @@ def _twin(rel: str) -> str | None:
 
 
 def _stems(memory: Memory) -> set[str]:
-    return {n for r in memory.relations if (n := backlink_name(r.target)) is not None}
+    out: set[str] = set()
+    gen2 = memory.native.get("generation") == 2
+    for r in memory.relations:
+        if r.type == "ref_by":
+            target = ref_by_id(r.target)
+            name = target.rpartition("/")[2] if target is not None else None
+        else:
+            name = backlink2_name(r.target) if gen2 else backlink_name(r.target)
+        if name is not None:
+            out.add(name)
+    return out
 
 
 def _agent_of(memory: Memory) -> str | None:

@@ -13,8 +13,9 @@ from ...text.dates import parse_date
 from ...text.frontmatter import load_frontmatter
 from ...text.textio import decode_bytes, read_text
 from .decay import DecaySpec, _decay_spec
+from .decay2 import parse_max_age
 from .locations import _Location, locate
-from .schema import _KNOWN, FORMAT_ID
+from .schema import _KNOWN, FORMAT_ID, GEN1_FIELDS, GEN2_FIELDS
 
 
 def parse_observation(root: Path, rel: str, data: bytes | None = None) -> Memory:
@@ -97,6 +98,111 @@ class _Fields:
         return value
 
 
+def _generation(f: _Fields) -> int:
+    """1 (`confidence`/`decay`) or 2 (`importance`/`max_age`); ParseError when mixed."""
+    first = [k for k in GEN1_FIELDS if k in f.data]
+    second = [k for k in GEN2_FIELDS if k in f.data]
+    if first and second:
+        raise f.fail(
+            Reason.WRONG_TYPE,
+            f"mixes the first generation's {' and '.join(first)} with the second's "
+            f"{' and '.join(second)}; a file is one or the other",
+            second[0],
+        )
+    if second:
+        return 2
+    return 1
+
+
+def _gen1(f: _Fields) -> tuple[float | int, dict[str, Any]]:
+    """confidence and decay (the first generation); (confidence, native fields)."""
+    confidence = f.required("confidence")
+    if not _is_number(confidence):
+        raise f.wrong("confidence", confidence, "a number between 0.0 and 1.0")
+    if not (0.0 <= confidence <= 1.0):  # NaN fails this test too
+        raise f.fail(Reason.OUT_OF_RANGE, f"confidence {confidence} outside 0.0-1.0", "confidence")
+    decay_raw = f.data.get("decay")
+    spec: DecaySpec | None = None
+    if decay_raw is not None:
+        spec = _decay_spec(decay_raw)
+        if spec is None:
+            raise f.wrong("decay", decay_raw, "linear-Nd or exponential-Nd")
+    return confidence, {
+        "generation": 1,
+        "decay": decay_raw.strip() if isinstance(decay_raw, str) else None,
+        "decay_kind": spec.kind if spec else None,
+        "lifespan_days": spec.days if spec else None,
+    }
+
+
+def _number01(f: _Fields, key: str, value: Any) -> float | int:
+    if not _is_number(value):
+        raise f.wrong(key, value, "a number between 0.0 and 1.0")
+    if not (0.0 <= value <= 1.0):
+        raise f.fail(Reason.OUT_OF_RANGE, f"{key} {value} outside 0.0-1.0", key)
+    return value  # type: ignore[no-any-return]
+
+
+def _gen2(f: _Fields) -> tuple[float | int, dict[str, Any]]:
+    """importance, max_age, refs, ref_by, promoted (the second generation)."""
+    importance = _number01(f, "importance", f.required("importance"))
+    max_age = f.required("max_age")
+    try:
+        days = parse_max_age(max_age)
+    except ValueError:
+        raise f.wrong("max_age", max_age, "Nd (a whole number of days) or permanent") from None
+    refs = f.data.get("refs")
+    if refs is not None:
+        if not isinstance(refs, int) or isinstance(refs, bool):
+            raise f.wrong("refs", refs, "a whole number")
+        if refs < 0:
+            raise f.fail(Reason.OUT_OF_RANGE, f"refs {refs} is negative", "refs")
+    ref_by_raw = f.data.get("ref_by")
+    ref_by = () if ref_by_raw is None else f.str_list("ref_by", ref_by_raw)
+    penalty = f.data.get("neglect_penalty")
+    if penalty is not None:
+        penalty = _number01(f, "neglect_penalty", penalty)
+    return importance, {
+        "generation": 2,
+        "max_age": str(max_age).strip(),
+        "max_age_days": days,
+        "refs": refs if refs is not None else 0,
+        "ref_by": list(ref_by),
+        "promoted": f.optional_bool("promoted") is True,
+        "neglect_penalty": penalty,
+    }
+
+
+def _common(f: _Fields, generation: int) -> tuple[tuple[str, ...], Any, str | None]:
+    """tags, created and source: required in the first generation, optional in the second.
+
+    The second generation's scripts default them (no tags, no created date:
+    freshness 1.0, source "unknown"), so a file without them still works.
+    """
+    get = f.required if generation == 1 else f.data.get
+    tags_raw = get("tags")
+    tags = () if tags_raw is None else f.str_list("tags", tags_raw)
+    created_raw = get("created")
+    created = None if created_raw is None else parse_date(created_raw)
+    if created_raw is not None and created is None:
+        raise f.wrong("created", created_raw, "a YYYY-MM-DD date")
+    source = get("source")
+    if source is not None and not isinstance(source, str):
+        raise f.wrong("source", source, "a string")
+    return tags, created, source
+
+
+def _relations(f: _Fields) -> tuple[Relation, ...]:
+    """Backlinks, and (second generation) who cites this observation (`ref_by`)."""
+    out: list[Relation] = []
+    for key, kind in (("backlinks", "backlink"), ("ref_by", "ref_by")):
+        raw = f.data.get(key)
+        values = () if raw is None else f.str_list(key, raw)
+        # Resolved once every file is read (see _resolve_backlinks).
+        out.extend(Relation(target=b, type=kind, field=key) for b in values)
+    return tuple(out)
+
+
 def _parse(loc: _Location, root: Path, raw: bytes | None = None) -> Memory:
     """One file (or `raw`, bytes meant for it) -> Memory, or ParseError with the path id."""
     try:
@@ -108,36 +214,18 @@ def _parse(loc: _Location, root: Path, raw: bytes | None = None) -> Memory:
     stem = loc.stem
     mem_id = f"{loc.agent}/{stem}"
     f = _Fields(data, doc.header, loc.rel, mem_id)
-
-    tags = f.str_list("tags", f.required("tags"))
-
-    confidence = f.required("confidence")
-    if not _is_number(confidence):
-        raise f.wrong("confidence", confidence, "a number between 0.0 and 1.0")
-    if not (0.0 <= confidence <= 1.0):  # NaN fails this test too
-        raise f.fail(Reason.OUT_OF_RANGE, f"confidence {confidence} outside 0.0-1.0", "confidence")
-
-    created_raw = f.required("created")
-    created = parse_date(created_raw)
-    if created is None:
-        raise f.wrong("created", created_raw, "a YYYY-MM-DD date")
-
-    source = f.required("source")
-    if not isinstance(source, str):
-        raise f.wrong("source", source, "a string")
-
-    decay_raw = data.get("decay")
-    spec: DecaySpec | None = None
-    if decay_raw is not None:
-        spec = _decay_spec(decay_raw)
-        if spec is None:
-            raise f.wrong("decay", decay_raw, "linear-Nd or exponential-Nd")
-
-    backlinks_raw = data.get("backlinks")
-    backlinks = () if backlinks_raw is None else f.str_list("backlinks", backlinks_raw)
+    generation = _generation(f)
+    tags, created, source = _common(f, generation)
+    if generation == 1:
+        confidence: float | int | None
+        confidence, gen_native = _gen1(f)
+        importance = None
+    else:
+        importance, gen_native = _gen2(f)
+        confidence = None
+    relations = _relations(f)
     verified = f.optional_bool("verified")
     pinned = f.optional_bool("pinned")
-
     promoted_from = data.get("promoted_from")
     promoted_at = parse_date(data.get("promoted_at"))
     body = doc.body
@@ -150,11 +238,11 @@ def _parse(loc: _Location, root: Path, raw: bytes | None = None) -> Memory:
         body=body,
         path=loc.rel,
         tags=tags,
+        importance=importance,
         confidence=confidence,
         created=created,
         source=source,
-        # Resolved once every file is read (see _resolve_backlinks).
-        relations=tuple(Relation(target=b, type="backlink", field="backlinks") for b in backlinks),
+        relations=relations,
         fields=data,  # a fresh mapping per read: nothing else holds it
         extra={k: v for k, v in data.items() if k not in _KNOWN},
         pinned=pinned is True,
@@ -164,9 +252,7 @@ def _parse(loc: _Location, root: Path, raw: bytes | None = None) -> Memory:
             "area": loc.area,
             "shared": loc.shared,
             "stem": stem,
-            "decay": decay_raw.strip() if isinstance(decay_raw, str) else None,
-            "decay_kind": spec.kind if spec else None,
-            "lifespan_days": spec.days if spec else None,
+            **gen_native,
             "verified": verified is True,
             "promoted_from": promoted_from if isinstance(promoted_from, str) else None,
             "promoted_at": promoted_at.isoformat() if promoted_at else None,

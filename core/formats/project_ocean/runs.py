@@ -38,10 +38,13 @@ from ..scanned import ScannedVault, ScannedVaults
 from .adapter import ProjectOceanAdapter
 from .locations import locate
 from .schema import FORMAT_ID, SHARED
+from .write_files import promoted_name
 
 _ADAPTER = ProjectOceanAdapter()
 
 DEFAULT_THRESHOLD = 0.8
+#: Second generation: a verified observation qualifies from this importance.
+VERIFIED_THRESHOLD = 0.6
 
 
 def _stand_in(vault: ScannedVault, mem_id: str, path: str, title: str, kind: str) -> Memory:
@@ -85,20 +88,41 @@ def _judge(
         return "already shared (shared observations are not promoted)"
     if memory.archived:
         return "archived (restore it to vault/ before promoting)"
-    confidence = memory.confidence
-    if not isinstance(confidence, int | float) or isinstance(confidence, bool):
-        return "no numeric confidence"
-    if confidence < threshold:
-        return f"confidence {confidence} below threshold {threshold}"
+    if memory.native.get("generation") == 2:
+        why = _judge2(memory, threshold)
+        if why is not None:
+            return why
+    else:
+        confidence = memory.confidence
+        if not isinstance(confidence, int | float) or isinstance(confidence, bool):
+            return "no numeric confidence"
+        if confidence < threshold:
+            return f"confidence {confidence} below threshold {threshold}"
     if require_verified and not memory.native.get("verified"):
         return "not verified (--require-verified)"
     try:
-        copy = _promoted_copy(memory.vault_root, _file_of(memory))
+        copy = _promoted_copy(memory.vault_root, promoted_name(memory))
     except UnsafePathError:
         return "shared/observations/ leaves the vault (a symbolic link?); refused"
     if copy is not None:
         return f"already promoted ({copy} exists)"
     return None
+
+
+def _judge2(memory: Memory, threshold: float) -> str | None:
+    """The second generation's memory-promote.py: earned importance >= the threshold
+    (0.8), or verified and >= 0.6; never a file already marked `promoted: true`."""
+    if memory.native.get("promoted"):
+        return "already promoted (promoted: true)"
+    importance = float(memory.importance if memory.importance is not None else 0.5)
+    if importance >= threshold:
+        return None
+    if memory.native.get("verified") and importance >= VERIFIED_THRESHOLD:
+        return None
+    return (
+        f"importance {importance} below {threshold} "
+        f"(and not verified with importance >= {VERIFIED_THRESHOLD})"
+    )
 
 
 def promotion_candidates(
@@ -179,7 +203,7 @@ def split_name_clashes(
     refused: list[tuple[Memory, str]] = []
     first: dict[tuple[str, str], Memory] = {}
     for m in candidates:
-        name = _file_of(m)
+        name = promoted_name(m)
         winner = first.setdefault((str(m.vault_root), name), m)
         if winner is m:
             kept.append(m)

@@ -15,7 +15,8 @@ from ...text.dates import parse_date
 from ...text.paths import safe_join
 from ...text.yamledit import REMOVE
 from .decay import parse_decay_spec
-from .linking import backlink_name
+from .decay2 import parse_max_age
+from .linking import backlink_name, ref_by_id
 from .observations import parse_observation
 
 #: Fields the format requires; `set` may change them but never remove them.
@@ -111,7 +112,30 @@ def _check_field(name: str, value: Any) -> Any:
                     "paths are refused"
                 )
         return list(value)
-    if name in ("verified", "pinned"):
+    if name in ("importance", "neglect_penalty"):
+        if not _is_number(value) or not math.isfinite(value) or not 0.0 <= value <= 1.0:
+            raise RefusedError(f"{name}: {value!r} is not a number between 0.0 and 1.0")
+        return value
+    if name == "max_age":
+        try:
+            parse_max_age(value)
+        except ValueError:
+            raise RefusedError(
+                f"max_age: {value!r} is not Nd (a whole number of days) or permanent"
+            ) from None
+        return value
+    if name == "refs":
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise RefusedError(f"refs: {value!r} is not a whole number >= 0")
+        return value
+    if name == "ref_by":
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            raise RefusedError(f"ref_by: {value!r} is not a list of agent/obs-... names")
+        for ref in value:
+            if ref_by_id(ref) is None:
+                raise RefusedError(f"ref_by: {ref!r} is not agent/name; paths are refused")
+        return list(value)
+    if name in ("verified", "pinned", "promoted"):
         if not isinstance(value, bool):
             raise RefusedError(f"{name}: {value!r} is not true or false")
         return value

@@ -34,6 +34,15 @@ class _Loaded:
     fresh: Memory
 
 
+def promoted_name(memory: Memory) -> str:
+    """The shared copy's file name: the same name (first generation), or
+    `<agent>-<name>` as the second generation's memory-promote.py names it."""
+    name = safe_name(Path(memory.path).name)
+    if memory.native.get("generation") == 2:
+        return safe_name(f"{memory.native.get('agent', '')}-{name}")
+    return name
+
+
 def destination(memory: Memory, action: str) -> str:
     """Vault-relative path an archive / restore / promote of `memory` goes to.
 
@@ -43,7 +52,7 @@ def destination(memory: Memory, action: str) -> str:
     agent = str(memory.native.get("agent", ""))
     shared = bool(memory.native.get("shared"))
     if action == "promote":
-        return f"shared/observations/{name}"
+        return f"shared/observations/{promoted_name(memory)}"
     if action == "archive":
         if shared:
             return f"shared/observations/archive/{name}"

@@ -40,7 +40,9 @@ from ...text.paths import safe_join
 from ...text.yamledit import REMOVE
 from ...write.journal import FileChange, Plan
 from ...write.writes import snapshot
+from ..file_version import plan_file_version
 from ..writing import register_writer
+from .adapter import ProjectOceanAdapter
 from .schema import FORMAT_ID
 from .write_fields import _DATE_FIELDS, _check_field, _promote_date, _refuse_if_promoted
 from .write_files import (
@@ -163,18 +165,29 @@ class ProjectOceanWriter:
         archived_copy = _refuse_if_promoted(doc.root, dst_rel)
         new = _edit(doc.raw, {"promoted_from": agent, "promoted_at": when}, "promoted_from")
         copy = _validate(doc.root, dst_rel, new, "promoted_from")
-        change = FileChange(
-            kind="create", path=dst, expected=snapshot(dst), data=new.encode("utf-8")
-        )
+        changes = [
+            FileChange(kind="create", path=dst, expected=snapshot(dst), data=new.encode("utf-8"))
+        ]
+        source_note = "source unchanged"
+        if doc.fresh.native.get("generation") == 2:
+            # memory-promote.py (second generation) marks the source `promoted: true`.
+            marked = _edit(doc.raw, {"promoted": True}, "promoted")
+            _validate(doc.root, doc.rel, marked, "promoted")
+            changes.append(
+                FileChange(
+                    kind="write", path=doc.path, expected=doc.snap, data=marked.encode("utf-8")
+                )
+            )
+            source_note = "source gets promoted: true"
         return Plan(
             action="promote",
             vault_root=doc.root,
             memory_ids=[doc.fresh.id, copy.id],
             summary=(
                 f"promote: copy {doc.rel} to {dst_rel} with promoted_from: {agent}, "
-                f"promoted_at: {when.isoformat()} (source unchanged)"
+                f"promoted_at: {when.isoformat()} ({source_note})"
             ),
-            changes=[change],
+            changes=changes,
             # The copy is made from the source's bytes as read now, and the
             # "already promoted" check looked at the archived copy's place:
             # apply refuses if either changed before it runs.
@@ -204,6 +217,12 @@ class ProjectOceanWriter:
             raise RefusedError(f"{memory.id} is not archived")
         dst_rel = destination(doc.fresh, "restore")
         return _move_plan("restore", doc, dst_rel, f"restore: move {doc.rel} back to {dst_rel}")
+
+    # -- history: put back an earlier version ---------------------------------
+
+    def plan_restore_version(self, memory: Memory, data: bytes, expected: bytes | None) -> Plan:
+        """The file's bytes at an earlier commit, written back whole (see file_version)."""
+        return plan_file_version(ProjectOceanAdapter(), memory, data, expected)
 
 
 register_writer(ProjectOceanWriter())

@@ -1,0 +1,317 @@
+"""`python -m bench history`: one memory's git history in a 10,000-commit repository.
+
+Builds a repository with `git fast-import` in a temporary folder (a few
+seconds): three vaults in a subfolder (`vaults/`), and COMMITS commits, each
+one of
+
+- an edit of one of 400 Project Ocean notes (50%),
+- a Dream Cycle change (30%): a new section appended, or a section's body
+  edited; past 150 sections the oldest is removed (as the decay run
+  archives it), so observations.md stays near its working size (~50 KB),
+- an experience record appended (10%; the file ends near 400 KB),
+- an unrelated file outside the vaults (10%).
+
+One memory of each kind is the target: the note (edited every ~300 commits,
+archived by a rename near the end), the section (edited every ~200 commits)
+and the record (edited a few times).  Then it times `memory_history` (the
+core call the CLI and the app make: git log, blob reads, extraction) for
+each, warm (best and median of --runs), and the whole `memlens history`
+command once as a separate process (Python start and the catalog load
+included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+NOTES = 400
+MAX_SECTIONS = 150
+TARGET_NOTE = "ocean/agents/atlas/memory/vault/obs-2026-01-01-007.md"
+TARGET_NOTE_ARCHIVED = "ocean/agents/atlas/memory/archive/obs-2026-01-01-007.md"
+TARGET_TITLE = "Target section"
+TARGET_RECORD = "exp_target"
+WORDS = [
+    "disk",
+    "cache",
+    "sync",
+    "review",
+    "lease",
+    "deploy",
+    "rollback",
+    "index",
+    "latency",
+    "budget",
+    "queue",
+    "retry",
+    "schema",
+    "migration",
+    "token",
+    "backup",
+    "alert",
+    "owner",
+    "sprint",
+    "design",
+    "metric",
+    "trace",
+]
+
+
+def _text(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
+
+
+def _note(rng: random.Random, k: int) -> str:
+    return (
+        f"---\ntags: [bench]\nconfidence: 0.{rng.randint(5, 9)}\ncreated: 2026-01-01\n"
+        f"decay: linear-365d\nsource: atlas\n---\nRevision {k}. {_text(rng, 120)}\n"
+    )
+
+
+def _section(title: str, rng: random.Random) -> str:
+    return (
+        f"## {title}\n<!-- dc:type=fact dc:importance={rng.randint(4, 9)}.0 dc:ttl=180"
+        f" dc:date=2026-01-01 -->\n{_text(rng, 40)}\n\n"
+    )
+
+
+def _record(rid: str, rng: random.Random, p: float = 0.9) -> str:
+    obj = {
+        "id": rid,
+        "type": "occurrence",
+        "created_at": "2026-01-01T09:00:00Z",
+        "content": {"text": _text(rng, 25), "media": [], "structured": {}},
+        "provenance": {"sources": [], "actor": "user", "method": "capture"},
+        "evidence_ptrs": [],
+        "confidence": {"p": p, "method": "direct_capture"},
+        "parents": [],
+    }
+    return json.dumps(obj) + "\n"
+
+
+class _Stream:
+    """A git fast-import stream, one commit at a time."""
+
+    def __init__(self, out: list[bytes]) -> None:
+        self.out = out
+        self.n = 0
+
+    def commit(self, message: str, ops: list[tuple[str, str, str | None]]) -> None:
+        self.n += 1
+        when = 1_760_000_000 + self.n * 600
+        msg = message.encode()
+        head = (
+            f"commit refs/heads/main\nauthor Bench <bench@example.invalid> {when} +0000\n"
+            f"committer Bench <bench@example.invalid> {when} +0000\ndata {len(msg)}\n"
+        ).encode()
+        self.out.append(head + msg + b"\n")
+        for kind, path, data in ops:
+            if kind == "M":
+                assert data is not None
+                raw = data.encode()
+                where = path[3:] if path.startswith("../") else f"vaults/{path}"
+                self.out.append(f"M 100644 inline {where}\ndata {len(raw)}\n".encode())
+                self.out.append(raw + b"\n")
+            else:  # "R": data is the new path
+                self.out.append(f'R "vaults/{path}" "vaults/{data}"\n'.encode())
+        self.out.append(b"\n")
+
+
+def _initial(rng: random.Random, s: _Stream, notes: dict[str, str]) -> tuple[list[str], str]:
+    for i in range(NOTES):
+        notes[f"ocean/agents/atlas/memory/vault/obs-2026-01-01-{i:03d}.md"] = _note(rng, 0)
+    sections = [_section(f"Observation {i}", rng) for i in range(60)]
+    sections.insert(30, _section(TARGET_TITLE, rng))
+    records = "".join(_record(f"exp_{i}", rng) for i in range(50))
+    records += _record(TARGET_RECORD, rng)
+    ops: list[tuple[str, str, str | None]] = [("M", p, t) for p, t in notes.items()]
+    ops += [
+        ("M", "dream/observations.md", "# Observations\n\n" + "".join(sections)),
+        ("M", "exp/experiences.jsonl", records),
+    ]
+    s.commit("import the vaults", ops)
+    return sections, records
+
+
+def build(top: Path, commits: int, seed: int) -> None:
+    """The repository described in the module docstring, at `top`."""
+    rng = random.Random(seed)
+    chunks: list[bytes] = []
+    s = _Stream(chunks)
+    notes: dict[str, str] = {}
+    sections, records = _initial(rng, s, notes)
+    archived_note = False
+    serial = 0
+    while s.n < commits:
+        k = s.n
+        roll = rng.random()
+        if k % 300 == 150 and not archived_note:
+            notes[TARGET_NOTE] = _note(rng, k)
+            s.commit(f"atlas: revise target note ({k})", [("M", TARGET_NOTE, notes[TARGET_NOTE])])
+        elif k == commits - 500 and not archived_note:
+            archived_note = True
+            s.commit("decay: archive the target note", [("R", TARGET_NOTE, TARGET_NOTE_ARCHIVED)])
+        elif k % 200 == 100:
+            at = next(i for i, t in enumerate(sections) if t.startswith(f"## {TARGET_TITLE}\n"))
+            sections[at] = _section(TARGET_TITLE, rng)
+            s.commit("dream: edit the target section", [_obs(sections)])
+        elif k % 2500 == 1200:
+            records = records.replace(
+                next(r for r in records.splitlines() if TARGET_RECORD in r) + "\n",
+                _record(TARGET_RECORD, rng, round(rng.random(), 2)),
+            )
+            s.commit("exp: correct the target record", [("M", "exp/experiences.jsonl", records)])
+        elif roll < 0.50:
+            path = rng.choice(sorted(p for p in notes if p != TARGET_NOTE))
+            notes[path] = _note(rng, k)
+            s.commit(f"atlas: update {path.rsplit('/', 1)[1]}", [("M", path, notes[path])])
+        elif roll < 0.80:
+            serial += 1
+            ops = _dream_change(rng, sections, serial)
+            if len(sections) > MAX_SECTIONS:
+                sections.pop(0 if not sections[0].startswith(f"## {TARGET_TITLE}") else 1)
+                ops = [_obs(sections)]
+            s.commit("dream: observe", ops)
+        elif roll < 0.90:
+            serial += 1
+            records += _record(f"exp_n{serial}", rng)
+            s.commit("exp: capture", [("M", "exp/experiences.jsonl", records)])
+        else:
+            s.commit("docs: unrelated", [("M", "../NOTES.md", _text(rng, 30) + "\n")])
+    subprocess.run(["git", "init", "-q", "-b", "main", str(top)], check=True, env=_env())
+    subprocess.run(
+        ["git", "fast-import", "--quiet"],
+        cwd=top,
+        input=b"".join(chunks),
+        check=True,
+        env=_env(),
+    )
+    subprocess.run(["git", "checkout", "-q", "main"], cwd=top, check=True, env=_env())
+
+
+def _obs(sections: list[str]) -> tuple[str, str, str | None]:
+    return ("M", "dream/observations.md", "# Observations\n\n" + "".join(sections))
+
+
+def _dream_change(
+    rng: random.Random, sections: list[str], serial: int
+) -> list[tuple[str, str, str | None]]:
+    if rng.random() < 0.5:
+        sections.append(_section(f"Observation n{serial}", rng))
+    else:
+        i = rng.randrange(len(sections))
+        if not sections[i].startswith(f"## {TARGET_TITLE}\n"):
+            title = sections[i].split("\n", 1)[0][3:]
+            sections[i] = _section(title, rng)
+    return [_obs(sections)]
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+    return env
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (git): load-independent."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _time(fn: Callable[[], object], runs: int, before: Callable[[], None]) -> list[float]:
+    """[best wall, median wall, median CPU] of `runs` calls, `before` run before each."""
+    walls: list[float] = []
+    cpus: list[float] = []
+    for _ in range(runs):
+        before()
+        c0, t0 = _cpu(), time.perf_counter()
+        fn()
+        walls.append(time.perf_counter() - t0)
+        cpus.append(_cpu() - c0)
+    return [min(walls), statistics.median(walls), statistics.median(cpus)]
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench history", description=__doc__)
+    ap.add_argument("--commits", type=int, default=10_000)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=20)
+    ap.add_argument(
+        "--keep", type=Path, default=None, help="Build here and keep it (reused if there)."
+    )
+    args = ap.parse_args(argv)
+    if shutil.which("git") is None:
+        print("git is not installed", file=sys.stderr)
+        return 1
+    tmp = Path(tempfile.mkdtemp(prefix="memlens-bench-history-"))
+    top = args.keep or tmp / "repo"
+    try:
+        t0 = time.perf_counter()
+        if not (top / ".git").is_dir():
+            build(top, args.commits, args.seed)
+        built = time.perf_counter() - t0
+        return _report(top, args, built)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _report(top: Path, args: argparse.Namespace, built: float) -> int:
+    from memlens.core.history import memory_history, versions
+    from memlens.core.scan.vault import open_catalog
+
+    count = (
+        subprocess.run(
+            ["git", "rev-list", "--count", "HEAD"], cwd=top, capture_output=True, env=_env()
+        )
+        .stdout.decode()
+        .strip()
+    )
+    load = os.getloadavg()[0]
+    print(f"repository: {count} commits, built in {built:.1f} s (git fast-import)")
+    print(f"load average at the start: {load:.1f} on {os.cpu_count()} cores")
+    catalog = open_catalog(top / "vaults")
+    section = next(m for m in catalog.memories() if m.title == TARGET_TITLE)
+    targets = {
+        "project-ocean note (renames followed)": catalog.get("atlas/obs-2026-01-01-007"),
+        "Dream Cycle section (every version read)": section,
+        "experience record (every version read)": catalog.get(TARGET_RECORD),
+    }
+    memlens = Path(sys.executable).with_name("memlens")
+    for label, memory in targets.items():
+        h = memory_history(memory)
+        cold = _time(lambda m=memory: memory_history(m), args.runs, versions._PARTS.clear)
+        warm = _time(lambda m=memory: memory_history(m), args.runs, lambda: None)
+        t0 = time.perf_counter()
+        subprocess.run(
+            [str(memlens), "--no-cache", "history", str(top / "vaults"), memory.id, "--json"],
+            check=True,
+            capture_output=True,
+        )
+        cli = time.perf_counter() - t0
+        ms = [f"{x * 1000:.0f}" for x in (*cold, *warm)]
+        print(
+            f"{label}: {len(h.commits)} commits of its own\n"
+            f"  first read: wall best {ms[0]} ms, median {ms[1]} ms, CPU {ms[2]} ms"
+            f" (memlens + git, median of {args.runs})\n"
+            f"  read again (blobs cached in the process): wall best {ms[3]} ms,"
+            f" median {ms[4]} ms, CPU {ms[5]} ms\n"
+            f"  memlens history --json, a new process (start, catalog, history):"
+            f" {cli * 1000:.0f} ms"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

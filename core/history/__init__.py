@@ -1,0 +1,32 @@
+"""Each memory's history from git: the commits that changed it, its versions, restore.
+
+- `git`: the read-only `git` command runner (fixed environment, no shell,
+  no network) and the batched blob reader.
+- `log`: one `git log` of a file read into commits and blob ids.
+- `versions`: the memory's entries, newest first, with its own bytes before
+  and after each (through its format's `history_scope`/`history_extract`),
+  and the memory as of any commit.
+- `diff`: what changed in an entry: metadata fields and a unified diff.
+- `restore`: an earlier version written back through the format's writer, as
+  a journaled, undoable edit.
+"""
+
+from __future__ import annotations
+
+from .git import GitMissingError, HistoryError, NotInGitError, Repo, open_repo
+from .log import Commit
+from .versions import Entry, History, Version, memory_history, version_at
+
+__all__ = [
+    "Commit",
+    "Entry",
+    "GitMissingError",
+    "History",
+    "HistoryError",
+    "NotInGitError",
+    "Repo",
+    "Version",
+    "memory_history",
+    "open_repo",
+    "version_at",
+]
