@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from array import array
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -83,13 +84,16 @@ def doc_terms(m: Memory) -> DocTerms:
     return DocTerms(tf, length, surface)
 
 
-def field_counts(m: Memory, term: str) -> dict[str, int]:
-    """How often `term` occurs in each field of a memory (for explain)."""
-    out: dict[str, int] = {}
+def field_counts(m: Memory) -> list[tuple[str, Counter[str]]]:
+    """Each field's term counts of a memory (for explain: one pass over its text)."""
+    out: list[tuple[str, Counter[str]]] = []
     for name, text in zip(FIELD_WEIGHTS, field_texts(m), strict=True):
-        n = sum(1 for w in words(text.lower()) if term_of(w) == term)
-        if n:
-            out[name] = n
+        counts: Counter[str] = Counter()
+        for w, c in Counter(words(text.lower())).items():
+            t = term_of(w)
+            if t is not None:
+                counts[t] += c
+        out.append((name, counts))
     return out
 
 
@@ -133,44 +137,52 @@ class LexicalIndex:
     def build(cls, memories: Sequence[Memory], alive: Sequence[bool]) -> LexicalIndex:
         """Index rows ``0..len(memories)-1``; rows not `alive` get no postings."""
         lex = cls()
-        pair_terms: list[int] = []
-        pair_rows: list[int] = []
-        pair_tf: list[float] = []
-        vocab, terms, df = lex.vocab, lex.terms, lex.df
+        term_id: dict[str, int] = {}
+        pair_terms: array[int] = array("i")
+        pair_tf: array[float] = array("d")
+        lens: array[int] = array("i")
         live = 0
+
+        def new_id(t: str) -> int:
+            term_id[t] = len(lex.terms)
+            lex.terms.append(t)
+            return term_id[t]
+
+        def id_of(t: str) -> int:
+            found = term_id.get(t)
+            return new_id(t) if found is None else found
+
         for row in range(len(memories)):
             if not alive[row]:
                 lex.dl.append(0.0)
+                lens.append(0)
                 continue
             doc = doc_terms(memories[row])  # by row: a dead row is never read
             live += 1
             lex.dl.append(doc.length)
             lex.surface.update(doc.surface)
-            for t, tf in doc.tf.items():
-                tid = vocab.get(t)
-                if tid is None:
-                    tid = vocab[t] = len(terms)
-                    terms.append(t)
-                    df.append(0)
-                df[tid] += 1
-                pair_terms.append(tid)
-                pair_rows.append(row)
-                pair_tf.append(tf)
+            pair_terms.extend(map(id_of, doc.tf))
+            pair_tf.extend(doc.tf.values())
+            lens.append(len(doc.tf))
+        lex.vocab = term_id
+        t_arr = np.frombuffer(pair_terms, dtype=np.int32) if pair_terms else np.zeros(0, np.int32)
+        lex.df = np.bincount(t_arr, minlength=len(lex.terms)).tolist()
         lex.n_docs = live
         lex.avgdl = (math.fsum(lex.dl) / live) if live else 1.0
         lex.avgdl = lex.avgdl or 1.0
-        lex._pack(pair_terms, pair_rows, pair_tf)
+        rows = np.repeat(np.arange(len(memories), dtype=np.int32), np.asarray(lens, np.int64))
+        tfs = np.frombuffer(pair_tf, dtype=np.float64) if pair_tf else np.zeros(0)
+        lex._pack(t_arr, rows, tfs)
         lex._index_words(list(lex.surface))
         return lex
 
-    def _pack(self, pair_terms: list[int], pair_rows: list[int], pair_tf: list[float]) -> None:
-        t = np.asarray(pair_terms, dtype=np.int64)
-        order = np.argsort(t, kind="stable")  # rows stay ascending within a term
-        self.rows = np.asarray(pair_rows, dtype=np.int32)[order]
-        tf2 = np.minimum(np.rint(np.asarray(pair_tf, dtype=np.float64) * 2.0), _TF2_MAX)
+    def _pack(self, terms: IntArray, rows: IntArray, tf: FloatArray) -> None:
+        order = np.argsort(terms, kind="stable")  # rows stay ascending within a term
+        self.rows = rows[order].astype(np.int32)
+        tf2 = np.minimum(np.rint(tf * 2.0), _TF2_MAX)
         self.tf2 = tf2.astype(np.uint16)[order]
         self.indptr = np.zeros(len(self.terms) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(t, minlength=len(self.terms)), out=self.indptr[1:])
+        np.cumsum(np.bincount(terms, minlength=len(self.terms)), out=self.indptr[1:])
         self.n_base_terms = len(self.terms)
 
     def _index_words(self, new: list[str]) -> None:

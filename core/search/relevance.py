@@ -20,6 +20,7 @@ scores nothing, so the page stays empty rather than filled with junk.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -171,6 +172,7 @@ def explain_terms(
     """Each query term's part of one row's relevance, and their sum (the relevance)."""
     parts: list[dict[str, Any]] = []
     dl = lex.dl[row] if row < len(lex.dl) else 0.0
+    fields: list[tuple[str, Counter[str]]] | None = None
     for qt in rq.terms:
         best: dict[str, Any] | None = None
         for tid, (sim, seen) in qt.matches.items():
@@ -193,7 +195,10 @@ def explain_terms(
                     "contribution": part,
                 }
         if best is not None:
-            best["fields"] = field_counts(m, best["term"])
+            if fields is None:  # one pass over the memory's text, for all its terms
+                fields = field_counts(m)
+            term = best["term"]
+            best["fields"] = {name: c[term] for name, c in fields if c[term]}
             parts.append(best)
     parts.sort(key=lambda p: (-p["contribution"], p["term"]))
     return parts, math.fsum(p["contribution"] for p in parts)
