@@ -20,7 +20,6 @@ scores nothing, so the page stays empty rather than filled with junk.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -172,7 +171,6 @@ def explain_terms(
     """Each query term's part of one row's relevance, and their sum (the relevance)."""
     parts: list[dict[str, Any]] = []
     dl = lex.dl[row] if row < len(lex.dl) else 0.0
-    fields: list[tuple[str, Counter[str]]] | None = None
     for qt in rq.terms:
         best: dict[str, Any] | None = None
         for tid, (sim, seen) in qt.matches.items():
@@ -195,10 +193,6 @@ def explain_terms(
                     "contribution": part,
                 }
         if best is not None:
-            if fields is None:  # one pass over the memory's text, for all its terms
-                fields = field_counts(m)
-            term = best["term"]
-            best["fields"] = {name: c[term] for name, c in fields if c[term]}
             parts.append(best)
     parts.sort(key=lambda p: (-p["contribution"], p["term"]))
     return parts, math.fsum(p["contribution"] for p in parts)
@@ -260,6 +254,21 @@ def query_text(q: Query) -> str:
     return " ".join([*q.words, *q.phrases])
 
 
+def add_field_counts(hit: Hit) -> Hit:
+    """Add to each matched term of a relevance hit how often it occurs in each field.
+
+    Not part of every hit: it reads the memory's whole text again, which a
+    page of 50 hits per keystroke cannot afford; the fronts ask for it for
+    the hits they explain (the CLI's, the highlighted one in the app).
+    """
+    terms = hit.explain.get("terms") if hit.explain.get("rank") == "relevance" else None
+    if terms and "fields" not in terms[0]:
+        fields = field_counts(hit.memory)  # one pass over the text, for every term
+        for part in terms:
+            part["fields"] = {name: c[part["term"]] for name, c in fields if c[part["term"]]}
+    return hit
+
+
 def relevance_formula(dl: float, avgdl: float) -> str:
     weights = ", ".join(f"{k} {v:g}" for k, v in FIELD_WEIGHTS.items())
     return (
@@ -275,6 +284,7 @@ __all__ = [
     "RANKS",
     "QueryTerm",
     "RelevanceQuery",
+    "add_field_counts",
     "explain_terms",
     "near_words",
     "prepare_relevance",

@@ -17,6 +17,7 @@ import pytest
 from memlens.core.model import DecayInfo, Health, Memory
 from memlens.core.search.bm25 import LexicalIndex, doc_terms, field_counts
 from memlens.core.search.index import SearchIndex
+from memlens.core.search.relevance import add_field_counts
 from memlens.core.search.stemming import STOPWORDS, term_of, terms
 
 AS_OF = date(2026, 11, 22)
@@ -113,7 +114,7 @@ def test_bm25_scores_by_hand() -> None:
     assert hits[0].score == pytest.approx(math.log(1.6) * 8.8 / 5.2, rel=1e-12)
     assert hits[1].score == pytest.approx(math.log(1.6) * 4.4 / 3.5375, rel=1e-12)
     assert hits[1].score == pytest.approx(bm25(2.0, 11.0, 2), rel=1e-12)
-    part = hits[0].explain["terms"][0]
+    part = add_field_counts(hits[0]).explain["terms"][0]
     assert (part["term"], part["tf"], part["via"]) == ("refund", 4.0, "exact")
     assert part["idf"] == pytest.approx(math.log(1.6), rel=1e-12)
     assert part["fields"] == {"title": 1, "body": 1}
@@ -184,7 +185,7 @@ def test_format_text_fields_are_searched() -> None:
         mem("o2", "Unrelated", "nothing here", fmt="observation-v1"),
     ]
     index = build(docs)
-    hit = index.run("signature", 10, rank="relevance").hits[0]
+    hit = add_field_counts(index.run("signature", 10, rank="relevance").hits[0])
     assert hit.memory.id == "o1"
     assert hit.explain["terms"][0]["fields"] == {"fields": 1}
     assert hit.explain["terms"][0]["tf"] == 1.5

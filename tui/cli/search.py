@@ -437,6 +437,9 @@ def search(
                 index.enable_semantic()
         results = index.run(parsed, n, extra_filters=filters, rank="relevance")
         hits, total = results.hits, results.total
+    from memlens.core.search.relevance import add_field_counts
+
+    hits = [add_field_counts(h) for h in hits]
     if fmt == "ocean":
         records = [ocean_record(h, path) for h in hits]
         emit_json({"results": records, "total": len(records)})

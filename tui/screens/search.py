@@ -33,6 +33,7 @@ from memlens.core.search.embeddings import semantic_available
 from memlens.core.search.index import Hit, SearchIndex, SearchResults
 from memlens.core.search.index_cache import load_index
 from memlens.core.search.query import QueryError
+from memlens.core.search.relevance import add_field_counts
 
 from ..messages import OpenMemory
 from ..safe_text import safe
@@ -467,8 +468,9 @@ class SearchScreen(MemlensScreen):
     @on(ResultList.Highlighted)
     def _highlighted(self, event: ResultList.Highlighted) -> None:
         label = self.stack[-1].label if self.stack else ""
+        hit = add_field_counts(event.hit)  # per field counts: only for the hit explained
         self.query_one("#search-explain", Static).update(
-            explain_content(event.hit, self._vault_name(event.hit), label=label)
+            explain_content(hit, self._vault_name(hit), label=label)
         )
 
     # ------------------------------------------------------------------ keys
