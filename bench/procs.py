@@ -172,6 +172,40 @@ def rewritten(before: Snapshot, after: Snapshot) -> tuple[int, int, int]:
     return len(changed), sum(after[p][0] for p in changed), sum(s for s, _m in after.values())
 
 
+#: The unit `changed_blocks` compares files in (SQLite's page size).
+BLOCK = 4096
+
+Blocks = dict[str, list[bytes]]
+
+
+def block_digests(cache: Path) -> Blocks:
+    """relative path -> a short digest of each BLOCK-byte block of every file in the folder."""
+    import hashlib
+
+    out: Blocks = {}
+    for folder, _dirs, files in os.walk(cache):
+        for name in files:
+            path = Path(folder, name)
+            digests: list[bytes] = []
+            with path.open("rb") as fh:
+                while block := fh.read(BLOCK):
+                    digests.append(hashlib.blake2b(block, digest_size=8).digest())
+            out[path.relative_to(cache).as_posix()] = digests
+    return out
+
+
+def changed_blocks(before: Blocks, after: Blocks) -> int:
+    """Bytes of the blocks that differ or are new in `after` (a file updated in place,
+    as SQLite does, counts only its changed pages; a file written anew counts whole)."""
+    changed = 0
+    for rel, blocks in after.items():
+        old = before.get(rel, [])
+        changed += BLOCK * sum(
+            1 for i, digest in enumerate(blocks) if i >= len(old) or old[i] != digest
+        )
+    return changed
+
+
 def touch_one(root: Path) -> tuple[Path, Callable[[], None]]:
     """Change one memory file below `root` as an agent would; returns it and the undo.
 

@@ -11,12 +11,12 @@ them in), which is why it is not in `write/`: the writers build on `write/`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -27,6 +27,10 @@ from .write.journal import Plan
 from .write.txn import apply_run, transaction
 from .write.undo import undo_last
 
+if TYPE_CHECKING:
+    from .formats.curating import CurationOptions, Step
+    from .formats.privacy_model import Redaction
+
 ACTION_NAMES: tuple[str, ...] = (
     "pin",
     "unpin",
@@ -35,6 +39,8 @@ ACTION_NAMES: tuple[str, ...] = (
     "promote",
     "archive",
     "restore",
+    "redact",
+    "erase",
 )
 
 
@@ -84,6 +90,12 @@ class Action:
             if not m.archived:
                 raise RefusedError("not archived")
             return w.plan_restore(m)
+        if self.name == "redact":
+            return w.plan_redact(
+                m, _redactions(m, self.params), upward=bool(self.params.get("upward"))
+            )
+        if self.name == "erase":
+            return w.plan_erase(m)
         raise RefusedError(f"unknown action {self.name!r}")
 
     def apply(self) -> dict[str, Any]:
@@ -106,6 +118,28 @@ class Action:
         if self.entry is None:
             raise RefusedError("this action was not applied")
         return undo(self.memory.vault_root)
+
+
+def _redactions(memory: Memory, params: dict[str, Any]) -> list[Redaction]:
+    """The redactions a `redact` asks for: given ones, else every finding (of `kinds`).
+
+    Findings are computed from the memory as the caller read it; the writer
+    re-reads the file and refuses (conflict) if it is not that memory any more.
+    """
+    # Deferred: the formats and the detectors load only when redacting (`--help` stays light).
+    from .formats.privacy_model import Redaction
+    from .privacy import redactions_for
+
+    given = params.get("redactions")
+    if given:
+        return [r for r in given if isinstance(r, Redaction)]
+
+    kinds = params.get("kinds")
+    found = redactions_for(memory, kinds=list(kinds) if kinds else None)
+    if not found:
+        what = f" of kind {', '.join(kinds)}" if kinds else ""
+        raise RefusedError(f"no secret{what} found in {memory.id}")
+    return found
 
 
 def _as_of(params: dict[str, Any]) -> date | None:
@@ -184,6 +218,59 @@ def _plan_of(action: Action) -> Plan:
 
 def _run_summary(name: str, count: int) -> str:
     return f"{name} {count} memor{'y' if count == 1 else 'ies'}"
+
+
+#: The review queue's actions on two memories (see `curation_steps`).
+CURATION_ACTIONS: tuple[str, ...] = ("merge", "supersede")
+
+
+def curation_steps(
+    name: str, first: Memory, second: Memory, options: CurationOptions
+) -> list[Step]:
+    """The steps of a merge (keep `first`, fold in `second`) or supersede (`first` holds now).
+
+    Both memories must be live and of one vault: the steps run in one
+    transaction of that vault.  What the steps write is the format's writer's
+    business (`plan_merge` / `plan_supersede`).
+    """
+    from .formats.writers import writer_for  # deferred: see Action.plan
+
+    if name not in CURATION_ACTIONS:
+        raise RefusedError(f"unknown action {name!r}")
+    if first.key == second.key:
+        raise RefusedError(f"{name}: {first.id} is the same memory twice")
+    if first.vault_root != second.vault_root or first.format != second.format:
+        raise RefusedError(
+            f"{name}: {first.id} and {second.id} are in different vaults; "
+            "only memories of one vault can be merged or superseded"
+        )
+    for m in (first, second):
+        if m.tombstoned:
+            raise RefusedError(f"{name}: {m.id} is erased (tombstoned)")
+        if m.archived:
+            raise RefusedError(f"{name}: {m.id} is archived; restore it first")
+    w = writer_for(first.format)
+    if name == "merge":
+        return w.plan_merge(first, second, options)
+    return w.plan_supersede(first, second, options)
+
+
+def apply_steps(
+    root: Path, name: str, steps: Sequence[tuple[str, Callable[[], Plan]]], summary: str
+) -> dict[str, Any]:
+    """Plan and apply each step in turn, all in one transaction (one journal entry, one undo).
+
+    Unlike `apply_run`, a refused step refuses the whole action: a merge half
+    done (folded but not archived) is not a merge.
+    """
+    if not steps:
+        raise RefusedError(f"{name}: nothing to change")
+    with transaction(root, name) as tx:
+        for _label, make in steps:
+            tx.apply(make())
+        entry = tx.commit(summary, always=True)
+    assert entry is not None
+    return entry
 
 
 def parse_assignment(text: str) -> tuple[str, Any]:

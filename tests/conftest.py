@@ -89,3 +89,21 @@ def fixtures_copy(fixtures_dir: Path, tmp_path: Path) -> Path:
     for p in [dest, *dest.rglob("*")]:
         p.chmod(p.stat().st_mode | 0o200)
     return dest
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run when a test wrote into the repository's own test vaults.
+
+    Tests write only into copies (`own_fixtures_copy`); a state folder left in
+    `tests/fixtures` (an access recorded by an app opened on the originals)
+    would change what later tests and later runs read.
+    """
+    if hasattr(session.config, "workerinput"):  # an xdist worker: the controller checks
+        return
+    written = sorted(str(p.relative_to(OWN_FIXTURES)) for p in OWN_FIXTURES.rglob(".memlens"))
+    if written:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.ensure_newline()
+            reporter.write_line(f"error: tests wrote into tests/fixtures: {', '.join(written)}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -293,6 +293,7 @@ class ActionRunner:
             title,
             [j.item for j in jobs],
             note="One step per vault: u undoes the whole of it at once.",
+            mask=[f.secret for f in self.app.findings],
         )
         self.app.push_screen(screen, answered)
 

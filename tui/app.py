@@ -13,9 +13,9 @@ was.  `refresh_paths` does the same at once after memlens itself wrote files.
 
 The class is built in layers, one concern each: `app_state.AppState` (what
 the app holds, the error path), `app_live.LiveReloadApp`,
-`app_loading.LoadingApp`, then `MemlensApp` here (modes, keys, navigation,
-clipboard); the config is applied by `app_config`, the palette's entries
-come from `app_palette`.
+`app_loading.LoadingApp`, `app_privacy.PrivacyApp` (the secrets scan), then
+`MemlensApp` here (modes, keys, navigation, clipboard); the config is
+applied by `app_config`, the palette's entries come from `app_palette`.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from memlens.core.config import Config
 from memlens.core.model import Memory
 
 from .app_config import apply_config, binding_ids
-from .app_loading import LoadingApp
 from .app_palette import palette_commands
+from .app_privacy import PrivacyApp
 from .commands import MemlensCommands, PaletteCommand
 from .hints import HINT_TEXT, hint_seen, mark_hint_seen
 from .messages import OpenMemory, OpenRaw
@@ -46,8 +46,10 @@ from .screens.graph import GraphScreen
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
 from .screens.preview import PreviewScreen
+from .screens.privacy import PrivacyScreen
 from .screens.problems import ProblemsScreen
 from .screens.raw import RawScreen
+from .screens.review import ReviewScreen
 from .screens.search import SearchScreen
 from .screens.triage import TriageScreen
 from .widgets.detail import MemoryDetail
@@ -63,7 +65,7 @@ __all__ = ["MemlensApp", "binding_ids", "run_app"]
 HINT_SECONDS = 30.0
 
 
-class MemlensApp(LoadingApp):
+class MemlensApp(PrivacyApp):
     """Browse memory vaults.  `as_of` (or the config's, or `clock`) fixes the decay date."""
 
     CSS_PATH = "app.tcss"
@@ -78,6 +80,8 @@ class MemlensApp(LoadingApp):
         "graph": GraphScreen,
         "episodes": EpisodesScreen,
         "preview": PreviewScreen,
+        "privacy": PrivacyScreen,
+        "review": ReviewScreen,
     }
     DEFAULT_MODE = "memories"
     COMMANDS = App.COMMANDS | {MemlensCommands}
@@ -91,7 +95,10 @@ class MemlensApp(LoadingApp):
         Binding("6", "show('episodes')", "Episodes", id="app.episodes"),
         # No description yet: a described key would shift the help screen
         # (its snapshot); the palette offers it as "Show what the agent sees".
+        Binding("7", "show('privacy')", "", show=False, id="app.privacy"),
         Binding("8", "show('preview')", "", show=False, id="app.preview"),
+        # The review queue (issue 21 item 1); palette: "Review duplicates and contradictions".
+        Binding("9", "show('review')", "", show=False, id="app.review"),
         Binding("question_mark", "help", "Help", id="app.help"),
         Binding(
             "y",

@@ -34,7 +34,11 @@ def palette_commands(app: MemlensApp, screen: Screen[Any] | None = None) -> list
         PaletteCommand("Search memories", partial(show, "show('search')"), "key 4"),
         PaletteCommand("Show relation graph", partial(show, "show('graph')"), "key 5"),
         PaletteCommand("Show episodes timeline", partial(show, "show('episodes')"), "key 6"),
+        PaletteCommand("Show secrets and personal data", partial(show, "show('privacy')"), "key 7"),
         PaletteCommand("Show what the agent sees", partial(show, "show('preview')"), "key 8"),
+        PaletteCommand(
+            "Review duplicates and contradictions", partial(show, "show('review')"), "key 9"
+        ),
         PaletteCommand("Help: keys", app.action_help, "key ?"),
         PaletteCommand("Reload vaults", app.action_reload, "ctrl+r"),
         PaletteCommand("Copy memory id", app.action_copy_id, "key y"),

@@ -24,6 +24,7 @@ from ..refs import PointerField
 from .files import Listing, rel_posix, skipped_scan
 from .linking import Changes
 from .preview_model import PreviewRequest, PreviewSection
+from .privacy_model import TextField, default_text_fields
 from .recall_model import RecallHit, RecallRequest
 
 #: (status, health, weight, score) of a decay, without its explanation.
@@ -287,6 +288,15 @@ class FormatAdapter(ABC):
             _collect_strings(value, out)
         return tuple(out)
 
+    def deliberate_copies(self, a: Memory, b: Memory) -> bool:
+        """Whether the format keeps `a` and `b` as copies of one memory on purpose.
+
+        The review queue skips such pairs: they are not duplicates a person
+        should merge (a promoted copy and its source, say).  The default: the
+        format makes no copies.
+        """
+        return False
+
     def agent_preview(
         self, root: Path, result: ScanResult, request: PreviewRequest
     ) -> list[PreviewSection]:
@@ -297,6 +307,16 @@ class FormatAdapter(ABC):
         load or recall step, so there is nothing to preview.
         """
         return []
+
+    def text_fields(self, memory: Memory, raw: str | None) -> list[TextField]:
+        """Every text `memory` holds, for the privacy scan, with the file line of each.
+
+        `raw` is the memory's file decoded (None when unreadable).  The
+        default: every string of the native fields, plus title and body when
+        they hold other text, without lines; formats override it to say
+        where each text sits in the file.
+        """
+        return default_text_fields(memory)
 
     def decay_writebacks(self, memories: Sequence[Memory], as_of: date) -> list[FieldWrite]:
         """What the format's decay run writes back besides archiving, as of `as_of`.

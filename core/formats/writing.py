@@ -8,11 +8,16 @@ module that imports them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ..model import Memory
 from ..write.journal import Plan
+from .privacy_model import Redaction
+
+if TYPE_CHECKING:
+    from .curating import CurationOptions, Step
 
 
 class FormatWriter(Protocol):
@@ -44,6 +49,21 @@ class FormatWriter(Protocol):
 
     def plan_restore(self, memory: Memory) -> Plan: ...
 
+    def plan_redact(
+        self, memory: Memory, redactions: Sequence[Redaction], *, upward: bool = False
+    ) -> Plan:
+        """Replace only each secret's characters by `[REDACTED:<kind>]` (the format's way).
+
+        Formats whose records are immutable (experience records) tombstone
+        the record instead and, with `upward`, derive one holding the
+        redacted text.  Refuses (conflict) when a secret is no longer there.
+        """
+        ...
+
+    def plan_erase(self, memory: Memory) -> Plan:
+        """Archive or tombstone the whole memory, as the format's archive means it."""
+        ...
+
     def plan_restore_version(self, memory: Memory, data: bytes, expected: bytes | None) -> Plan:
         """Put back `data`, the memory's own bytes at an earlier commit (history's restore).
 
@@ -52,6 +72,14 @@ class FormatWriter(Protocol):
         if they changed).  An ordinary edit: journaled, undoable, never a
         git operation.
         """
+        ...
+
+    def plan_merge(self, keep: Memory, other: Memory, options: CurationOptions) -> list[Step]:
+        """Steps keeping `keep` with what `other` adds and provenance, then archiving `other`."""
+        ...
+
+    def plan_supersede(self, new: Memory, old: Memory, options: CurationOptions) -> list[Step]:
+        """Steps marking `new` as what holds now over `old` (archived unless `keep_old`)."""
         ...
 
 

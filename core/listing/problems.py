@@ -27,7 +27,8 @@ class ProblemEntry:
     index: int | None
     #: 1-based line of the fault in the file, where known.
     at_line: int | None
-    source: Problem | ReferenceProblem
+    #: The problem itself; None for entries built elsewhere (privacy findings).
+    source: Problem | ReferenceProblem | None
 
     @property
     def where(self) -> str:

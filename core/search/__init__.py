@@ -21,8 +21,9 @@ Map of the package:
 - `similar`: more like this (TF-IDF or stored vectors); `duplicates`: near
   duplicate groups.
 - `index_cache`: the app's built index kept between runs (a checked pickle).
-- `persisted` (with `persisted_rows`, `stored_terms`, `stored_memories`,
-  `title_slots`): the index in SQLite, updated in place, that `memlens search`
-  queries; `fresh`: serving it without opening the catalog when nothing
-  changed; `keys`: how both saved forms are named and invalidated.
+- `persisted` (with `persisted_rows`, `persisted_files`, `stored_terms`,
+  `stored_memories`, `stored_refs`, `title_slots`): the index in SQLite,
+  updated in place, that `memlens search` queries; `fresh`: serving it
+  without opening the catalog when nothing changed (a stat walk against the
+  index's manifest); `keys`: how both saved forms are named and invalidated.
 """

@@ -2,22 +2,23 @@
 
 Opening the catalog decodes every stored row and links every vault (4 s at
 100k memories): a search needs none of that when nothing changed.  So a
-search first asks, per vault, only what is cheap: the vault store's stamps
-(no rows decoded), a stat walk of the vault's files against them, and the
-digest of (path, sha256) the persisted index was saved with.  When every
-vault is unchanged, the index is served from its file (`persisted`) with
-its rows' memories decoded on demand (`stored_memories`); anything else
-(a changed, new or racy file, a new `as_of`, a store or index that does not
-check out) returns None and the caller opens the catalog, which updates
-both.  The answer is the same either way: the same index, the same
-memories as linked.
+search first asks, per vault, only what is cheap: the index's manifest of
+the files it was made from (`persisted_files`) and a stat walk of the
+vault's files as the adapter lists them (`core.store.statwalk`, in two
+processes for a large vault), compared byte for byte.  When every vault is
+unchanged, the index is served from its file (`persisted`) with its rows'
+memories decoded on demand (`stored_memories`); anything else (a changed,
+new, gone or racy file, a new `as_of`, an index that does not check out)
+returns None and the caller opens the catalog, which updates the index.
+The answer is the same either way: the same index, the same memories as
+linked.  The vault stores are not opened at all.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
+import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -25,10 +26,11 @@ import numpy as np
 
 from ..formats import adapter_for
 from ..model import Memory
-from ..scan.stored import code_fingerprint
-from ..store.db import SCHEMA_VERSION, StoreCorrupt, read_meta, store_path, untrusted
-from .persisted import index_path, pairs_digest, persisted_code
-from .persisted_rows import restore_state
+from ..store.db import StoreCorrupt, untrusted
+from ..store.statwalk import stat_stamps
+from . import persisted_files as files_io
+from .persisted import index_path, persisted_code
+from .persisted_rows import read_meta, restore_state
 from .stored_memories import StoredMemories
 from .stored_terms import StoredTerms
 
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from datetime import date
 
     from ..scan.vault import Vault
+    from .aliases import IntArray, RowSegment
     from .index import SearchIndex
 
 
@@ -53,7 +56,7 @@ def open_fresh(vaults: list[Vault], as_of: date) -> SearchIndex | None:
     conn = read_only(path)
     try:
         index = _fresh(conn, vaults, as_of)
-    except (sqlite3.Error, OSError, ValueError, KeyError, StoreCorrupt):
+    except (sqlite3.Error, OSError, ValueError, KeyError, StoreCorrupt, zlib.error):
         index = None
     if index is None:
         conn.close()
@@ -63,7 +66,7 @@ def open_fresh(vaults: list[Vault], as_of: date) -> SearchIndex | None:
 def _fresh(conn: sqlite3.Connection, vaults: list[Vault], as_of: date) -> SearchIndex | None:
     # One snapshot for the meta and every term or memory read after it.
     conn.execute("BEGIN")
-    meta: dict[str, bytes] = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    meta = read_meta(conn, for_update=False)
     if meta.get("code") != persisted_code(vaults).encode():
         return None
     if meta.get("as_of") != as_of.isoformat().encode():
@@ -71,26 +74,30 @@ def _fresh(conn: sqlite3.Connection, vaults: list[Vault], as_of: date) -> Search
     saved = json.loads(meta["vaults"])
     if saved["roots"] != [str(v.root) for v in vaults]:
         return None
-    for number, v in enumerate(vaults):
-        if not unchanged(v, saved["digests"][number]):
+    manifests = [files_io.read(conn, number) for number in range(len(vaults))]
+    for v, manifest in zip(vaults, manifests, strict=True):
+        if not unchanged(v, manifest):
             return None
     index, norms = restore_state(meta)
-    slot_vault: list[int] = np.frombuffer(meta["slot_vault"], dtype=np.int32).tolist()
+    slot_array = np.frombuffer(meta["slot_vault"], dtype=np.int32)
+    slot_vault: list[int] = slot_array.tolist()
     slot_ids: list[str] = json.loads(meta["slot_ids"])
     roots = [v.root for v in vaults]
     memories = StoredMemories(
-        conn, len(slot_ids), roots, [v.format for v in vaults], slot_vault, meta["zdict"]
+        conn,
+        len(slot_ids),
+        roots,
+        [v.format for v in vaults],
+        slot_vault,
+        meta["zdict"],
+        cast("list[files_io.Manifest]", manifests),
     )
     # Read-only use: nothing appends to a fresh index's rows.
     index._memories = cast("list[Memory]", memories)
-    names = [str(r) for r in roots]
-    index._row_of = {
-        (names[n], mem_id): slot
-        for slot, (n, mem_id) in enumerate(zip(slot_vault, slot_ids, strict=True))
-        if n >= 0
-    }
+    index._defer_rows(_segments(slot_array, slot_ids, [str(r) for r in roots]))
     index._place_ranks = np.frombuffer(meta["place"], dtype=np.int64)
-    index.state.terms = StoredTerms(conn, len(index._row_of), norms)
+    # The live rows, counted without building the key map.
+    index.state.terms = StoredTerms(conn, int(np.count_nonzero(slot_array >= 0)), norms)
     return index
 
 
@@ -99,62 +106,33 @@ def read_only(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(path.as_uri() + "?mode=ro", uri=True, check_same_thread=False)
 
 
-#: A file row's stamp as compared with a stat: (size, mtime_ns, ctime_ns, inode).
-StatKey = tuple[int, int, int, int]
+def _segments(slot_vault: IntArray, slot_ids: list[str], roots: list[str]) -> list[RowSegment]:
+    """Runs of consecutive live slots of one vault, as the index defers its key map."""
+    if not len(slot_vault):
+        return []
+    cuts = np.flatnonzero(np.diff(slot_vault)) + 1
+    starts = [0, *cuts.tolist()]
+    ends = [*cuts.tolist(), len(slot_vault)]
+    return [
+        (roots[number], slot_ids[lo:hi], lo)
+        for lo, hi in zip(starts, ends, strict=True)
+        if (number := int(slot_vault[lo])) >= 0
+    ]
 
 
-def _stored_stamps(v: Vault, digest: str) -> dict[bytes, StatKey] | None:
-    """The stamps of the vault's store if it holds the files the index was made from.
-
-    That is a store this code wrote, without racy rows, whose (path, sha256)
-    digest is the index's (no rows decoded, no stamp objects made).
-    """
-    path = store_path(v.root)
-    if not path.is_file() or untrusted(path) is not None:
-        return None
-    expected = {
-        "schema": str(SCHEMA_VERSION),
-        "root": str(v.root),
-        "format": v.format,
-        "code": code_fingerprint(v.format),
-    }
-    conn = read_only(path)
-    try:
-        conn.execute("BEGIN")
-        if read_meta(conn) != expected:
-            return None
-        if conn.execute("SELECT 1 FROM files WHERE racy LIMIT 1").fetchone() is not None:
-            return None
-        rows = conn.execute(
-            "SELECT rel, sha256, size, mtime_ns, ctime_ns, inode FROM files ORDER BY rel"
-        ).fetchall()
-    finally:
-        conn.close()
-    if pairs_digest((key, sha) for key, sha, *_ in rows) != digest:
-        return None
-    return {key: (size, mtime, ctime, inode) for key, _sha, size, mtime, ctime, inode in rows}
-
-
-def unchanged(v: Vault, digest: str) -> bool:
-    """The vault's store holds every file as it is now, and those are the files indexed."""
-    stamps = _stored_stamps(v, digest)
-    if stamps is None:
+def unchanged(v: Vault, manifest: files_io.Manifest | None) -> bool:
+    """The vault holds exactly the files of `manifest`, with the same stamps, none racy."""
+    if manifest is None or manifest.racy:
         return False
     listing = adapter_for(v.format).file_listing(Path(v.root))
-    if listing.skipped or len(listing.names) != len(stamps):
-        return False
-    base = str(v.root) + os.sep
-    stat, get = os.stat, stamps.get
-    for rel in listing.names:
-        try:
-            st = stat(base + rel)
-        except OSError:
+    if listing.skipped or len(listing.names) != len(manifest.names):
+        return False  # a new, gone or unreadable file: the catalog's way
+    expected = manifest.stamps
+    if listing.names != manifest.names:
+        # The same number of files in another order (or other files).
+        where = dict(zip(manifest.names, range(len(manifest.names)), strict=True))
+        order = [where.get(rel, -1) for rel in listing.names]
+        if -1 in order:
             return False
-        if get(rel.encode("utf-8", "surrogateescape")) != (
-            st.st_size,
-            st.st_mtime_ns,
-            st.st_ctime_ns,
-            st.st_ino,
-        ):
-            return False
-    return True
+        expected = np.frombuffer(expected, dtype=np.int64).reshape(-1, 4)[order].tobytes()
+    return stat_stamps(str(v.root), listing.names) == expected

@@ -5,17 +5,24 @@ all of them, so a per-vault file could not keep scores exact) in the cache
 folder.  What it holds, and why in that shape:
 
 - ``terms``: one row per term: its document frequency, the rows holding
-  it (int32) and the raw counts there (uint16 when they fit).  Raw counts,
+  it (as gaps) and the raw counts there, each packed as the narrowest
+  integers that fit (`stored_terms`: 7.4 MB at 100k memories).  Raw counts,
   not weights: a weight depends on idf, which every added or removed
   document changes, and on the row's norm; counts never change for an
   unchanged document.  A query reads its own terms' rows only
   (`stored_terms.StoredTerms`).
 - ``meta``: everything sized by rows, one blob each: the filter/score
   columns, the title-word and tag postings, the row norms, which memory
-  each row is (vault number and id), the vaults' file digests.  A few MB
-  at 100k memories, read whole by every search (milliseconds).
-- ``files``: every file's sha256 as indexed, read only when a vault's digest
-  no longer matches, to tell which files changed.
+  each row is (vault number and id), the vaults' file digests, most of
+  them zlib-packed (`persisted_rows.pack_meta`: 23 -> 8 MB at 100k
+  memories), read by every search but the blobs only an update needs.
+- ``memories``: each row's memory as linked, for a search served without
+  the catalog (`fresh`): a reference to its vault store's row when its
+  file holds only it (17 bytes, `stored_refs`), else a compressed copy.
+- ``manifest``: per vault, which files as which bytes the index was made
+  from (paths, stat stamps, sha256 prefixes, packed: `persisted_files`).
+  A search stats the vault's files and compares them with it; the sha256s
+  tell which files changed when a vault's digest no longer matches.
 
 Scores equal a fresh build's bit for bit: a term's weights are computed
 from its counts, its idf and the rows' norms with the fit's own functions
@@ -40,6 +47,7 @@ import hashlib
 import json
 import sqlite3
 import time
+import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date
@@ -52,16 +60,18 @@ from ..model import Memory
 from ..scan.progress import quiet_gc
 from ..store.db import cache_dir, connect, private_dir, remove_files, untrusted
 from ..store.stamps import FileStamp
+from . import persisted_files as files_io
 from . import persisted_rows as rows_io
 from .keys import search_code_fingerprint, vault_set_key
 from .stored_memories import affected, memory_blobs, zdict_of
+from .stored_refs import StoreRefs, parse_ref
 from .stored_terms import StoredTerms
 
 if TYPE_CHECKING:
     from ..scan.vault import Catalog, Vault
     from .index import SearchIndex
 
-VERSION = 3
+VERSION = 5
 #: Above this share of changed memories (or dead slots) a rebuild is cheaper.
 REBUILD_FRACTION = 0.1
 
@@ -69,11 +79,10 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE,"
     " df INTEGER NOT NULL, rows BLOB NOT NULL, counts BLOB NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS files (vault INTEGER NOT NULL, rel BLOB NOT NULL,"
-    " sha256 TEXT NOT NULL, PRIMARY KEY (vault, rel)) WITHOUT ROWID",
+    files_io.SCHEMA,
     "CREATE TABLE IF NOT EXISTS memories (slot INTEGER PRIMARY KEY, blob BLOB NOT NULL)",
 )
-_TABLES = ("meta", "terms", "files", "memories")
+_TABLES = ("meta", "terms", "files", "manifest", "memories")
 
 
 @dataclass(slots=True)
@@ -109,14 +118,19 @@ def files_digest(stamps: Mapping[str, FileStamp]) -> str:
 
 
 def path_key(rel: str) -> bytes:
-    """A vault-relative path as the ``files`` table keeps it (a file name need not be UTF-8)."""
+    """A vault-relative path as bytes (a file name need not be UTF-8)."""
     return rel.encode("utf-8", "surrogateescape")
 
 
-def _stored_files(conn: sqlite3.Connection, number: int) -> dict[str, str]:
-    """rel -> sha256 of one vault's files as indexed."""
-    rows = conn.execute("SELECT rel, sha256 FROM files WHERE vault = ?", (number,))
-    return {bytes(key).decode("utf-8", "surrogateescape"): sha for key, sha in rows}
+def _stored_files(conn: sqlite3.Connection, number: int) -> dict[str, bytes]:
+    """rel -> sha256 prefix of one vault's files as indexed."""
+    manifest = files_io.read(conn, number)
+    return {} if manifest is None else manifest.sha_of()
+
+
+def _sha_now(v: Vault) -> dict[str, bytes]:
+    """rel -> sha256 prefix of one vault's files as the catalog read them."""
+    return {rel: files_io.sha_prefix(stamp.sha256) for rel, stamp in v.stamps.items()}
 
 
 def pairs_digest(pairs: Iterable[tuple[bytes, str]]) -> str:
@@ -140,11 +154,15 @@ def _vaults_meta(catalog: Catalog) -> dict[str, Any]:
     }
 
 
-def open_index(catalog: Catalog, as_of: date) -> tuple[SearchIndex, PersistedStats]:
+def open_index(
+    catalog: Catalog, as_of: date, *, recheck: bool = False
+) -> tuple[SearchIndex, PersistedStats]:
     """The catalog's search index from its persisted file, updated, or built and saved.
 
     Scores are always exactly a fresh build's.  A file that cannot be
     read or written only makes this slower (a build); it never fails.
+    `recheck`: a search served without the catalog found a referenced store
+    row changed (`stored_refs.StaleRow`): check every reference again.
     """
     path = index_path(catalog.vaults)
     stats = PersistedStats(path=path)
@@ -157,8 +175,8 @@ def open_index(catalog: Catalog, as_of: date) -> tuple[SearchIndex, PersistedSta
         if bad is not None:
             remove_files(path)
         conn = connect(path)
-        index, stats.reason = _load(conn, catalog, as_of, stats)
-    except (sqlite3.Error, OSError, ValueError, KeyError) as exc:
+        index, stats.reason = _load(conn, catalog, as_of, stats, recheck)
+    except (sqlite3.Error, OSError, ValueError, KeyError, zlib.error) as exc:
         stats.reason = f"search index unusable: {type(exc).__name__}: {exc}"
         index = None
         if conn is not None:  # a cache: start it again
@@ -217,24 +235,18 @@ def _save_new(conn: sqlite3.Connection, index: SearchIndex, catalog: Catalog) ->
             "INSERT INTO terms (term, df, rows, counts) VALUES (?, ?, ?, ?)",
             rows_io.term_records(terms.terms, indptr, rows, counts),
         )
-        conn.executemany(
-            "INSERT INTO files (vault, rel, sha256) VALUES (?, ?, ?)",
-            (
-                (number, path_key(rel), stamp.sha256)
-                for number, v in enumerate(catalog.vaults)
-                for rel, stamp in v.stamps.items()
-            ),
-        )
+        for number, v in enumerate(catalog.vaults):
+            files_io.write(conn, number, v.stamps)
         zdict = zdict_of(index._memories)
         conn.executemany(
             "INSERT INTO memories (slot, blob) VALUES (?, ?)",
-            memory_blobs(enumerate(index._memories), zdict),
+            memory_blobs(enumerate(index._memories), zdict, StoreRefs(catalog)),
         )
         meta = rows_io.state_meta(index, catalog.vaults, norms)
         meta.update(rows_io.slot_words_meta(index._memories))
         meta.update(code=persisted_code(catalog.vaults).encode(), generation=b"1", zdict=zdict)
         meta["vaults"] = json.dumps(_vaults_meta(catalog)).encode()
-        conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", meta.items())
+        conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", rows_io.pack_meta(meta))
     _checkpoint(conn)
     # A rebuild over an older index leaves its pages free: give them back.
     free = conn.execute("PRAGMA freelist_count").fetchone()[0]
@@ -263,13 +275,17 @@ def _transaction(conn: sqlite3.Connection) -> Any:
 
 
 def _load(
-    conn: sqlite3.Connection, catalog: Catalog, as_of: date, stats: PersistedStats
+    conn: sqlite3.Connection,
+    catalog: Catalog,
+    as_of: date,
+    stats: PersistedStats,
+    recheck: bool = False,
 ) -> tuple[SearchIndex | None, str | None]:
     """The persisted index bound to the catalog and brought up to date; None: build it."""
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     if "meta" not in names:
         return None, None
-    meta: dict[str, bytes] = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    meta = rows_io.read_meta(conn, for_update=True)
     if meta.get("code") != persisted_code(catalog.vaults).encode():
         return None, "search index written by a different version of the code"
     saved = json.loads(meta["vaults"])
@@ -299,6 +315,10 @@ def _load(
         norms = np.frombuffer(
             conn.execute("SELECT value FROM meta WHERE key='norms'").fetchone()[0], np.float64
         )
+    else:
+        _refresh_files(conn, catalog, generation)
+        if recheck:
+            _recheck_refs(conn, index, catalog, meta)
     if index.as_of != as_of:
         index.set_as_of(as_of)
         _save_decay(conn, index)
@@ -322,7 +342,7 @@ def _changes(
             out.append(set())
             continue
         old = _stored_files(conn, number)
-        now = {rel: stamp.sha256 for rel, stamp in v.stamps.items()}
+        now = _sha_now(v)
         changed = {
             rel for rel in old.keys() | now.keys() | v.scans.keys() if old.get(rel) != now.get(rel)
         }
@@ -358,19 +378,22 @@ def _update(
             return False
         norms = rows_io.update_terms(conn, index, new, first)
         titles = rows_io.retitle(index, catalog, meta, first)
-        _save_memories(conn, index, meta["zdict"], stale, first)
+        _save_memories(conn, index, catalog, meta["zdict"], stale, first)
         out = rows_io.state_meta(index, catalog.vaults, norms)
         out.update(titles)
         out["vaults"] = json.dumps(_vaults_meta(catalog)).encode()
         out["generation"] = str(int(meta["generation"]) + 1).encode()
-        conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", out.items())
-        _save_files(conn, catalog)
+        conn.executemany(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", rows_io.pack_meta(out)
+        )
+        _save_files(conn, _stale_manifests(conn, catalog))
     return True
 
 
 def _save_memories(
     conn: sqlite3.Connection,
     index: SearchIndex,
+    catalog: Catalog,
     zdict: bytes,
     stale: list[tuple[str, str]],
     first: int,
@@ -382,27 +405,83 @@ def _save_memories(
     paths = {memories[s].path for s in new}
     live = sorted(index._row_of.values())
     touched = affected(((s, memories[s]) for s in live if s < first), ids, paths)
+    written = [*touched, *((s, memories[s]) for s in new)]
+    only: dict[str, set[str]] = {}
+    for _slot, m in written:
+        only.setdefault(str(m.vault_root), set()).add(m.path)
     conn.executemany(
         "INSERT OR REPLACE INTO memories (slot, blob) VALUES (?, ?)",
-        memory_blobs([*touched, *((s, memories[s]) for s in new)], zdict),
+        memory_blobs(written, zdict, StoreRefs(catalog, only)),
     )
 
 
-def _save_files(conn: sqlite3.Connection, catalog: Catalog) -> None:
-    """The per-file sha256 of the vaults whose digest changed."""
+def _recheck_refs(
+    conn: sqlite3.Connection, index: SearchIndex, catalog: Catalog, meta: dict[str, bytes]
+) -> None:
+    """Rewrite the references whose store rows changed (a search found one stale).
+
+    Each such memory becomes a reference to its row as it is now, or a copy.
+    Only if the index is still the generation loaded; a failure is only slower.
+    """
+    rows = conn.execute("SELECT slot, blob FROM memories").fetchall()
+    slots = [slot for slot, blob in rows if parse_ref(blob) is not None]
+    if not slots:
+        return
+    memories = index._memories
+    refs = StoreRefs(catalog)
+    live = set(index._row_of.values())
+    fresh = dict(memory_blobs(((s, memories[s]) for s in slots if s in live), meta["zdict"], refs))
+    with contextlib.suppress(sqlite3.Error), _transaction(conn):
+        now = conn.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
+        if now is None or now[0] != meta["generation"]:
+            return
+        conn.executemany(
+            "UPDATE memories SET blob = ? WHERE slot = ? AND blob != ?",
+            [(blob, slot, blob) for slot, blob in fresh.items()],
+        )
+
+
+def _stale_manifests(
+    conn: sqlite3.Connection, catalog: Catalog
+) -> list[tuple[int, tuple[bytes, bytes, bytes, int]]]:
+    """(vault number, packed manifest) of every vault whose files differ from its manifest."""
+    out = []
     for number, v in enumerate(catalog.vaults):
-        old = _stored_files(conn, number)
-        now = {rel: stamp.sha256 for rel, stamp in v.stamps.items()}
-        if old == now:
-            continue
-        conn.executemany(
-            "DELETE FROM files WHERE vault = ? AND rel = ?",
-            ((number, path_key(rel)) for rel in old.keys() - now.keys()),
-        )
-        conn.executemany(
-            "INSERT OR REPLACE INTO files (vault, rel, sha256) VALUES (?, ?, ?)",
-            ((number, path_key(rel), sha) for rel, sha in now.items() if old.get(rel) != sha),
-        )
+        packed = files_io.pack(v.stamps)
+        row = conn.execute(
+            "SELECT names, stamps, shas, racy FROM manifest WHERE vault = ?", (number,)
+        ).fetchone()
+        if row is None or tuple(row) != packed:
+            out.append((number, packed))
+    return out
+
+
+def _save_files(
+    conn: sqlite3.Connection, stale: list[tuple[int, tuple[bytes, bytes, bytes, int]]]
+) -> None:
+    """Write these manifests (inside the caller's transaction)."""
+    conn.executemany(
+        "INSERT OR REPLACE INTO manifest (vault, names, stamps, shas, racy) VALUES (?, ?, ?, ?, ?)",
+        [(number, *packed) for number, packed in stale],
+    )
+
+
+def _refresh_files(conn: sqlite3.Connection, catalog: Catalog, generation: bytes) -> None:
+    """Bring the manifests up to the catalog's stamps when only stamps changed.
+
+    A file touched without a change of content (or a racy stamp verified
+    since) leaves the digest as it was, but a search compares stamps: with
+    the old ones it would open the catalog every time.  Written only if the
+    index is still the `generation` this process loaded (the manifest must
+    describe the files that index was made from); a failure is only slower.
+    """
+    stale = _stale_manifests(conn, catalog)
+    if not stale:
+        return
+    with contextlib.suppress(sqlite3.Error), _transaction(conn):
+        now = conn.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
+        if now is not None and now[0] == generation:
+            _save_files(conn, stale)
 
 
 def _save_decay(conn: sqlite3.Connection, index: SearchIndex) -> None:
@@ -410,7 +489,7 @@ def _save_decay(conn: sqlite3.Connection, index: SearchIndex) -> None:
     with contextlib.suppress(sqlite3.Error), _transaction(conn):
         conn.executemany(
             "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-            rows_io.columns_meta(index).items(),
+            rows_io.pack_meta(rows_io.columns_meta(index)),
         )
 
 

@@ -20,26 +20,45 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import zip_longest
 from pathlib import Path
 from typing import overload
 
 from ..formats import adapter_for
 from ..model import RAW_BODY, FileScan, Memory
 from ..safe_io import read_regular
-from ..store.codec import compress, decode_scan, make_zdict, pickle_scan
+from ..store.codec import compress, decode_scan, make_zdict, pickle_scan, unpickle_scan
+from ..store.reader import StoreReader
+from .persisted_files import SHA_BYTES, Manifest
+from .stored_refs import StaleRow, StoreRefs, open_reader, parse_ref, row_hash
 
 
 def memory_blobs(
-    memories: Iterable[tuple[int, Memory]], zdict: bytes
+    memories: Iterable[tuple[int, Memory]], zdict: bytes, refs: StoreRefs | None = None
 ) -> Iterator[tuple[int, bytes]]:
-    """(slot, compressed row) per memory."""
+    """(slot, reference to the store row or compressed copy) per memory (`stored_refs`)."""
     for slot, m in memories:
+        ref = None if refs is None else refs.ref(m)
+        if ref is not None:
+            yield slot, ref
+            continue
         yield slot, compress(pickle_scan(FileScan(rel=m.path, memories=[m]), m.vault_root), zdict)
 
 
 def zdict_of(memories: Sequence[Memory]) -> bytes:
-    """A preset dictionary from the first memories' pickles."""
-    raws = [pickle_scan(FileScan(rel=m.path, memories=[m]), m.vault_root) for m in memories[:64]]
+    """A preset dictionary from a few memories of every format, interleaved.
+
+    The dictionary is the last `ZDICT_BYTES` of the sample, about nine
+    memories: taken from the first rows alone (one vault, one format) it
+    compressed the other formats' memories barely better than no dictionary.
+    """
+    by_format: dict[str, list[Memory]] = {}
+    for m in memories:
+        group = by_format.setdefault(m.format, [])
+        if len(group) < 16:
+            group.append(m)
+    sample = [m for row in zip_longest(*by_format.values()) for m in row if m is not None]
+    raws = [pickle_scan(FileScan(rel=m.path, memories=[m]), m.vault_root) for m in sample[:64]]
     return make_zdict(raws)
 
 
@@ -69,7 +88,7 @@ class _FileBodies:
 
     __slots__ = ("bodies", "format_id", "rel", "root", "sha256")
 
-    def __init__(self, root: Path, rel: str, format_id: str, sha256: str) -> None:
+    def __init__(self, root: Path, rel: str, format_id: str, sha256: bytes) -> None:
         self.root = root
         self.rel = rel
         self.format_id = format_id
@@ -88,7 +107,7 @@ class _FileBodies:
             data = read_regular(path)
         except OSError:
             return {}
-        if hashlib.sha256(data).hexdigest() != self.sha256:
+        if not self.sha256 or hashlib.sha256(data).digest()[: len(self.sha256)] != self.sha256:
             return {}
         fs = adapter_for(self.format_id).scan_file(self.root, path, data)
         return {m.id: m.body for m in fs.memories}
@@ -105,6 +124,7 @@ class StoredMemories(Sequence[Memory]):
         formats: list[str],
         slot_vault: list[int],
         zdict: bytes,
+        manifests: list[Manifest],
     ) -> None:
         self._conn = conn
         self._rows = rows
@@ -114,6 +134,18 @@ class StoredMemories(Sequence[Memory]):
         self._zdict = zdict
         self._decoded: dict[int, Memory] = {}
         self._files: dict[tuple[int, str], _FileBodies] = {}
+        self._manifests = manifests
+        #: Per vault, path -> place in its manifest (built when a body is first needed).
+        self._places: dict[int, dict[str, int]] = {}
+        #: Per vault, its store opened read-only when a reference is first read.
+        self._readers: dict[int, StoreReader | None] = {}
+
+    def close(self) -> None:
+        """Close the vault stores opened for references."""
+        for reader in self._readers.values():
+            if reader is not None:
+                reader.close()
+        self._readers = {}
 
     def __len__(self) -> int:
         return self._rows
@@ -140,14 +172,39 @@ class StoredMemories(Sequence[Memory]):
         if number < 0 or found is None:
             raise IndexError(f"no memory at row {row}")
         root = self._roots[number]
-        m = decode_scan(found[0], root, self._zdict).memories[0]
+        ref = parse_ref(found[0])
+        if ref is None:
+            m = decode_scan(found[0], root, self._zdict).memories[0]
+        else:
+            m = self._referenced(number, *ref)
         source = self._files.get((number, m.path))
         if source is None:
-            sha = self._conn.execute(
-                "SELECT sha256 FROM files WHERE vault = ? AND rel = ?",
-                (number, m.path.encode("utf-8", "surrogateescape")),
-            ).fetchone()
-            source = _FileBodies(root, m.path, self._formats[number], sha[0] if sha else "")
+            source = _FileBodies(root, m.path, self._formats[number], self._sha(number, m.path))
             self._files[(number, m.path)] = source
         m.body_source = source  # type: ignore[attr-defined]  # the slot of model._LazyBody
         return m
+
+    def _referenced(self, number: int, expected: bytes, rowid: int) -> Memory:
+        """The memory a reference names, from the vault's store row (`stored_refs`)."""
+        if number not in self._readers:
+            self._readers[number] = open_reader((str(self._roots[number]), self._formats[number]))
+        reader = self._readers[number]
+        raw = None if reader is None else reader.raw_by_id(rowid)
+        if raw is None or row_hash(raw) != expected:
+            raise StaleRow(f"store row {rowid} changed since the search index was saved")
+        fs = unpickle_scan(raw, self._roots[number])
+        if len(fs.memories) != 1:
+            raise StaleRow(f"store row {rowid} holds more than one memory")
+        return fs.memories[0]
+
+    def _sha(self, number: int, rel: str) -> bytes:
+        """The sha256 prefix `rel` of vault `number` was indexed with (b"": not indexed)."""
+        manifest = self._manifests[number]
+        places = self._places.get(number)
+        if places is None:
+            names = manifest.names
+            places = self._places[number] = dict(zip(names, range(len(names)), strict=True))
+        at = places.get(rel)
+        if at is None:
+            return b""
+        return manifest.shas[at * SHA_BYTES : (at + 1) * SHA_BYTES]

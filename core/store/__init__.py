@@ -3,7 +3,10 @@
 `db`: where the file lives and how it is opened and checked; `stamps`: the
 file stamps that say a row is current; `codec`: rows as blobs (bodies left
 out); `bodies`: bodies read back from the memory files on first use;
-`files`: one vault's store and its file rows.
+`files`: one vault's store and its file rows; `reader`: a store opened
+read-only for single rows (what a search index refers to); `statwalk`: the
+stamps of many files at once (relative to their folder, in two processes
+when a CPU is idle).
 """
 
 from __future__ import annotations

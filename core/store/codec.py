@@ -136,19 +136,32 @@ def compress(raw: bytes, zdict: bytes) -> bytes:
     return packer.compress(raw) + packer.flush()
 
 
-def decode_scan(blob: bytes, root: Path, zdict: bytes) -> FileScan:
-    """A row blob back into a FileScan whose memories have no body yet (`RAW_BODY` None)."""
+def decompress(blob: bytes, zdict: bytes) -> bytes:
+    """A row blob's raw pickle (StoreCorrupt when its checksum or length is wrong)."""
     try:
         unpacker = zlib.decompressobj(zdict=zdict) if zdict else zlib.decompressobj()
         raw = unpacker.decompress(blob)
         if not unpacker.eof or unpacker.unused_data:
             raise zlib.error("incomplete row")
+    except zlib.error as exc:  # a damaged row: never trust any of it
+        raise StoreCorrupt(f"unreadable row ({type(exc).__name__})") from exc
+    return raw
+
+
+def unpickle_scan(raw: bytes, root: Path) -> FileScan:
+    """A row's raw pickle back into a FileScan whose memories have no body yet."""
+    try:
         fs = _RowUnpickler(raw, root).load()
     except Exception as exc:  # a damaged row: never trust any of it
         raise StoreCorrupt(f"unreadable row ({type(exc).__name__})") from exc
     if not isinstance(fs, FileScan):
         raise StoreCorrupt("a file row holds no FileScan")
     return fs
+
+
+def decode_scan(blob: bytes, root: Path, zdict: bytes) -> FileScan:
+    """A row blob back into a FileScan whose memories have no body yet (`RAW_BODY` None)."""
+    return unpickle_scan(decompress(blob, zdict), root)
 
 
 def has_body(m: Memory) -> bool:
@@ -161,7 +174,9 @@ __all__ = [
     "ROW_DISPATCH",
     "compress",
     "decode_scan",
+    "decompress",
     "has_body",
     "make_zdict",
     "pickle_scan",
+    "unpickle_scan",
 ]

@@ -16,12 +16,19 @@ fails) is handled the same way by the caller (`StoreCorrupt`).
 
 The schema:
     meta(key, value)          schema, root, format, code fingerprint
-    files(rel, stamp..., scan) one row per vault file: its stat stamp and
-                              its FileScan without bodies (`core.store.codec`);
-                              `rel` as UTF-8 bytes with surrogateescape (file
-                              names need not be UTF-8).  A rowid table: rows
-                              of ~0.5-1 KB fill pages badly WITHOUT ROWID
-                              (3.5 MB against 2.0 MB for 2k rows)
+    files(id, rel, stamp..., scan) one row per vault file: its stat stamp,
+                              its sha256 (32 bytes) and its FileScan without
+                              bodies (`core.store.codec`); `rel` as UTF-8
+                              bytes with surrogateescape (file names need not
+                              be UTF-8).  A rowid table: rows of ~0.5-1 KB
+                              fill pages badly WITHOUT ROWID (3.5 MB against
+                              2.0 MB for 2k rows).  The rowid is a 64-bit
+                              hash of `rel` (`row_id`), not a unique index on
+                              it: that index held every path a second time
+                              (9 MB of 58 at 100k files).  Two paths with the
+                              same hash (odds ~1e-10 at 100k files) take
+                              turns in one row: the other file is re-read,
+                              which a cache may cost
     blobs(name, value)        other per-vault data: `zdict`, the preset
                               dictionary rows are compressed with (`codec`)
 """
@@ -39,7 +46,7 @@ from pathlib import Path
 #: Environment variable that moves the cache folder (tests point it at a tmp dir).
 CACHE_DIR_ENV = "MEMLENS_CACHE_DIR"
 #: Bump when the tables change.  Code changes are caught by the fingerprint.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: How long a writer waits for another process's write before giving up.
 BUSY_TIMEOUT_S = 2.0
 SUFFIX = ".sqlite3"
@@ -47,9 +54,9 @@ SUFFIX = ".sqlite3"
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS files ("
-    " rel BLOB PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,"
-    " ctime_ns INTEGER NOT NULL, inode INTEGER NOT NULL, sha256 TEXT NOT NULL,"
-    " racy INTEGER NOT NULL, scan BLOB NOT NULL)",
+    " id INTEGER PRIMARY KEY, rel BLOB NOT NULL, size INTEGER NOT NULL,"
+    " mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL, inode INTEGER NOT NULL,"
+    " sha256 BLOB NOT NULL, racy INTEGER NOT NULL, scan BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS blobs (name TEXT PRIMARY KEY, value BLOB NOT NULL)",
 )
 _TABLES = ("files", "blobs", "meta")
@@ -73,6 +80,11 @@ def vault_key(root: Path | str) -> str:
     """A name for the vault at `root`, from its real path (a symlink shares it)."""
     real = os.path.realpath(root)
     return hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+def row_id(key: bytes) -> int:
+    """The rowid of the row of a path (as stored): a signed 64-bit hash of it."""
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big", signed=True)
 
 
 def store_path(root: Path | str) -> Path:
@@ -195,6 +207,7 @@ __all__ = [
     "read_meta",
     "remove_files",
     "reset",
+    "row_id",
     "store_path",
     "sweep_old_caches",
     "untrusted",

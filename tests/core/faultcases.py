@@ -12,17 +12,21 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from itertools import combinations
 from pathlib import Path
 from typing import Any
 
 import memlens.core
 from memlens.core.actions import Action
+from memlens.core.curation import Candidate, apply_curation, dismiss, plan_steps
+from memlens.core.curation.candidates import candidate_id
 from memlens.core.decay import archive_candidates
 from memlens.core.errors import MemlensError
 from memlens.core.formats import adapter_for
 from memlens.core.formats.cognitive_memory.runs import plan_core, plan_reindex
 from memlens.core.formats.cognitive_memory.runs_reflection import plan_reflection
 from memlens.core.formats.cognitive_memory.runs_state import plan_decay_scores, plan_record_access
+from memlens.core.formats.curating import CurationOptions
 from memlens.core.formats.dream_cycle.runs import decay_run
 from memlens.core.formats.project_ocean.references import reference_run
 from memlens.core.formats.project_ocean.runs import promotion_candidates
@@ -69,9 +73,16 @@ PARAMS: dict[str, list[dict[str, Any]]] = {
     "promote": [{"as_of": AS_OF}, {"as_of": AS_OF, "importance": 0.9, "type": "semantic"}],
 }
 #: What to apply first when no memory allows the action yet.
-PREPARE = {"unpin": "pin", "restore": "archive"}
+PREPARE = {"unpin": "pin", "restore": "archive", "redact": "edit_body"}
+#: Parameters of that first action where they are not its own case's: the
+#: demo vaults hold no secret, so redact first writes a (fake) one.
+PREPARE_PARAMS: dict[str, list[dict[str, Any]]] = {
+    "redact": [{"body": "Fault test: the deploy key is AKIAQ3EGRT7ZKXW4NB2L.\n"}]
+}
+PARAMS["redact"] = [{"upward": True}, {}]
+PARAMS["erase"] = [{}]
 
-ACTIONS = ("pin", "unpin", "set", "edit_body", "promote", "archive", "restore")
+ACTIONS = ("pin", "unpin", "set", "edit_body", "promote", "archive", "restore", "redact", "erase")
 RUNS = {
     "dream-cycle": ("decay_apply", "dream_decay", "restore_version"),
     "observation-v1": ("decay_apply", "restore_version"),
@@ -90,6 +101,10 @@ RUNS = {
 }
 
 
+#: The review queue's actions (issue 21): one pair of live memories of one vault.
+CURATION = ("merge", "supersede", "dismiss")
+
+
 @dataclass(frozen=True, slots=True)
 class Case:
     fmt: str
@@ -104,7 +119,7 @@ class Case:
 def all_cases() -> list[Case]:
     out: list[Case] = []
     for fmt in FORMATS:
-        for name in (*ACTIONS, *RUNS[fmt]):
+        for name in (*ACTIONS, *RUNS[fmt], *CURATION):
             out += [Case(fmt, name), Case(fmt, name, undo=True)]
     return out
 
@@ -115,13 +130,15 @@ def fresh(tmp: Path, fmt: str) -> Path:
     return root
 
 
-def _find(root: Path, fmt: str, name: str) -> tuple[str, dict[str, Any]] | None:
+def _find(
+    root: Path, fmt: str, name: str, tried: list[dict[str, Any]] | None = None
+) -> tuple[str, dict[str, Any]] | None:
     memories = sorted(
         (m for m in open_catalog(root).memories() if m.format == FORMAT_OF.get(fmt, fmt)),
         key=lambda m: m.id,
     )
     for m in memories:
-        for params in PARAMS[name]:
+        for params in tried or PARAMS[name]:
             try:
                 plan = Action(name, m, dict(params)).plan()
             except (MemlensError, OSError):
@@ -137,7 +154,7 @@ OpFor = Callable[[Path], Callable[[], object]]
 def _action_op(root: Path, fmt: str, name: str) -> OpFor | None:
     found = _find(root, fmt, name)
     if found is None and name in PREPARE:
-        first = _find(root, fmt, PREPARE[name])
+        first = _find(root, fmt, PREPARE[name], PREPARE_PARAMS.get(name))
         if first is not None:
             mem_id, params = first
             Action(PREPARE[name], open_catalog(root).get(mem_id), dict(params)).apply()
@@ -232,13 +249,53 @@ def _run_op(root: Path, fmt: str, name: str) -> OpFor | None:
     return lambda r: lambda: run(r)
 
 
+def _pair(root: Path, fmt: str) -> tuple[str, str] | None:
+    """The first two live memories (by id) that merge and supersede both accept."""
+    live = sorted(
+        (
+            m
+            for m in open_catalog(root).memories()
+            if m.format == fmt and not m.archived and not m.tombstoned
+        ),
+        key=lambda m: m.id,
+    )
+    options = CurationOptions(date.fromisoformat(AS_OF), now=NOW)
+    for a, b in combinations(live, 2):
+        try:
+            for name in ("merge", "supersede"):
+                plan_steps(name, a, b, options)[0][1]()
+        except (MemlensError, OSError):
+            continue
+        return a.id, b.id
+    return None
+
+
+def _curation_op(root: Path, fmt: str, name: str) -> OpFor | None:
+    pair = _pair(root, fmt)
+    if pair is None:
+        return None
+    when = date.fromisoformat(AS_OF)
+
+    def op_for(r: Path) -> Callable[[], object]:
+        catalog = open_catalog(r)
+        a, b = (catalog.get(i) for i in pair)
+        if name == "dismiss":
+            cand = Candidate(candidate_id((a, b)), "duplicate", 1.0, "fault test", (a, b), r)
+            return lambda: dismiss(cand, when)
+        return lambda: apply_curation(name, a, b, when, now=NOW)
+
+    return op_for
+
+
 def prepare(case: Case, root: Path) -> OpFor | None:
     """Set up `case` on the vault at `root` (unfaulted); its operation for any copy of it.
 
     None when the demo vault offers nothing for the case (e.g. no decay
     candidates in a format without decay archiving).
     """
-    make = _action_op if case.name in ACTIONS else _run_op
+    make = (
+        _action_op if case.name in ACTIONS else _curation_op if case.name in CURATION else _run_op
+    )
     op_for = make(root, case.fmt, case.name)
     if op_for is None or not case.undo:
         return op_for

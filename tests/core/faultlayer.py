@@ -172,11 +172,16 @@ class FaultLayer:
 
 
 def tree(root: Path) -> dict[str, bytes]:
-    """{vault-relative path: bytes} of every file outside `.memlens/`."""
+    """{vault-relative path: bytes} of every file outside `.memlens/`, and of `.memlens/review/`.
+
+    The review queue's decisions (`.memlens/review/decisions.json`) are the
+    user's data like the vault's files: a dismiss must be all or nothing too.
+    """
     out: dict[str, bytes] = {}
     for p in sorted(root.rglob("*")):
         rel = p.relative_to(root)
-        if rel.parts[0] == ".memlens" or p.is_symlink() or not p.is_file():
+        ours = rel.parts[0] == ".memlens" and rel.parts[1:2] != ("review",)
+        if ours or p.is_symlink() or not p.is_file():
             continue
         out[rel.as_posix()] = p.read_bytes()
     return out

@@ -45,11 +45,11 @@ def vault_at(root: Path, fmt: str) -> Vault:
 
 
 def rows(path: Path) -> dict[str, bytes]:
-    """rel -> the stored sha256 and row blob."""
+    """rel -> the stored sha256 (32 bytes) and row blob."""
     conn = sqlite3.connect(path)
     try:
         got = conn.execute("SELECT rel, sha256, scan FROM files").fetchall()
-        return {rel.decode(): sha.encode() + blob for rel, sha, blob in got}
+        return {rel.decode(): bytes(sha) + blob for rel, sha, blob in got}
     finally:
         conn.close()
 

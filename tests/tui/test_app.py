@@ -9,11 +9,12 @@ from textual.widgets import Input, Markdown, OptionList
 
 from memlens.core import open_catalog
 from memlens.core.listing import HEALTH_RANK, SORT_KEYS, problem_entries
+from memlens.core.privacy import scan_catalog
 from memlens.tui.app import MemlensApp
 from memlens.tui.screens.error import ErrorModal
 from memlens.tui.screens.help import HelpScreen
 from memlens.tui.screens.main import MainScreen
-from memlens.tui.screens.problems import ProblemsScreen, ProblemTable
+from memlens.tui.screens.problems import ProblemsScreen, ProblemTable, secret_entries
 from memlens.tui.screens.raw import RawScreen
 from memlens.tui.screens.triage import TriageScreen, TriageTable
 from memlens.tui.widgets.detail import MemoryDetail, RelationList, SafeMarkdown
@@ -21,7 +22,7 @@ from memlens.tui.widgets.memory_table import MemoryTable, layout
 from memlens.tui.widgets.raw_view import RawTextView
 from memlens.tui.widgets.vault_sidebar import VaultSidebar
 
-from .conftest import SIZE, AppFactory, settle
+from .conftest import AS_OF, SIZE, AppFactory, settle
 
 
 def table(app: MemlensApp) -> MemoryTable:
@@ -317,7 +318,8 @@ async def test_problems_screen_lists_every_problem_and_opens_raw_text(
     make_app: AppFactory, own_fixtures_dir: Path
 ) -> None:
     catalog = open_catalog(own_fixtures_dir)
-    expected = problem_entries(catalog.vaults)
+    # Privacy findings are problems too (the own fixtures hold one, in an erased record).
+    expected = problem_entries(catalog.vaults) + secret_entries(scan_catalog(catalog, AS_OF))
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

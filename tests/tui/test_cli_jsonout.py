@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memlens.tui.cli.jsonout import dumps_indented
+from memlens.tui.cli.jsonout import dumps_indented, iter_indented
 
 
 class Colour(StrEnum):
@@ -46,6 +46,8 @@ _values = st.recursive(
 @given(_values)
 def test_same_text_as_json_dumps(data: Any) -> None:
     assert dumps_indented(data) == reference(data)
+    # What the CLI writes, one top-level element at a time: the same text.
+    assert "".join(iter_indented(data)) == reference(data)
 
 
 def test_edge_values() -> None:
@@ -60,3 +62,4 @@ def test_edge_values() -> None:
         {"set": {1, 2}},  # default=str
     ):
         assert dumps_indented(data) == reference(data)
+        assert "".join(iter_indented(data)) == reference(data)

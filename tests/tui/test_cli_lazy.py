@@ -99,6 +99,7 @@ def test_completing_the_first_word_imports_no_command_module() -> None:
     output, modules = imported_by(env={**os.environ, **env})
     assert [line.split(",", 1)[1] for line in output.splitlines()] == [
         "search",
+        "secrets",
         "serve",
         "set",
         "show",

@@ -104,14 +104,16 @@ def test_binding_ids_cover_every_screen() -> None:
 
 
 async def test_as_of_tracking_editor_and_cache_settings(
-    own_fixtures_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    own_fixtures_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # A copy: with tracking on, a row shown for a second (a slow machine) records an
+    # access, which must never land in the repository's own test vaults.
     monkeypatch.setenv("MEMLENS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("EDITOR", "nano -w")
     config = Config(as_of=date(2026, 12, 1), track_access=True, cache=False)
-    app = MemlensApp([own_fixtures_dir], config=config, live_reload=False)
+    app = MemlensApp([own_fixtures_copy], config=config, live_reload=False)
     assert app.as_of == date(2026, 12, 1)
-    assert MemlensApp([own_fixtures_dir], as_of=AS_OF, config=config).as_of == AS_OF
+    assert MemlensApp([own_fixtures_copy], as_of=AS_OF, config=config).as_of == AS_OF
     assert app.config.track_access is True
     assert app.config.editor_command() == ["nano", "-w"]
     async with app.run_test(size=SIZE) as pilot:
@@ -119,7 +121,7 @@ async def test_as_of_tracking_editor_and_cache_settings(
         assert app.loaded
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
 
-    defaults = MemlensApp([own_fixtures_dir], as_of=AS_OF, live_reload=False)
+    defaults = MemlensApp([own_fixtures_copy], as_of=AS_OF, live_reload=False)
     assert defaults.config.track_access is False
     async with defaults.run_test(size=SIZE) as pilot:
         await settle(pilot)

@@ -15,7 +15,7 @@ from memlens.core.config import CONFIG_ENV, Config, load_config
 from memlens.core.errors import MemlensError
 from memlens.core.text.sanitize import json_text, one_line, visible
 
-from .jsonout import dumps_indented
+from .jsonout import iter_indented
 
 if TYPE_CHECKING:
     from memlens.core import Catalog
@@ -90,8 +90,10 @@ def error_line(exc: BaseException) -> str:
 
 def emit_json(data: Any) -> None:
     """JSON to stdout, UTF-8, stable key order, no raw control or bidi characters."""
-    sys.stdout.write(json_text(dumps_indented(data)))
-    sys.stdout.write("\n")
+    write = sys.stdout.write
+    for piece in iter_indented(data):  # the same text as dumps_indented, one record at a time
+        write(json_text(piece))
+    write("\n")
 
 
 def echo(message: object = "", *, err: bool = False, nl: bool = True) -> None:

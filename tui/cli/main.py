@@ -49,6 +49,21 @@ COMMANDS: dict[str, LazyCommand] = {
             "What each agent below PATH loads at start and would recall for --prompt.",
         ),
         (
+            "secrets",
+            "privacy:secrets",
+            "Secrets and personal data in every memory below PATH, masked; exit 1 if any.",
+        ),
+        (
+            "redact",
+            "privacy:redact",
+            "Replace each secret in memory ID by [REDACTED:<kind>], or erase the memory.",
+        ),
+        (
+            "review",
+            "review:review",
+            "Near-duplicates and possible contradictions to review; merge, supersede, dismiss.",
+        ),
+        (
             "graph",
             "graph:graph",
             "The links around memory ID, or (--health) every broken link below PATH.",

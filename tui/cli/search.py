@@ -31,7 +31,7 @@ from .common import (
 
 if TYPE_CHECKING:
     from memlens.core import Catalog
-    from memlens.core.search.index import Hit, SearchIndex
+    from memlens.core.search.index import Hit, SearchIndex, SearchResults
     from memlens.core.search.query import Filter, Query
 
 #: The reference script's default number of results (``--format ocean``).
@@ -77,7 +77,7 @@ def flag_filters(
     return out
 
 
-def _search_index(catalog: Catalog, when: date) -> SearchIndex:
+def _search_index(catalog: Catalog, when: date, recheck: bool = False) -> SearchIndex:
     """The catalog's index: persisted in the cache folder unless `--no-cache`.
 
     The persisted index (`memlens.core.search.persisted`) reads only the
@@ -91,7 +91,7 @@ def _search_index(catalog: Catalog, when: date) -> SearchIndex:
     if not use_cache():
         return SearchIndex.from_catalog(catalog, when)
 
-    index, _stats = open_index(catalog, when)
+    index, _stats = open_index(catalog, when, recheck=recheck)
     return index
 
 
@@ -428,14 +428,28 @@ def search(
         total = len(hits)
     else:
         index = _fresh_index(path, when)
-        if index is None:
-            index = _search_index(load_catalog(path), when)
-        if parsed.has_text:
+        results = None
+
+        def relevance(ix: SearchIndex) -> SearchResults:
             from memlens.core.search.embeddings import semantic_available
 
-            if semantic_available():  # the optional extra: meaning fused into relevance
-                index.enable_semantic()
-        results = index.run(parsed, n, extra_filters=filters, rank="relevance")
+            if parsed.has_text and semantic_available():  # the optional extra: meaning too
+                ix.enable_semantic()
+            return ix.run(parsed, n, extra_filters=filters, rank="relevance")
+
+        if index is not None:
+            from memlens.core.search.stored_refs import StaleRow
+
+            try:
+                results = relevance(index)
+            except StaleRow:
+                # A vault store row the index refers to changed meanwhile: the
+                # catalog's way, which also checks the index's references again.
+                index = _search_index(load_catalog(path), when, recheck=True)
+        if results is None:
+            if index is None:
+                index = _search_index(load_catalog(path), when)
+            results = relevance(index)
         hits, total = results.hits, results.total
     from memlens.core.search.relevance import add_field_counts
 

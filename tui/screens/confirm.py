@@ -7,7 +7,8 @@ second confirmation.  The modal only answers; the caller writes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -15,6 +16,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+
+from memlens.core.privacy import scrub
 
 from ..safe_text import safe
 
@@ -74,8 +77,18 @@ class ConfirmScreen(ModalScreen[bool]):
         confirm_label: str = "Apply",
         note: str = "",
         danger: bool = False,
+        mask: Iterable[str] = (),
     ) -> None:
         super().__init__()
+        # Secrets the privacy scan found are shown masked here too (a title
+        # taken from a body may hold one).
+        hidden = [s for s in mask if s]
+        if hidden:
+            title = scrub(title, hidden)
+            items = [
+                replace(i, label=scrub(i.label, hidden), lines=[scrub(x, hidden) for x in i.lines])
+                for i in items
+            ]
         #: Heading (display text).
         self.heading = title
         #: What will change and what is refused.

@@ -159,6 +159,14 @@ class MainScreen(MemlensScreen):
         Binding(
             "x", "clear_marks", "Clear marks", show=False, tooltip="Clear marks", id="main.unmark"
         ),
+        Binding(
+            "X",
+            "redact",
+            "Redact secrets",
+            show=False,
+            tooltip="Redact the secrets found in the memory (marked: all), after a confirmation",
+            id="main.redact",
+        ),
     ]
 
     def __init__(self) -> None:
@@ -195,6 +203,7 @@ class MainScreen(MemlensScreen):
     def on_mount(self) -> None:
         self.memlens.register_main_screen(self)
         self.watch(self.memlens, "catalog_version", self._catalog_changed, init=True)
+        self.watch(self.memlens, "privacy_version", self._secrets_changed, init=True)
         self.set_focus(self.query_one(MemoryTable))
 
     # ------------------------------------------------------------------ data from the app
@@ -217,6 +226,16 @@ class MainScreen(MemlensScreen):
             elif not app.loading:
                 self._reselect = None
         self._rows_changed(key)
+
+    def _secrets_changed(self, _version: int) -> None:
+        secrets = self.memlens.secrets_by_memory
+        self.query_one(MemoryTable).secrets_changed(secrets)
+        detail = self.query_one(MemoryDetail)
+        if detail.secrets != secrets:
+            detail.secrets = secrets
+            row = detail.row
+            if row is not None and detail.editing is None:
+                self.show_detail(row)
 
     def _rows_changed(self, key: tuple[str, str] | None) -> None:
         table = self.query_one(MemoryTable)
@@ -525,6 +544,11 @@ class MainScreen(MemlensScreen):
     def action_restore(self) -> None:
         memories, bulk = self.targets()
         self.actions.run("restore", memories, bulk)
+
+    def action_redact(self) -> None:
+        # Always confirmed, one memory too: the list names each secret's kind and field.
+        memories, _bulk = self.targets()
+        self.actions.run("redact", memories, True)
 
     def action_promote(self) -> None:
         memories, bulk = self.targets()

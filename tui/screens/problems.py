@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 
 from rich.style import Style
 from rich.text import Text
@@ -15,6 +16,7 @@ from textual.widgets import Footer, Static
 
 from memlens.core.listing import ProblemEntry, problem_entries
 from memlens.core.model import ReferenceProblem
+from memlens.core.privacy import Finding
 
 from ..messages import OpenMemory, OpenRaw
 from ..safe_text import safe, safe_rich
@@ -24,6 +26,27 @@ from .base import MemlensScreen
 _COLUMNS = (("reason", 22), ("vault", 18), ("where", 34))
 
 
+def secret_entries(findings: Iterable[Finding]) -> list[ProblemEntry]:
+    """One `secret:<kind>` problem per privacy finding, the secret masked in its detail."""
+    return [
+        ProblemEntry(
+            vault=f.vault if f.vault != "." else f.vault_root.name,
+            vault_root=f.vault_root,
+            format=f.format,
+            path=f.path,
+            kind="secret",
+            reason=f"secret:{f.kind}",
+            detail=f"{f.masked} in {f.field}",
+            id=f.id,
+            line=f.record_line,
+            index=f.index,
+            at_line=f.line,
+            source=None,
+        )
+        for f in findings
+    ]
+
+
 class ProblemTable(LineList):
     """One line per problem; enter opens the raw text at the faulty line."""
 
@@ -31,9 +54,15 @@ class ProblemTable(LineList):
     ProblemTable > .problems--invalid { color: $error; }
     ProblemTable > .problems--reference { color: $warning; }
     ProblemTable > .problems--dim { color: $text-muted; }
+    ProblemTable > .problems--secret { color: $error; }
     """
 
-    COMPONENT_CLASSES = {"problems--invalid", "problems--reference", "problems--dim"}
+    COMPONENT_CLASSES = {
+        "problems--invalid",
+        "problems--reference",
+        "problems--dim",
+        "problems--secret",
+    }
 
     empty_text = "no problems found"
 
@@ -124,19 +153,21 @@ class ProblemsScreen(MemlensScreen):
 
     def on_mount(self) -> None:
         self.watch(self.memlens, "catalog_version", self._catalog_changed, init=True)
+        self.watch(self.memlens, "privacy_version", self._catalog_changed, init=False)
         self.query_one(ProblemTable).focus()
 
     def _catalog_changed(self, _version: int) -> None:
         app = self.memlens
-        entries = problem_entries(v for v, _ in app.loaded)
+        entries = problem_entries(v for v, _ in app.loaded) + secret_entries(app.findings)
         table = self.query_one(ProblemTable)
         table.set_entries(entries)
         invalid = sum(1 for e in entries if e.kind == "invalid")
+        secrets = sum(1 for e in entries if e.kind == "secret")
         parts: list[Content | str | tuple[str, str]] = [
             ("Problems", "bold $accent"),
-            f"  {invalid} invalid items · {len(entries) - invalid} flagged references",
-            f" · {len(app.loaded)} vaults",
+            f"  {invalid} invalid items · {len(entries) - invalid - secrets} flagged references",
         ]
+        parts.append(f" · {len(app.loaded)} vaults")
         if app.loading:
             parts.append((" · loading…", "$warning"))
         parts.append(("   enter: raw text at the line · m: go to memory", "$text-muted"))
@@ -152,7 +183,7 @@ class ProblemsScreen(MemlensScreen):
     def _highlighted(self, event: ProblemTable.Highlighted) -> None:
         e = event.entry
         parts: list[Content | str | tuple[str, str]] = [
-            (e.reason, "bold $error" if e.kind == "invalid" else "bold $warning"),
+            (e.reason, "bold $warning" if e.kind == "reference" else "bold $error"),
             " in ",
             safe(f"{e.vault}/{e.where}"),
             " (",
@@ -178,7 +209,7 @@ class ProblemsScreen(MemlensScreen):
         e = self.query_one(ProblemTable).current()
         if e is None:
             return
-        if e.kind != "reference" or not e.id:
+        if e.kind == "invalid" or not e.id:
             self.notify("Invalid items are not loaded as memories: enter shows the raw text.")
             return
         self.post_message(OpenMemory(e.vault_root, e.id))

@@ -10,6 +10,7 @@ if a reload swaps the row meanwhile.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,7 @@ from textual.widgets.option_list import Option
 
 from memlens.core.listing import INVALID, MemoryRow
 from memlens.core.model import Memory, Relation
+from memlens.core.privacy import scrub
 from memlens.core.records import jsonable
 
 from ..safe_text import has_controls, safe, safe_markdown, visible, visible_block
@@ -195,6 +197,8 @@ class MemoryDetail(VerticalScroll, can_focus=True):
         self.editing: Memory | None = None
         #: The latest `show` call made while editing, replayed when it ends.
         self._deferred: tuple[MemoryRow | None, list[RelationView] | None] | None = None
+        #: Secrets the privacy scan found, per memory key: shown masked.
+        self.secrets: Mapping[tuple[str, str], tuple[str, ...]] = {}
 
     def compose(self) -> ComposeResult:
         yield Static(id="detail-title")
@@ -234,7 +238,8 @@ class MemoryDetail(VerticalScroll, can_focus=True):
             self._toggle(problem=False, meta=False, relations=False, body=False, raw=False)
             self._set_body("")
             return
-        title.update(safe(row.title, "bold"))
+        held = self.secrets.get(row.key, ()) if self.secrets else ()
+        title.update(safe(scrub(row.title, held), "bold"))
         summary.update(self._summary(row))
         if row.health == INVALID:
             self._show_problem(row)
@@ -380,9 +385,12 @@ class MemoryDetail(VerticalScroll, can_focus=True):
     def _show_memory(self, row: MemoryRow, relations: list[RelationView]) -> None:
         memory = row.memory
         assert memory is not None
-        self.query_one("#detail-meta", Static).update(self._meta_table(row))
+        # Secrets the privacy scan found are masked here as everywhere (the raw
+        # view, `v`, and the body editor show the file as it is).
+        held = self.secrets.get(row.key, ()) if self.secrets else ()
+        self.query_one("#detail-meta", Static).update(self._meta_table(row, held))
         self.query_one(RelationList).set_views(relations)
-        body = memory.body
+        body = scrub(memory.body, held)
         if len(body) > MAX_BODY_CHARS:
             cut = len(body) - MAX_BODY_CHARS
             body = (
@@ -402,7 +410,7 @@ class MemoryDetail(VerticalScroll, can_focus=True):
         self._set_body(safe_markdown(body) if body.strip() else "*(empty body)*")
 
     @staticmethod
-    def _meta_table(row: MemoryRow) -> Table:
+    def _meta_table(row: MemoryRow, held: tuple[str, ...] = ()) -> Table:
         memory = row.memory
         assert memory is not None
         table = Table.grid(padding=(0, 2))
@@ -413,7 +421,7 @@ class MemoryDetail(VerticalScroll, can_focus=True):
             label = Text(visible(str(key)))
             if key in extra:
                 label.append(" *", style="italic")
-            table.add_row(label, Text(visible_block(field_text(value))))
+            table.add_row(label, Text(visible_block(scrub(field_text(value), held))))
         info = row.full_info()
         if info is not None:
             table.add_row(Text("─ decay", style="dim"), Text(""))

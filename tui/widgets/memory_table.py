@@ -3,12 +3,13 @@
 The rows live in a core `MemoryList` (sorted and filtered there); this widget
 only draws the visible window and reports what the user does.  Marked rows
 (the set bulk actions apply to, owned by the screen) get a `●` before the
-title; with nothing marked every line looks as it always did.
+title; with nothing marked every line looks as it always did.  Memories the
+privacy scan found a secret or personal data in get a `⚠` there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
 
 from rich.style import Style
@@ -16,6 +17,7 @@ from rich.text import Text
 from textual.message import Message
 
 from memlens.core.listing import INVALID, MemoryList, MemoryRow
+from memlens.core.privacy import scrub
 
 from ..safe_text import safe_rich
 from .line_list import LineList
@@ -95,6 +97,7 @@ class MemoryTable(LineList):
     MemoryTable > .memory-table--tombstoned { color: $text-disabled; }
     MemoryTable > .memory-table--dim { color: $text-muted; }
     MemoryTable > .memory-table--marked { color: $accent; text-style: bold; }
+    MemoryTable > .memory-table--secret { color: $error; text-style: bold; }
     """
 
     COMPONENT_CLASSES = {
@@ -107,6 +110,7 @@ class MemoryTable(LineList):
         "memory-table--tombstoned",
         "memory-table--dim",
         "memory-table--marked",
+        "memory-table--secret",
     }
 
     empty_text = "no memories match"
@@ -152,6 +156,16 @@ class MemoryTable(LineList):
         self.model = model
         #: Keys (`MemoryRow.key`) of marked rows (owned by the screen).
         self.marks = marks
+        #: Memories holding a secret or personal data (the app's privacy scan) and
+        #: the secrets each holds: their rows get `⚠` and a masked title.
+        self.secrets: Mapping[tuple[str, str], tuple[str, ...]] = {}
+
+    def secrets_changed(self, secrets: Mapping[tuple[str, str], tuple[str, ...]]) -> None:
+        """Show the privacy marker on these rows (redrawn only when they changed)."""
+        if secrets != self.secrets:
+            self.secrets = secrets
+            self._line_cache.clear()
+            self.refresh()
 
     def marks_changed(self) -> None:
         """Redraw after the screen changed `marks` (cached lines hold the old marks)."""
@@ -199,9 +213,16 @@ class MemoryTable(LineList):
         w = col.width
         cell: Text
         if col.key == "title":
-            cell = safe_rich(("✗ " if row.health == INVALID else "") + row.title)
+            title = row.title
+            held = self.secrets.get(row.key) if self.secrets else None
+            if held:
+                title = scrub(title, held)
+            cell = safe_rich(("✗ " if row.health == INVALID else "") + title)
             if row.health == INVALID:
                 cell.stylize(health_style)
+            if held:
+                warn = self.get_component_rich_style("memory-table--secret", partial=True)
+                cell = Text("⚠ ", style=warn, no_wrap=True, end="") + cell
             if self.marks and row.key in self.marks:
                 marked = self.get_component_rich_style("memory-table--marked", partial=True)
                 cell = Text("● ", style=marked, no_wrap=True, end="") + cell

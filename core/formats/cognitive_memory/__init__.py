@@ -13,4 +13,5 @@ registration, helped by `write_values`; the maintenance runs are `runs`
 and `runs_state` (decay scores and access counts in `_state.json`).
 `core_file` lays out CORE.md (what it holds and what its budget cuts) and
 `preview` shows what the agent loads at session start.
+`curate` plans the review queue's merge and supersede (steps the writer returns).
 """

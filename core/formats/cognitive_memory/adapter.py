@@ -37,6 +37,7 @@ from ..files import (
 )
 from ..linking import Changes, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
+from ..privacy_model import TextField, frontmatter_text_fields
 from .decay import (
     _THRESHOLDS_TEXT,
     DORMANT_THRESHOLD,
@@ -350,3 +351,7 @@ class CognitiveMemoryAdapter(FormatAdapter):
     ) -> list[PreviewSection]:
         """CORE.md as regenerated at `as_of`, with its diff, budget and cuts (see `preview`)."""
         return core_preview(self, root, result.memories, request)
+
+    def text_fields(self, memory: Memory, raw: str | None) -> list[TextField]:
+        """Every frontmatter string (on its key's line) and the body (from its first line)."""
+        return frontmatter_text_fields(memory, raw)

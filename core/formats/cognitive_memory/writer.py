@@ -45,6 +45,7 @@ tests/core/test_cognitive_writer.py):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path, PurePosixPath
@@ -59,8 +60,17 @@ from ...text.textio import BOM, decode_bytes
 from ...text.yamledit import REMOVE, edit_frontmatter
 from ...write.journal import FileChange, Plan
 from ...write.writes import snapshot
+from ..curating import CurationOptions, Step
 from ..file_version import plan_file_version
+from ..privacy_model import (
+    Redaction,
+    as_erase,
+    redacted_file_text,
+    redaction_summary,
+    refuse_upward,
+)
 from ..writing import register_writer
+from . import curate
 from .adapter import CognitiveMemoryAdapter
 from .memories import _Invalid, _validate
 from .schema import ARCHIVE_DIR, DIR_TYPES, FORMAT_ID, GRAPH_DIR, TYPE_DIRS, VAULT_DIR
@@ -357,6 +367,55 @@ class CognitiveMemoryWriter:
         return self._rewrite(
             "promote", current, changes, None, now, f"promote {m.title!r}: {what} ({current.rel})"
         )
+
+    # ------------------------------------------------------ redact / erase
+
+    def plan_redact(
+        self, memory: Memory, redactions: Sequence[Redaction], *, upward: bool = False
+    ) -> Plan:
+        """Replace only the secrets' characters; `updated` is not bumped.
+
+        A redaction removes characters, it does not change what the memory
+        says, and bumping `updated` would rewrite a line the user did not ask
+        to change (the byte diff is the secrets' characters alone).
+        """
+        refuse_upward(upward, "cognitive-memory")
+        current = _read_current(memory)
+        root, rel = memory.vault_root, current.rel
+        text = _to_text(current.raw, rel)
+        adapter = CognitiveMemoryAdapter()
+        new = redacted_file_text(
+            text,
+            redactions,
+            adapter.text_fields(current.memory, text),
+            lambda t: adapter.text_fields(parse_memory_bytes(root, rel, t.encode("utf-8")), t),
+        )
+        return Plan(
+            action="redact",
+            vault_root=root,
+            memory_ids=[current.memory.id],
+            summary=f"redact: {redaction_summary(redactions)} in {rel}",
+            changes=[
+                FileChange(
+                    "write",
+                    current.path,
+                    snapshot(current.path, current.raw),
+                    data=new.encode("utf-8"),
+                )
+            ],
+        )
+
+    def plan_erase(self, memory: Memory) -> Plan:
+        """Erasure is the format's archive: a move to `archive/<type-dir>/`."""
+        return as_erase(self.plan_archive(memory, "erasure"))
+
+    # -- review queue: merge / supersede (see curate.py) --------------------
+
+    def plan_merge(self, keep: Memory, other: Memory, options: CurationOptions) -> list[Step]:
+        return curate.merge_steps(self, keep, other, options)
+
+    def plan_supersede(self, new: Memory, old: Memory, options: CurationOptions) -> list[Step]:
+        return curate.supersede_steps(self, new, old, options)
 
 
 WRITER = CognitiveMemoryWriter()

@@ -15,5 +15,9 @@ Writing: `writer` holds `DreamCycleWriter` and its registration, helped by
 `runs` holds the decay run and the type distribution.
 `preview` shows the observations as the agent loads them and what decays out
 within 7 and 30 days.  `history` says where a section or an archive entry is
-in each version of its file in git history.
+in each version of its file in git history.  Privacy: `privacy` says where
+each text of a memory sits in the file (for the secrets scan), `write_redact`
+redacts a section.
+within 7 and 30 days.
+`curate` plans the review queue's merge and supersede (steps the writer returns).
 """

@@ -42,6 +42,7 @@ from ..adapter import FormatAdapter, FormatInfo, HistoryScope, PromoteOption
 from ..files import Listing, list_files
 from ..linking import Changes, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
+from ..privacy_model import TextField
 from .archive import scan_archive
 from .decay import _decay_numbers, section_decay
 from .files import (
@@ -58,6 +59,7 @@ from .history import history_extract, history_scope
 from .ids import IdAllocator, _RecordingIds, _ReplayMismatch
 from .linking import _DreamLinkState, _Splice, _splice_plan
 from .preview import observations_preview
+from .privacy import section_text_fields
 from .reading import parse_window
 from .rescan import _Table, rescan
 
@@ -307,6 +309,14 @@ class DreamCycleAdapter(FormatAdapter):
     ) -> list[PreviewSection]:
         """observations.md as loaded, and what decays out within 7 and 30 days (see `preview`)."""
         return observations_preview(self, root, result.memories, request)
+
+    def text_fields(self, memory: Memory, raw: str | None) -> list[TextField]:
+        """The heading, the comment's dc: values and the body, each on its own file line.
+
+        An archived entry (a line of archive.jsonl) holds its text in one JSON
+        line: every text is on that line.
+        """
+        return section_text_fields(memory)
 
     def history_scope(self, memory: Memory) -> HistoryScope:
         """A section by its heading, an archive entry by its id (see dream_cycle.history)."""

@@ -55,14 +55,17 @@ The clock is read only when no date is given: `DreamCycleWriter.clock`
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import date
 from typing import Any, ClassVar
 
 from ...errors import RefusedError
 from ...model import Memory
 from ...write.journal import FileChange, Plan
+from ..curating import CurationOptions, Step
+from ..privacy_model import Redaction, as_erase, refuse_upward
 from ..writing import register_writer
+from . import curate
 from .classify import TYPE_TTL, effective_type
 from .decay import section_decay
 from .files import ARCHIVE_JSONL, ARCHIVED_MD, FORMAT_ID, OBSERVATIONS
@@ -95,6 +98,7 @@ from .write_files import (
     splice,
 )
 from .write_promote import promote_plan
+from .write_redact import plan_redact_section
 from .write_restore import restore_jsonl, restore_md
 from .write_version import version_plan
 
@@ -376,11 +380,32 @@ class DreamCycleWriter:
             return restore_md(state, fresh, when)
         raise RefusedError(f"{fresh.path}: not an archive memlens knows how to restore from")
 
+    # -- redact / erase (privacy) --------------------------------------------
+
+    def plan_redact(
+        self, memory: Memory, redactions: Sequence[Redaction], *, upward: bool = False
+    ) -> Plan:
+        """Replace only the secrets' characters in the section's lines (see write_redact)."""
+        refuse_upward(upward, "Dream Cycle")
+        return plan_redact_section(memory, redactions)
+
+    def plan_erase(self, memory: Memory) -> Plan:
+        """Erasure is the format's archive: the section moves to archive.jsonl."""
+        return as_erase(self.plan_archive(memory, "erasure"))
+
     # -- history: put back an earlier version ------------------------------
 
     def plan_restore_version(self, memory: Memory, data: bytes, expected: bytes | None) -> Plan:
         """The section's lines at an earlier commit, put back (see write_version)."""
         return version_plan(memory, data, expected)
+
+    # -- review queue: merge / supersede (see curate.py) --------------------
+
+    def plan_merge(self, keep: Memory, other: Memory, options: CurationOptions) -> list[Step]:
+        return curate.merge_steps(self, keep, other, options)
+
+    def plan_supersede(self, new: Memory, old: Memory, options: CurationOptions) -> list[Step]:
+        return curate.supersede_steps(self, new, old, options)
 
 
 WRITER = DreamCycleWriter()

@@ -11,5 +11,10 @@ scan's working state and the memories built from experiences), `linking`
 `write_lines` (stores as read, lines appended in each file's style) and
 `write_fields` (what set and promote accept).
 `retrieval` is the spec's hybrid retrieval, computed offline, and `preview`
+shows it for a prompt with the lenses and stances on each hit.  Privacy:
+`privacy` reads what an erased record's raw line still holds (for the
+secrets scan), `write_redact` plans redaction (tombstone, optional upward
+record) and erasure.
 shows it for a prompt with the lenses and stances on each hit.
+`curate` plans the review queue's merge and supersede (steps the writer returns).
 """

@@ -112,6 +112,7 @@ from ..files import Listing, list_files
 from ..history_parts import record_line, record_scope
 from ..linking import Changes, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
+from ..privacy_model import TextField, default_text_fields
 from .jsonl import JsonLine, LineError, parse_json_lines
 from .linking import (
     _check_memory_refs,
@@ -121,6 +122,7 @@ from .linking import (
     relink_appended,
 )
 from .preview import retrieval_preview
+from .privacy import raw_line_text_fields
 from .records import _build_memory, _read_experiences, _Scan, _status_of
 from .schema import (
     _FILE_ORDER,
@@ -384,6 +386,17 @@ class ExperienceRecordAdapter(FormatAdapter):
     ) -> list[PreviewSection]:
         """The spec's hybrid retrieval for the prompt, with lenses and stances (see `preview`)."""
         return retrieval_preview(self, root, result, request)
+
+    def text_fields(self, memory: Memory, raw: str | None) -> list[TextField]:
+        """Every string of the record, all on the record's line.
+
+        A tombstoned record's Memory holds no text any more, but its raw
+        line is immutable and still in experiences.jsonl: its strings are
+        read from that line, so a scan says what the file still holds.
+        """
+        if memory.tombstoned:
+            return raw_line_text_fields(memory, raw)
+        return [TextField(f.name, f.text, memory.line) for f in default_text_fields(memory)]
 
     def history_scope(self, memory: Memory) -> HistoryScope:
         """A record is the one line of experiences.jsonl holding its id."""

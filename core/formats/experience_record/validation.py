@@ -160,6 +160,15 @@ def view_problem(obj: dict[str, Any]) -> str | None:
     return None
 
 
+def stance_problem(obj: dict[str, Any]) -> str | None:
+    """The first rule a stance object breaks, as a one-line detail (None: valid)."""
+    try:
+        _validate_stance(obj)
+    except _Invalid as bad:
+        return bad.detail
+    return None
+
+
 def wal_problem(obj: dict[str, Any]) -> str | None:
     """The first rule a WAL entry breaks, as a one-line detail (None: valid)."""
     try:

@@ -58,7 +58,7 @@ as the Memory the caller holds; otherwise ConflictError.  Erased
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, ClassVar
@@ -69,7 +69,10 @@ from ...safe_io import read_regular
 from ...text.paths import has_path_syntax, is_inside
 from ...write.journal import FileChange, Plan
 from ...write.writes import FileSnapshot, check_unchanged, snapshot
+from ..curating import CurationOptions, Step
+from ..privacy_model import Redaction
 from ..writing import register_writer
+from . import curate
 from .action_records import archive_op, next_wal_id, pin_view, restore_op
 from .adapter import ExperienceRecordAdapter
 from .jsonl import JsonLine, parse_json_lines
@@ -85,6 +88,7 @@ from .write_fields import (
     _show,
 )
 from .write_lines import _dumps, _encode, _same, _State, _Store, append_line
+from .write_redact import plan_erase_record, plan_redact_record
 
 
 class ExperienceRecordWriter:
@@ -453,6 +457,16 @@ class ExperienceRecordWriter:
             reads=self._reads(state, [change]),
         )
 
+    def plan_redact(
+        self, memory: Memory, redactions: Sequence[Redaction], *, upward: bool = False
+    ) -> Plan:
+        """A tombstone with reason redaction, and an upward redacted record if asked."""
+        return plan_redact_record(self, memory, redactions, upward=upward)
+
+    def plan_erase(self, memory: Memory) -> Plan:
+        """A tombstone with the spec's erasure reason (gdpr_erasure)."""
+        return plan_erase_record(self, memory)
+
     def plan_restore_version(self, memory: Memory, data: bytes, expected: bytes | None) -> Plan:
         """Refused: a raw record is immutable, so an earlier version is never written back.
 
@@ -464,6 +478,14 @@ class ExperienceRecordWriter:
             " so an earlier version can be shown but not restored (derive a corrected"
             " record instead: edit the body or promote)"
         )
+
+    # -- review queue: merge / supersede (see curate.py) --------------------
+
+    def plan_merge(self, keep: Memory, other: Memory, options: CurationOptions) -> list[Step]:
+        return curate.merge_steps(self, keep, other, options)
+
+    def plan_supersede(self, new: Memory, old: Memory, options: CurationOptions) -> list[Step]:
+        return curate.supersede_steps(self, new, old, options)
 
 
 WRITER = register_writer(ExperienceRecordWriter())

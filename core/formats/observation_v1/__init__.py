@@ -12,4 +12,5 @@ and move plans), `write_fields` (frontmatter edits) and `write_promote` (a
 new comprehension citing observations).
 `preview` lists the comprehension documents an agent loads and what each
 incorporates.
+`curate` plans the review queue's merge and supersede (steps the writer returns).
 """

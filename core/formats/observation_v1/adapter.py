@@ -48,6 +48,7 @@ from ..adapter import FormatAdapter, FormatInfo, PromoteOption
 from ..files import Listing, SkippedEntry, list_md, rel_posix
 from ..linking import Changes, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
+from ..privacy_model import TextField, frontmatter_text_fields
 from ..reading import problem_from
 from .detection import _COMPREHENSION_MARKER, _OBSERVATION_MARKER, _folder_has_marker
 from .documents import parse_document
@@ -259,3 +260,7 @@ class ObservationV1Adapter(FormatAdapter):
     ) -> list[PreviewSection]:
         """The comprehension documents and what they incorporate (see `preview`)."""
         return comprehension_preview(self, root, result.memories, request)
+
+    def text_fields(self, memory: Memory, raw: str | None) -> list[TextField]:
+        """Every frontmatter string (on its key's line) and the body (from its first line)."""
+        return frontmatter_text_fields(memory, raw)

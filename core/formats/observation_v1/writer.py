@@ -36,8 +36,17 @@ from ...errors import RefusedError
 from ...model import Memory
 from ...text.yamledit import REMOVE, edit_frontmatter
 from ...write.journal import Plan
+from ..curating import CurationOptions, Step
 from ..file_version import plan_file_version
+from ..privacy_model import (
+    Redaction,
+    as_erase,
+    redacted_file_text,
+    redaction_summary,
+    refuse_upward,
+)
 from ..writing import register_writer
+from . import curate
 from .adapter import ObservationV1Adapter
 from .schema import ARCHIVE_DIR, COMPREHENSION_DIR, FORMAT_ID, KIND_OBSERVATION, OBSERVATIONS_DIR
 from .write_fields import _check_new_id, _check_only, _closing_fence, _edit_nested, _native_name
@@ -200,11 +209,42 @@ class ObservationV1Writer:
         dst_rel = f"{folder}/{doc.path.name}"
         return _move_plan("restore", doc, dst_rel, f"restore: move {doc.rel} -> {dst_rel}")
 
+    # -- redact / erase (privacy) -------------------------------------------
+
+    def plan_redact(
+        self, memory: Memory, redactions: Sequence[Redaction], *, upward: bool = False
+    ) -> Plan:
+        """Replace only the secrets' characters in the document (frontmatter and body)."""
+        refuse_upward(upward, "observation/v1")
+        doc = _load(memory)
+        adapter = ObservationV1Adapter()
+        new = redacted_file_text(
+            doc.raw,
+            redactions,
+            adapter.text_fields(doc.fresh, doc.raw),
+            lambda text: adapter.text_fields(_validate(doc, text, ["redact"]), text),
+        )
+        return _write_plan(
+            "redact", doc, new, f"redact: {redaction_summary(redactions)} in {doc.rel}"
+        )
+
+    def plan_erase(self, memory: Memory) -> Plan:
+        """Erasure is the format's archive: a move to `archive/observations/`."""
+        return as_erase(self.plan_archive(memory, "erasure"))
+
     # -- history: put back an earlier version ---------------------------------
 
     def plan_restore_version(self, memory: Memory, data: bytes, expected: bytes | None) -> Plan:
         """The file's bytes at an earlier commit, written back whole (see file_version)."""
         return plan_file_version(ObservationV1Adapter(), memory, data, expected)
+
+    # -- review queue: merge / supersede (see curate.py) --------------------
+
+    def plan_merge(self, keep: Memory, other: Memory, options: CurationOptions) -> list[Step]:
+        return curate.merge_steps(self, keep, other, options)
+
+    def plan_supersede(self, new: Memory, old: Memory, options: CurationOptions) -> list[Step]:
+        return curate.supersede_steps(self, new, old, options)
 
 
 WRITER = register_writer(ObservationV1Writer())

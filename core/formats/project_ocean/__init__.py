@@ -64,4 +64,13 @@ ambiguous or buggy:
   as_of) appended; the source gets `promoted: true` in the same plan.  An
   existing copy refuses (live or archived).  `memlens promote PATH ID`
   is the script's --force for one file.
+path gives, the scan order), `observations` (a file read into a memory),
+`linking` (backlinks resolved as the format's scripts resolve them) and
+`decay` (decay specs and the arithmetic, explained).  Writing: `writer`
+holds `ProjectOceanWriter` and its registration, helped by `write_files`
+(files as read, destinations, write and move plans) and `write_fields` (what
+set and promote accept); `runs` holds the promote and decay runs.
+`preview` runs the HEARTBEAT recall step for an agent and shows what shared/
+adds.
+`curate` plans the review queue's merge and supersede (steps the writer returns).
 """

@@ -45,6 +45,7 @@ from ..adapter import FieldWrite, FormatAdapter, FormatInfo
 from ..files import Listing, SkippedEntry, dir_state, list_dirs, list_md, rel_posix, unlistable
 from ..linking import Changes, one_memory_files, relinked, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
+from ..privacy_model import TextField, frontmatter_text_fields
 from ..reading import problem_from
 from ..recall_model import RecallHit, RecallRequest
 from .decay import _lifespan, _status, observation_decay
@@ -318,11 +319,21 @@ class ProjectOceanAdapter(FormatAdapter):
         """memory-search.py's ranking (`recall`): cosine × importance × freshness."""
         return recall(memories, request)
 
+    def deliberate_copies(self, a: Memory, b: Memory) -> bool:
+        """A promoted copy in shared/observations/ and its source (same file name)."""
+        if a.path.rpartition("/")[2] != b.path.rpartition("/")[2]:
+            return False
+        return any(m.native.get("area") == "shared" or "promoted_from" in m.fields for m in (a, b))
+
     def agent_preview(
         self, root: Path, result: ScanResult, request: PreviewRequest
     ) -> list[PreviewSection]:
         """The HEARTBEAT recall step per agent and what shared/ adds (see `preview`)."""
         return recall_preview(self, root, result.memories, request)
+
+    def text_fields(self, memory: Memory, raw: str | None) -> list[TextField]:
+        """Every frontmatter string (on its key's line) and the body (from its first line)."""
+        return frontmatter_text_fields(memory, raw)
 
 
 __all__ = ["ProjectOceanAdapter"]

@@ -31,6 +31,7 @@ given (a date or an ISO date string), else `date.today()`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
 from typing import Any, ClassVar
 
@@ -40,8 +41,17 @@ from ...text.paths import safe_join
 from ...text.yamledit import REMOVE
 from ...write.journal import FileChange, Plan
 from ...write.writes import snapshot
+from ..curating import CurationOptions, Step
 from ..file_version import plan_file_version
+from ..privacy_model import (
+    Redaction,
+    as_erase,
+    redacted_file_text,
+    redaction_summary,
+    refuse_upward,
+)
 from ..writing import register_writer
+from . import curate
 from .adapter import ProjectOceanAdapter
 from .schema import FORMAT_ID
 from .write_fields import _DATE_FIELDS, _check_field, _promote_date, _refuse_if_promoted
@@ -218,11 +228,42 @@ class ProjectOceanWriter:
         dst_rel = destination(doc.fresh, "restore")
         return _move_plan("restore", doc, dst_rel, f"restore: move {doc.rel} back to {dst_rel}")
 
+    # -- redact / erase (privacy) -------------------------------------------
+
+    def plan_redact(
+        self, memory: Memory, redactions: Sequence[Redaction], *, upward: bool = False
+    ) -> Plan:
+        """Replace only the secrets' characters in the file (frontmatter and body)."""
+        refuse_upward(upward, "Project Ocean")
+        doc = _load(memory)
+        adapter = ProjectOceanAdapter()
+        new = redacted_file_text(
+            doc.raw,
+            redactions,
+            adapter.text_fields(doc.fresh, doc.raw),
+            lambda text: adapter.text_fields(_validate(doc.root, doc.rel, text, "redact"), text),
+        )
+        return _write_plan(
+            "redact", doc, new, f"redact: {redaction_summary(redactions)} in {doc.rel}"
+        )
+
+    def plan_erase(self, memory: Memory) -> Plan:
+        """Erasure is the format's archive: a move to the agent's `archive/`."""
+        return as_erase(self.plan_archive(memory, "erasure"))
+
     # -- history: put back an earlier version ---------------------------------
 
     def plan_restore_version(self, memory: Memory, data: bytes, expected: bytes | None) -> Plan:
         """The file's bytes at an earlier commit, written back whole (see file_version)."""
         return plan_file_version(ProjectOceanAdapter(), memory, data, expected)
+
+    # -- review queue: merge / supersede (see curate.py) --------------------
+
+    def plan_merge(self, keep: Memory, other: Memory, options: CurationOptions) -> list[Step]:
+        return curate.merge_steps(self, keep, other, options)
+
+    def plan_supersede(self, new: Memory, old: Memory, options: CurationOptions) -> list[Step]:
+        return curate.supersede_steps(self, new, old, options)
 
 
 register_writer(ProjectOceanWriter())

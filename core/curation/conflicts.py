@@ -1,0 +1,190 @@
+"""Possible contradictions between two memories, found without a language model.
+
+A memory's text (title and body) is cut into clauses (`wording.clauses`).
+Each clause gets a *signature*: its words in order with negations, stop
+words (auxiliaries, articles) and assertion fillers dropped, antonyms
+folded to one form (``disabled`` -> ``enabled``) and every value (number,
+date, month, weekday) replaced by ``<v>``; beside it the clause's
+*polarity* (odd number of negations or antonyms: negative) and its
+*values*.  Two clauses of different memories with the same signature say
+something about the same subject in the same words, so:
+
+- different polarity: a flipped negation ("X is enabled" / "X is not
+  enabled", never / always, can / cannot);
+- same polarity, different values: a different number or date for the
+  same quantity ("pool size is 20" / "pool size is 50");
+- same polarity and values: agreement, nothing to review.
+
+Why whole signatures: a qualifier ("the timeout for payments" / "for
+search") is part of the signature, so two different subjects never meet;
+a negation in another clause of the memory is in another signature.  A
+signature needs at least two content words, so "it is 5" never matches
+"it is 7".
+
+Named settings (``timeout = 30s``, ``pool_size: 20`` at the start of a
+line, or ``key = value`` inside prose) are compared by key.  A key alone
+does not say whose setting it is, so a setting conflict also needs the two
+memories to be alike (content-word Jaccard >= SETTING_MIN_SIMILARITY) and
+no title word of one may be missing from the other memory (a title "Search
+API client" against "Payments API client" names two subjects), update
+words excepted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .wording import (
+    ANTONYMS,
+    FILLERS,
+    NEGATIONS,
+    STOP_WORDS,
+    clauses,
+    content_stems,
+    is_content,
+    is_value,
+    stem,
+    token_jaccard,
+    word_set,
+    words,
+)
+
+#: Content words a clause signature needs to stand for a subject.
+MIN_SUBJECT_WORDS = 2
+#: Memory similarity (content-word Jaccard) a setting conflict needs.
+SETTING_MIN_SIMILARITY = 0.5
+#: Title words that mark a revision, not a different subject.
+_UPDATE_WORDS = word_set(
+    "update updated new old change changed revised revision current latest now "
+    "correction corrected actually fix fixed note "
+)
+_SETTING_LINE = re.compile(
+    r"^\s*(?:[-*]\s+)?`?(?P<key>[A-Za-z_][\w.\-]*)`?\s*(?:=|:)\s*`?(?P<value>[^`\n]+?)`?\s*$"
+)
+_SETTING_INLINE = re.compile(r"`?\b(?P<key>[A-Za-z_][\w.\-]*)`?\s*=\s*`?(?P<value>[^\s,;`]+)")
+#: Values longer than this many words are prose after a colon, not a setting.
+_MAX_SETTING_WORDS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One clause (or setting) of a memory, reduced for comparison."""
+
+    signature: tuple[str, ...]
+    positive: bool
+    values: tuple[str, ...]
+    #: The clause as written (for the reason line).
+    text: str
+    #: Content words of the signature (how specific the subject is).
+    subject_words: int
+    setting: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """Why two memories may contradict each other."""
+
+    #: "negation", "value" or "setting".
+    how: str
+    a: Claim
+    b: Claim
+
+    @property
+    def reason(self) -> str:
+        if self.how == "negation":
+            return f"flipped negation: {self.a.text!r} vs {self.b.text!r}"
+        if self.how == "setting":
+            key = self.a.signature[-1]
+            return (
+                f"setting {key} has different values: {' '.join(self.a.values)!r} vs "
+                f"{' '.join(self.b.values)!r}"
+            )
+        return f"different value for the same quantity: {self.a.text!r} vs {self.b.text!r}"
+
+
+def clause_claim(text: str) -> Claim | None:
+    """The claim of one clause, or None when it names no subject (see module doc)."""
+    toks = words(text)
+    positive = True
+    signature: list[str] = []
+    values: list[str] = []
+    for w in toks:
+        if w in NEGATIONS:
+            positive = not positive
+        elif w in FILLERS or w in STOP_WORDS:
+            # Auxiliaries and articles say nothing of the subject: "X is
+            # enabled" and "X has been disabled" share the signature (x, enabled).
+            continue
+        elif w in ANTONYMS:
+            positive = not positive
+            signature.append(stem(ANTONYMS[w]))
+        elif is_value(w):
+            signature.append("<v>")
+            values.append(w)
+        else:
+            # Stemmed: "prefers" and "does not prefer" name one claim.
+            signature.append(stem(w))
+    subject = sum(1 for w in signature if w != "<v>" and is_content(w))
+    if subject < MIN_SUBJECT_WORDS:
+        return None
+    return Claim(tuple(signature), positive, tuple(values), text.strip(), subject)
+
+
+def setting_claims(text: str) -> list[Claim]:
+    """Named settings of `text`: `key: value` / `key = value` lines and inline `key = value`."""
+    out: list[Claim] = []
+    for line in text.splitlines():
+        m = _SETTING_LINE.match(line)
+        found = [m] if m else list(_SETTING_INLINE.finditer(line))
+        for match in found:
+            key = match.group("key").lower().strip(".-")
+            value = " ".join(words(match.group("value")))
+            if not key or not value or len(value.split()) > _MAX_SETTING_WORDS:
+                continue
+            out.append(Claim(("<setting>", key), True, tuple(value.split()), line.strip(), 1, True))
+    return out
+
+
+def claims(title: str, body: str) -> list[Claim]:
+    """Every claim of a memory: its title's and body's clauses, and its settings."""
+    out: list[Claim] = []
+    for part in (title, body):
+        out += [c for c in (clause_claim(x) for x in clauses(part)) if c is not None]
+    out += setting_claims(body)
+    return out
+
+
+def compare(a: Claim, b: Claim) -> Conflict | None:
+    """The conflict between two claims of the same signature, if they disagree."""
+    if a.signature != b.signature:
+        return None
+    if a.setting:
+        return Conflict("setting", a, b) if a.values != b.values else None
+    if a.positive != b.positive:
+        return Conflict("negation", a, b)
+    if a.values != b.values:
+        return Conflict("value", a, b)
+    return None
+
+
+def same_subject(title_a: str, text_a: str, title_b: str, text_b: str) -> tuple[bool, float]:
+    """Whether two memories are about one subject (for setting conflicts), and their Jaccard."""
+    sa, sb = content_stems(text_a), content_stems(text_b)
+    sim = token_jaccard(sa, sb)
+    if sim < SETTING_MIN_SIMILARITY:
+        return False, sim
+    for title, other in ((title_a, sb), (title_b, sa)):
+        for w in words(title):
+            if is_content(w) and w not in _UPDATE_WORDS and stem(w) not in other:
+                return False, sim
+    return True, sim
+
+
+def best_conflict(found: Iterable[Conflict]) -> Conflict | None:
+    """The most telling conflict: prose before settings, then the most specific subject."""
+    ranked = sorted(
+        found, key=lambda c: (c.how == "setting", -c.a.subject_words, c.a.text, c.b.text)
+    )
+    return ranked[0] if ranked else None

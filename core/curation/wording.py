@@ -1,0 +1,235 @@
+"""Words, clauses and cheap similarity for the review queue (no model, no network).
+
+Why our own tokenizer rather than the search index's analyzer: contradiction
+finding needs the words the search index throws away (``not``, ``no``,
+numbers with their units, dates) and the order of words in a clause, and
+duplicate finding wants a similarity that does not hinge on IDF (in a
+small vault every shared word is "rare").
+
+- `words`: lower-cased word tokens, contractions opened (``can't`` ->
+  ``can not``, ``isn't`` -> ``is not``) so a flipped negation is one
+  inserted ``not``; numbers keep their unit (``30s``, ``512mb``) and dates
+  stay one token (``2026-11-22``).
+- `clauses`: sentences split further at commas, semicolons and the
+  conjunctions that join independent statements (but, and, while, ...), so
+  a negation in an unrelated clause is compared with nothing.
+- `token_jaccard` (light suffix stemming, stop words out) and
+  `char_ngram_cosine` (3-grams of the normalized text): the "meaning-ish"
+  similarities used beside TF-IDF and stored vectors.
+- `word_diff`: the word-level difference of two texts, for the JSON and for
+  highlighting in the app.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ..text.sanitize import visible
+
+
+def word_set(text: str) -> frozenset[str]:
+    """The words of `text` (space-separated) as a set: long word lists stay readable."""
+    return frozenset(text.split())
+
+
+_CONTRACTIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p), r)
+    for p, r in (
+        (r"\bcan[’']t\b", "can not"),
+        (r"\bcannot\b", "can not"),
+        (r"\bwon[’']t\b", "will not"),
+        (r"\bshan[’']t\b", "shall not"),
+        (r"\b(\w+)n[’']t\b", r"\1 not"),
+    )
+)
+#: A word: letters/digits, inner dots, underscores, dashes, colons or slashes (1.5,
+#: 2026-11-22, v2.3.1, 10:30, a/b, retry_limit), an optional trailing percent sign.
+_WORD = re.compile(r"[^\W_]+(?:[._\-:/][^\W_]+)*%?|%")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+|;\s*")
+_CLAUSE = re.compile(
+    r",\s*|\s+(?:but|and|while|whereas|although|though|because|however|so|yet)\s+", re.I
+)
+
+#: Words too common to say what a memory is about.
+STOP_WORDS: frozenset[str] = word_set(
+    "a an the is are was were be been being am of to in at by for with from as it "
+    "its this that these those there here we our you your they their he she i me my "
+    "do does did has have had will would shall should may might must can could and or "
+    "but if then than so such also just only very too into onto over under about "
+    "after before again all any each few more most other some same own what which who "
+    "whom when where why how up down out "
+)
+#: Words that open a condition the rest of the sentence depends on.
+CONDITIONS: frozenset[str] = word_set(
+    "if when whenever unless once while during until after before"
+)
+#: Words that negate the statement they are in.
+NEGATIONS: frozenset[str] = frozenset({"not", "no", "never", "none", "nothing", "nobody", "nor"})
+#: Words that assert without changing the claim (dropped from signatures).
+FILLERS: frozenset[str] = frozenset({"always", "definitely", "indeed", "still", "really"})
+#: Antonyms that flip a claim: word -> its positive form.
+ANTONYMS: dict[str, str] = {
+    "disabled": "enabled",
+    "disable": "enable",
+    "disables": "enables",
+    "forbidden": "allowed",
+    "disallowed": "allowed",
+    "unsupported": "supported",
+    "invalid": "valid",
+    "unsafe": "safe",
+    "fails": "succeeds",
+    "failed": "succeeded",
+    "optional": "required",
+    "inactive": "active",
+    "unavailable": "available",
+}
+_MONTHS = word_set(
+    "january february march april june july august september october november "
+    "december jan feb mar apr jun jul aug sep sept oct nov dec "
+)
+_WEEKDAYS = word_set(
+    "monday tuesday wednesday thursday friday saturday sunday mondays tuesdays "
+    "wednesdays thursdays fridays saturdays sundays "
+)
+#: A number (dates, times, versions, decimals) with an optional short unit.
+_VALUE = re.compile(r"^v?\d[\d.,:/\-]*(?:[a-z]{1,3}|%)?$")
+#: Words that are a value rather than a name: booleans of a setting.
+_VALUE_WORDS = frozenset({"true", "false", "yes"})
+
+
+def normalize(text: str) -> str:
+    """Lower case, contractions opened, control characters made visible."""
+    out = visible(text).lower().replace("’", "'")
+    if "'" in out or "cannot" in out:  # most text has no contraction: skip the regexes
+        for pattern, repl in _CONTRACTIONS:
+            out = pattern.sub(repl, out)
+    return out
+
+
+def words(text: str) -> list[str]:
+    """The word tokens of `text` (see the module docstring)."""
+    return _WORD.findall(normalize(text))
+
+
+def is_value(word: str) -> bool:
+    """A number, a date or time, a version, a month or weekday: what a quantity says.
+
+    A number may carry a short unit (30s, 512mb, 20ms, 5%, v18); a name with
+    digits in it (kafka-21, gw-02, sha256) is a name, not a value, so two
+    hosts are two subjects.
+    """
+    return bool(_VALUE.match(word)) or word in _MONTHS or word in _WEEKDAYS or word in _VALUE_WORDS
+
+
+def is_content(word: str) -> bool:
+    """A word that says what a statement is about (not a stop word, negation or value)."""
+    return (
+        word not in STOP_WORDS
+        and word not in NEGATIONS
+        and word not in FILLERS
+        and not is_value(word)
+        and len(word) > 1
+    )
+
+
+def clauses(text: str) -> list[str]:
+    """Sentences and their independent clauses, in order, stripped, non-empty.
+
+    A sentence that opens with a condition ("if ...", "when ...") keeps it in
+    front of each of its clauses: "when the flag is on, X is enabled" and
+    "when the flag is off, X is not enabled" are two conditions, not a flip.
+    """
+    out: list[str] = []
+    for sentence in _SENTENCE.split(text):
+        parts = [p.strip(" \t-*>#") for p in _CLAUSE.split(sentence)]
+        parts = [p for p in parts if p]
+        if len(parts) > 1 and parts[0].split(maxsplit=1)[0].lower() in CONDITIONS:
+            out += [f"{parts[0]} {p}" for p in parts[1:]]
+        else:
+            out += parts
+    return out
+
+
+def stem(word: str) -> str:
+    """A light suffix stem, enough for plural and tense variants of one word."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def content_stems(text: str) -> set[str]:
+    """The stems of the content words of `text`."""
+    return {stem(w) for w in words(text) if is_content(w)}
+
+
+def token_jaccard(a: set[str], b: set[str]) -> float:
+    """|a ∩ b| / |a ∪ b|; 0.0 when both are empty."""
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
+
+
+def char_ngrams(text: str, n: int = 3) -> Counter[str]:
+    """Character n-grams of the normalized words, joined by single spaces."""
+    joined = " ".join(words(text))
+    return Counter(joined[i : i + n] for i in range(max(0, len(joined) - n + 1)))
+
+
+def cosine(a: Counter[str], b: Counter[str]) -> float:
+    """Cosine of two count vectors."""
+    if not a or not b:
+        return 0.0
+    dot = sum(v * b[k] for k, v in a.items() if k in b)
+    na = math.sqrt(sum(v * v for v in a.values()))
+    nb = math.sqrt(sum(v * v for v in b.values()))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class DiffOp:
+    """One difference between two word sequences (`a` and `b` words, either may be empty)."""
+
+    op: str
+    a: tuple[str, ...]
+    b: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"op": self.op, "a": " ".join(self.a), "b": " ".join(self.b)}
+
+
+def word_diff(a: Sequence[str], b: Sequence[str]) -> list[DiffOp]:
+    """The non-equal opcodes of a word-level diff of `a` and `b`."""
+    matcher = difflib.SequenceMatcher(None, list(a), list(b), autojunk=False)
+    return [
+        DiffOp(tag, tuple(a[i1:i2]), tuple(b[j1:j2]))
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        if tag != "equal"
+    ]
+
+
+def differing_flags(a: Sequence[str], b: Sequence[str]) -> tuple[list[bool], list[bool]]:
+    """For each word of `a` and of `b`: whether it is outside the common subsequence."""
+    matcher = difflib.SequenceMatcher(
+        None, [w.lower() for w in a], [w.lower() for w in b], autojunk=False
+    )
+    fa = [True] * len(a)
+    fb = [True] * len(b)
+    for block in matcher.get_matching_blocks():
+        for k in range(block.size):
+            fa[block.a + k] = False
+            fb[block.b + k] = False
+    return fa, fb
+
+
+def display_words(text: str) -> list[str]:
+    """`text` split at whitespace (what the app highlights word by word)."""
+    return text.split()
+
+
+def joined(parts: Iterable[str]) -> str:
+    return " ".join(p for p in parts if p)

@@ -1,0 +1,134 @@
+"""Secrets and personal data in memories: find them (masked) and plan their redaction.
+
+`scan_catalog` runs the detectors (`detectors`) over every text field of
+every memory, archived and live, as each format's adapter lists them
+(`FormatAdapter.text_fields`, with file lines), and returns `Finding`s
+(`findings`) whose secret is never printed, only masked.  `redactions_for`
+turns a memory's findings into the `Redaction`s its format's writer
+applies (`memlens.core.actions`, action `redact`).  `gitnote` says when a
+vault sits in a git repository whose history still holds the values.
+
+Modules: `detectors` (patterns and their checks), `findings` (the finding
+and its mask), `gitnote` (git history warning).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import date
+from pathlib import Path
+
+from ..formats import adapter_for
+from ..formats.privacy_model import Redaction
+from ..model import Memory
+from ..safe_io import read_regular
+from ..scan.vault import Catalog, Vault
+from .detectors import KINDS, PERSONAL_KINDS, detect
+from .findings import Finding, mask, scrub
+from .gitnote import git_history_note, git_root
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return read_regular(path).decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def scan_memory(
+    memory: Memory, vault: str = ".", raw: str | None = None, health: str = ""
+) -> list[Finding]:
+    """Every finding in `memory`'s text fields (`raw`: its file's text, for lines)."""
+    adapter = adapter_for(memory.format)
+    out: list[Finding] = []
+    for tf in adapter.text_fields(memory, raw):
+        for hit in detect(tf.text, tf.name):
+            out.append(
+                Finding(
+                    vault_root=memory.vault_root,
+                    vault=vault,
+                    format=memory.format,
+                    id=memory.id,
+                    path=memory.path,
+                    field=tf.name,
+                    line=tf.line_of(hit.start),
+                    kind=hit.kind,
+                    secret=hit.secret,
+                    health=health,
+                    record_line=memory.line,
+                    index=memory.index,
+                )
+            )
+    return out
+
+
+def memory_findings(memory: Memory, vault: str = ".") -> list[Finding]:
+    """`scan_memory` with the memory's file read for lines."""
+    return scan_memory(memory, vault, _read_text(memory.abs_path))
+
+
+def scan_vault(vault: Vault, as_of: date | None = None) -> list[Finding]:
+    """Every finding in the vault's memories (each file read once, for lines)."""
+    raws: dict[str, str | None] = {}
+    adapter = vault.adapter
+    out: list[Finding] = []
+    for m in vault.memories:
+        if m.path not in raws:
+            raws[m.path] = _read_text(m.abs_path)
+        health = adapter.decay(m, as_of, explain=False).health.value if as_of else ""
+        out.extend(scan_memory(m, vault.rel, raws[m.path], health))
+    return out
+
+
+def scan_catalog(
+    catalog: Catalog, as_of: date | None = None, kinds: Iterable[str] | None = None
+) -> list[Finding]:
+    """Every finding below the catalog's paths, by vault, file, line, field and kind."""
+    wanted = set(kinds) if kinds is not None else None
+    found = [
+        f
+        for v in catalog.vaults
+        for f in scan_vault(v, as_of)
+        if wanted is None or f.kind in wanted
+    ]
+    return sort_findings(found)
+
+
+def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
+    """By vault, file, line, field and kind: the order every front shows."""
+    order = {k: i for i, k in enumerate(KINDS)}
+    return sorted(
+        findings,
+        key=lambda f: (f.vault, f.path, f.line or 0, f.record_line or 0, f.field, order[f.kind]),
+    )
+
+
+def redactions_for(
+    memory: Memory, kinds: Iterable[str] | None = None, raw: str | None = None
+) -> list[Redaction]:
+    """The redactions of every finding in `memory` (of `kinds`, if given), one per secret."""
+    wanted = set(kinds) if kinds is not None else None
+    out: dict[tuple[str, str], Redaction] = {}
+    found = scan_memory(memory, raw=raw) if raw is not None else memory_findings(memory)
+    for f in found:
+        if wanted is None or f.kind in wanted:
+            out.setdefault((f.field, f.secret), f.redaction())
+    return list(out.values())
+
+
+__all__ = [
+    "KINDS",
+    "PERSONAL_KINDS",
+    "Finding",
+    "detect",
+    "git_history_note",
+    "git_root",
+    "mask",
+    "memory_findings",
+    "redactions_for",
+    "scan_catalog",
+    "scan_memory",
+    "scan_vault",
+    "scrub",
+    "sort_findings",
+]

@@ -1,0 +1,148 @@
+"""`memlens secrets` and `memlens redact` on planted vaults: found, masked, redacted, undone."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from memlens.core.actions import undo
+from memlens.core.scan.vault import discover
+from memlens.tui.cli.main import cli
+
+
+def _load_plant() -> ModuleType:
+    path = Path(__file__).resolve().parents[1] / "privacy_plant.py"
+    spec = importlib.util.spec_from_file_location("privacy_plant", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["privacy_plant"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+pp = _load_plant()
+
+
+def run(*args: str) -> Any:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def planted(tmp_path: Path) -> tuple[Path, list[Any]]:
+    root = tmp_path / "vaults"
+    root.mkdir()
+    return root, pp.plant(root)
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".memlens" not in p.parts
+    }
+
+
+def _assert_masked(text: str, secrets: list[Any]) -> None:
+    for p in secrets:
+        for part in p.secret.splitlines():
+            if len(part) >= 6:
+                assert part not in text, f"{p.kind} printed unmasked"
+
+
+def test_secrets_json_lists_every_planted_secret_masked(planted: tuple[Path, list[Any]]) -> None:
+    root, secrets = planted
+    res = run("secrets", str(root), "--json", "--as-of", "2026-11-22")
+    assert res.exit_code == 1
+    records = json.loads(res.stdout)
+    assert len(records) == len(secrets)
+    assert {r["kind"] for r in records} == {p.kind for p in secrets}
+    for r in records:
+        assert set(r) >= {"vault", "format", "id", "path", "field", "line", "kind", "masked"}
+        assert r["line"] >= 1
+    _assert_masked(res.output, secrets)  # stdout and stderr
+
+
+def test_secrets_text_output_is_masked_and_counts(planted: tuple[Path, list[Any]]) -> None:
+    root, secrets = planted
+    res = run("secrets", str(root))
+    assert res.exit_code == 1
+    assert f"{len(secrets)} findings" in res.stderr
+    assert len(res.stdout.splitlines()) == len(secrets) + 1  # header + one line each
+    _assert_masked(res.output, secrets)
+
+
+def test_secrets_exit_0_when_clean_and_2_on_usage(tmp_path: Path, own_fixtures_dir: Path) -> None:
+    shutil.copytree(own_fixtures_dir / "project-ocean", tmp_path / "ocean")
+    res = run("secrets", str(tmp_path / "ocean"), "--json")
+    assert res.exit_code == 0 and json.loads(res.stdout) == []
+    assert run("secrets", str(tmp_path / "ocean"), "--kind", "nonsense").exit_code == 2
+
+
+def test_redact_all_of_kind_then_undo_restores_every_byte(
+    planted: tuple[Path, list[Any]],
+) -> None:
+    root, secrets = planted
+    before = _tree(root)
+    dry = run("redact", str(root), "--all-of-kind", "aws-key", "--dry-run", "--json")
+    assert dry.exit_code == 0 and _tree(root) == before
+    assert len(json.loads(dry.stdout)["would_change"]) == 6
+    res = run("redact", str(root), "--all-of-kind", "aws-key", "--yes")
+    assert res.exit_code == 0, res.output
+    _assert_masked(res.output, secrets)
+    left = json.loads(run("secrets", str(root), "--json", "--kind", "aws-key").stdout)
+    # Only the experience record's raw line still holds its key (tombstoned, immutable).
+    assert [(r["format"], r["health"]) for r in left] == [("experience-records", "tombstoned")]
+    for v in discover(root):
+        if (v.root / ".memlens" / "journal.jsonl").exists():
+            undo(v.root)
+    assert _tree(root) == before
+
+
+def test_bulk_without_yes_off_a_terminal_changes_nothing(
+    planted: tuple[Path, list[Any]],
+) -> None:
+    root, _ = planted
+    before = _tree(root)
+    res = run("redact", str(root), "--all-of-kind", "email")
+    assert res.exit_code == 1 and "--yes" in res.stderr
+    assert _tree(root) == before
+
+
+def test_redact_refuses_a_memory_without_secrets(planted: tuple[Path, list[Any]]) -> None:
+    root, _ = planted
+    res = run("redact", str(root), "atlas/obs-2026-11-21-001")
+    assert res.exit_code == 1 and "no secret found" in res.stderr
+    assert run("redact", str(root)).exit_code == 2  # no ID and no --all-of-kind
+
+
+def test_redact_in_a_git_repository_says_history_still_holds_it(
+    planted: tuple[Path, list[Any]],
+) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    root, secrets = planted
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    res = run("redact", str(root), "atlas/obs-2026-11-20-001")
+    assert res.exit_code == 0, res.output
+    assert "history still holds" in res.stderr and "git filter-repo" in res.stderr
+    _assert_masked(res.output, secrets)
+
+
+def test_erase_archives_and_says_the_archive_keeps_the_text(
+    planted: tuple[Path, list[Any]],
+) -> None:
+    root, secrets = planted
+    res = run("redact", str(root), "atlas/obs-2026-11-10-001", "--erase")
+    assert res.exit_code == 0, res.output
+    assert (root / "ocean/agents/atlas/memory/archive/obs-2026-11-10-001.md").exists()
+    assert "redact the memory before" in res.stderr
+    _assert_masked(res.output, secrets)

@@ -1,0 +1,187 @@
+"""The Privacy pane (key 7): masked findings, jump to the memory, redact and erase after a
+confirmation; findings in the problems pane and as a marker on memory rows."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from memlens.tui.app import MemlensApp
+from memlens.tui.screens.confirm import ConfirmScreen
+from memlens.tui.screens.main import MainScreen
+from memlens.tui.screens.privacy import FindingTable, PrivacyScreen
+from memlens.tui.screens.problems import ProblemTable
+from memlens.tui.widgets.memory_table import MemoryTable
+
+from .conftest import AS_OF, SIZE, settle
+from .test_actions_ui import press
+
+
+def _load_plant() -> ModuleType:
+    path = Path(__file__).resolve().parents[1] / "privacy_plant.py"
+    spec = importlib.util.spec_from_file_location("privacy_plant", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["privacy_plant"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+pp = _load_plant()
+
+
+@pytest.fixture
+def planted(tmp_path: Path) -> tuple[Path, list[Any]]:
+    root = tmp_path / "vaults"
+    root.mkdir()
+    return root, pp.plant(root)
+
+
+def _app(root: Path) -> MemlensApp:
+    return MemlensApp([root], as_of=AS_OF, live_reload=False)
+
+
+def _no_secret_on_screen(app: MemlensApp, secrets: list[Any]) -> None:
+    shot = app.export_screenshot()
+    for p in secrets:
+        for part in p.secret.splitlines():
+            if len(part) >= 6:
+                assert part not in shot, f"{p.kind} shown unmasked"
+
+
+async def _privacy(pilot: Any) -> PrivacyScreen:
+    await press(pilot, "7")
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, PrivacyScreen)
+    return screen
+
+
+async def test_the_pane_lists_every_finding_masked(planted: tuple[Path, list[Any]]) -> None:
+    root, secrets = planted
+    app = _app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = await _privacy(pilot)
+        table = screen.query_one(FindingTable)
+        assert len(table.findings) == len(secrets)
+        assert {f.secret for f in table.findings} == {p.secret for p in secrets}
+        for i in range(len(table.findings)):
+            assert table.findings[i].secret not in table.render_row(i, 120).plain
+        _no_secret_on_screen(app, secrets)
+        # Scroll through every row: none is ever drawn unmasked.
+        for _ in range(len(secrets)):
+            await pilot.press("down")
+        await settle(pilot)
+        _no_secret_on_screen(app, secrets)
+
+
+async def test_enter_jumps_to_the_memory(planted: tuple[Path, list[Any]]) -> None:
+    root, _ = planted
+    app = _app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = await _privacy(pilot)
+        finding = screen.query_one(FindingTable).current()
+        assert finding is not None
+        await press(pilot, "enter")
+        assert isinstance(app.screen, MainScreen)
+        row = app.screen.query_one(MemoryTable).current_row()
+        assert row is not None and row.key == finding.memory_key
+
+
+async def test_redact_one_finding_after_confirming(planted: tuple[Path, list[Any]]) -> None:
+    root, secrets = planted
+    app = _app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = await _privacy(pilot)
+        table = screen.query_one(FindingTable)
+        finding = next(f for f in table.findings if f.format == "project-ocean")
+        table.move_to(table.findings.index(finding))
+        await press(pilot, "r")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        _no_secret_on_screen(app, secrets)
+        await press(pilot, "y")
+        await settle(pilot)
+        assert isinstance(app.screen, PrivacyScreen)
+        text = (finding.vault_root / finding.path).read_text(encoding="utf-8")
+        assert finding.secret not in text and f"[REDACTED:{finding.kind}]" in text
+        assert len(screen.query_one(FindingTable).findings) == len(secrets) - 1
+
+
+async def test_cancel_writes_nothing(planted: tuple[Path, list[Any]]) -> None:
+    root, _ = planted
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    app = _app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _privacy(pilot)
+        await press(pilot, "E")
+        assert isinstance(app.screen, ConfirmScreen)
+        await press(pilot, "escape")
+        await settle(pilot)
+    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
+
+
+async def test_redact_every_finding_of_a_kind(planted: tuple[Path, list[Any]]) -> None:
+    root, secrets = planted
+    app = _app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = await _privacy(pilot)
+        table = screen.query_one(FindingTable)
+        table.move_to(next(i for i, f in enumerate(table.findings) if f.kind == "email"))
+        await press(pilot, "R")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        await press(pilot, "y")
+        await settle(pilot)
+        kinds = [(f.kind, f.format) for f in screen.query_one(FindingTable).findings]
+        # The experience record's raw line keeps its bytes (tombstoned): still reported.
+        assert [k for k in kinds if k[0] == "email"] == [("email", "experience-records")]
+        assert len(kinds) == len(secrets) - 5  # six planted, the raw line keeps one
+
+
+async def test_findings_are_problems_and_row_markers(planted: tuple[Path, list[Any]]) -> None:
+    root, secrets = planted
+    app = _app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(MemoryTable)
+        assert set(table.secrets) == app.secret_keys and len(app.secret_keys) > 0
+        assert "⚠" in app.export_screenshot()
+        _no_secret_on_screen(app, secrets)
+        await press(pilot, "3")
+        problems = app.screen.query_one(ProblemTable)
+        reasons = [e.reason for e in problems.entries if e.kind == "secret"]
+        assert len(reasons) == len(secrets)
+        assert "secret:aws-key" in reasons
+        _no_secret_on_screen(app, secrets)
+
+
+async def test_x_redacts_the_marked_memories_after_confirming(
+    planted: tuple[Path, list[Any]],
+) -> None:
+    root, secrets = planted
+    app = _app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        main = app.screen
+        assert isinstance(main, MainScreen)
+        keys = sorted(k for k in app.secret_keys if not k[1].startswith("exp_"))[:2]
+        main.marks.update(keys)
+        main.marks_changed()
+        await press(pilot, "X")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        _no_secret_on_screen(app, secrets)
+        await press(pilot, "y")
+        await settle(pilot)
+        assert not (set(keys) & app.secret_keys) or any(k[1].startswith("exp_") for k in keys)

@@ -1,0 +1,75 @@
+"""The app's privacy scan: findings of every loaded vault, kept fresh in a thread worker.
+
+After loading and after every change of the catalog (an edit, a redaction, a
+file changed on disk) the secrets scan (`memlens.core.privacy`) runs again
+over the loaded vaults in a thread worker (a newer scan cancels an older
+one); its findings feed the Privacy pane (key 7), the problems pane (one
+`secret:<kind>` problem per finding) and a marker on each memory's row.
+Screens watch `privacy_version`.  Findings keep their secret in memory only;
+every screen shows `Finding.masked`.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+from textual import work
+from textual.reactive import reactive
+from textual.worker import get_current_worker
+
+from memlens.core.privacy import Finding, scan_vault, sort_findings
+from memlens.core.scan.vault import Vault
+
+from .app_loading import LoadingApp
+
+
+class PrivacyApp(LoadingApp):
+    """The loading app plus the privacy scan of what it loaded."""
+
+    #: Bumped whenever `findings` changes; screens watch it.
+    privacy_version: reactive[int] = reactive(0, init=False, always_update=True)
+    #: The newest scan's findings (empty until the first scan finishes).
+    findings: tuple[Finding, ...] = ()
+    #: (vault root, memory id) of every memory holding a finding.
+    secret_keys: frozenset[tuple[str, str]] = frozenset()
+    #: The secrets each of those memories holds (to mask its title in lists).
+    secrets_by_memory: dict[tuple[str, str], tuple[str, ...]] = {}
+    #: True while a scan runs.
+    privacy_scanning: bool = False
+
+    def watch_catalog_version(self, _version: int) -> None:
+        if self.loading:
+            return  # one scan once everything is read, not one per batch
+        self.privacy_scanning = True
+        self.scan_privacy([v for v, _rows in self.loaded], self.as_of)
+
+    @work(
+        thread=True,
+        exclusive=True,
+        group="privacy",
+        exit_on_error=False,
+        name="privacy scan",
+        description="secrets and personal data",
+    )
+    def scan_privacy(self, vaults: list[Vault], as_of: date) -> None:
+        found: list[Finding] = []
+        worker = get_current_worker()
+        for vault in vaults:
+            if worker.is_cancelled:
+                return
+            found.extend(scan_vault(vault, as_of))
+        if not worker.is_cancelled:
+            self.call_from_thread(self._privacy_scanned, found)
+
+    def _privacy_scanned(self, found: list[Finding]) -> None:
+        self.findings = tuple(sort_findings(found))
+        self.secret_keys = frozenset(f.memory_key for f in found)
+        by_memory: dict[tuple[str, str], list[str]] = {}
+        for f in found:
+            by_memory.setdefault(f.memory_key, []).append(f.secret)
+        self.secrets_by_memory = {k: tuple(v) for k, v in by_memory.items()}
+        self.privacy_scanning = False
+        self.privacy_version += 1
+
+
+__all__ = ["PrivacyApp"]
