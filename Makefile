@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml
 
 ## Open the app on a fresh temporary copy of the bundled demo vaults.
 demo: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[semantic]'
 	$(BIN)/memlens demo
 
 ## Run the whole suite: lint, types, import contract and tests.

@@ -20,6 +20,10 @@ os.environ["MEMLENS_CONFIG"] = str(_ISOLATED / "config.toml")
 os.environ["MEMLENS_CACHE_DIR"] = str(_ISOLATED / "cache")
 # The app's first-run hint counts as seen (tests of the hint use a state dir of their own).
 os.environ["MEMLENS_STATE_DIR"] = str(_ISOLATED / "state")
+# Meaning-based matching (the optional `semantic` extra) is off unless a test
+# turns it on: the other tests' expected orders are the lexical ranking's,
+# whether or not the extra happens to be installed.
+os.environ["MEMLENS_SEMANTIC"] = "0"
 (_ISOLATED / "state").mkdir()
 (_ISOLATED / "state" / "first-run-hint-seen").write_text("shown\n", encoding="utf-8")
 

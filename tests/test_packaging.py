@@ -136,6 +136,7 @@ MODULE_OF = {
     "textual-serve": "textual_serve",
     "scikit-learn": "sklearn",
     "python-frontmatter": "frontmatter",
+    "pystemmer": "Stemmer",
 }
 
 
@@ -143,7 +144,8 @@ def _declared() -> dict[str, str]:
     """Top-level module -> the runtime dependency in pyproject.toml that provides it."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     out: dict[str, str] = {}
-    for spec in project["dependencies"]:
+    # Runtime extras count as declared: their imports are guarded (lazy, optional).
+    for spec in [*project["dependencies"], *project["optional-dependencies"]["semantic"]]:
         dist = re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0].lower()
         out[MODULE_OF.get(dist, dist.replace("-", "_"))] = dist
     return out

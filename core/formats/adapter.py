@@ -87,6 +87,10 @@ class FormatInfo:
     tracks_access: bool = False
     #: The vault holds several agents' memories (a preview is per agent).
     has_agents: bool = False
+    #: Metadata fields the spec defines as text, searched beside title, tags
+    #: and body (relevance ranking): dotted paths into `Memory.fields`
+    #: (``"posterior.statement"``); a list or mapping gives every string in it.
+    text_fields: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,6 +271,23 @@ class FormatAdapter(ABC):
         info = self.decay(memory, as_of, explain=False)
         return info.status, info.health, info.weight, info.score
 
+    def search_texts(self, memory: Memory) -> tuple[str, ...]:
+        """The memory's text fields besides title, tags and body, for the relevance index.
+
+        The default reads `info.text_fields` out of `memory.fields`, so a format
+        only declares which fields its spec defines as text; override when a
+        field needs more than that (a value computed from several).
+        """
+        if not self.info.text_fields:
+            return ()
+        out: list[str] = []
+        for dotted in self.info.text_fields:
+            value: Any = memory.fields
+            for part in dotted.split("."):
+                value = value.get(part) if isinstance(value, Mapping) else None
+            _collect_strings(value, out)
+        return tuple(out)
+
     def deliberate_copies(self, a: Memory, b: Memory) -> bool:
         """Whether the format keeps `a` and `b` as copies of one memory on purpose.
 
@@ -328,6 +349,26 @@ class FormatAdapter(ABC):
         default: the file is the memory.
         """
         return data
+
+
+def _collect_strings(value: Any, out: list[str], depth: int = 0) -> None:
+    """Every string (and number) inside a field's value, in document order.
+
+    Bounded depth: the fields are the format's own YAML/JSON values, and a
+    pathological nesting should cost nothing.
+    """
+    if depth > 8 or value is None or isinstance(value, bool):
+        return
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, int | float):
+        out.append(str(value))
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            _collect_strings(item, out, depth + 1)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _collect_strings(item, out, depth + 1)
 
 
 __all__ = [

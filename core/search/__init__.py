@@ -12,7 +12,12 @@ Map of the package:
 - `briefs`: each row's decay at the index's date.
 - `query`: the query language; `filters`: filter masks; `phrases`: phrase
   candidates and checks; `fuzzy`: title/tag word matching.
-- `ranking`: scores, the total order of hits, `Hit` and its explanation.
+- `ranking`: scores, the total order of hits, `Hit` and its explanation
+  (the ``recall`` ranking: cosine × confidence × decay weight).
+- `relevance` (with `bm25` and `stemming`): the ``relevance`` ranking, BM25F
+  over every text field with stems, stopwords, typos and completions;
+  `embeddings`: meaning-based matching (the optional ``semantic`` extra),
+  fused into relevance by reciprocal rank fusion.
 - `similar`: more like this (TF-IDF or stored vectors); `duplicates`: near
   duplicate groups.
 - `index_cache`: the app's built index kept between runs (a checked pickle).

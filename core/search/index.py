@@ -9,12 +9,19 @@ Every hit gets, in this order::
     relevance  = cosine + FUZZY_WEIGHT · fuzzy / 100  (1.0 for a filter-only query)
     score      = relevance × confidence × decay_weight
 
-which is the Project Ocean reference ranking (cosine × confidence × decay
+(the ``recall`` ranking, ``rank="recall"``, the default of `run`) which is the
+Project Ocean reference ranking (cosine × confidence × decay
 weight) with a small additive title/tag bonus.  ``confidence`` is the numeric
 confidence, or high=0.9/medium=0.6/low=0.3/unknown=0.5, or 1.0 when missing
 (as the reference does); ``decay_weight`` is the memory's own format's weight
 (`decay_of(memory, as_of).weight`).  `Hit.explain` carries every part, and the
 score is recomputed from exactly those parts, so they always multiply out.
+
+``rank="relevance"`` (what the CLI and the app default to) ranks by BM25F
+over every text field instead, with stems, stopwords and typos
+(`relevance`, `bm25`), fused with meaning when the optional extra is there
+(`embeddings`); decay, confidence and importance are then only shown, and
+no health is left out unless the query asks.
 
 Documents are ``title title tags tags body`` (title and tags twice: a mild boost
 under sublinear tf).  Multi-word queries are OR, ranked; use phrases or filters
@@ -91,8 +98,10 @@ from ..errors import NotFoundError
 from ..model import Memory
 from .aliases import BoolArray, Brief, DecayFn, FloatArray, IntArray, Key, RowSegment
 from .analysis import TOKEN_RE, analyze, index_text, title_words
+from .bm25 import LexicalIndex
 from .briefs import decay_brief_fn
 from .duplicates import DuplicateGroup, near_duplicates
+from .embeddings import Embedder, SemanticIndex
 from .filters import DEFAULT_EXCLUDED_HEALTH, active_mask, filter_mask, rows_mask
 from .fit import count_terms, fit, split_fit
 from .fuzzy import FUZZY_CUTOFF, FUZZY_WEIGHT
@@ -110,7 +119,20 @@ from .ranking import (
     prepare,
     text_scores,
 )
-from .similar import StoredVectors, load_stored_vectors, similar_by_terms, similar_by_vectors
+from .relevance import (
+    RANKS,
+    RelevanceQuery,
+    prepare_relevance,
+    relevance_candidates,
+    relevance_hit,
+)
+from .similar import (
+    StoredVectors,
+    load_stored_vectors,
+    similar_by_semantic,
+    similar_by_terms,
+    similar_by_vectors,
+)
 from .state import IndexState
 
 if TYPE_CHECKING:
@@ -158,6 +180,10 @@ class SearchIndex:
         self._place_ranks: IntArray | None = None
         #: Raw term counts of the build, aligned with the postings (`keep_counts`).
         self.fit_counts: IntArray | None = None
+        #: The relevance ranking's BM25F index over the same rows (`lexical`).
+        self._lexical: LexicalIndex | None = None
+        #: Meaning-based vectors of the rows, fused into relevance (`enable_semantic`).
+        self.semantic: SemanticIndex | None = None
 
     # ------------------------------------------------------------------ build
 
@@ -324,6 +350,10 @@ class SearchIndex:
             self.remove(memory.key)
         row = self._append_row(memory)
         self.state.terms.add_row(row, self.state.terms.vector(index_text(memory), extend=True))
+        if self._lexical is not None:
+            self._lexical.add(row, memory)
+        if self.semantic is not None:
+            self.semantic.add(row, memory)
 
     def update(self, memory: Memory) -> None:
         """Re-index a changed memory (same key)."""
@@ -341,6 +371,19 @@ class SearchIndex:
 
     # -------------------------------------------------------------- search
 
+    def lexical(self) -> LexicalIndex:
+        """The relevance ranking's index of these rows, built on first use (`bm25`)."""
+        if self._lexical is None:
+            alive = self.state.columns.alive.view.tolist()
+            self._lexical = LexicalIndex.build(self._memories, alive)
+        return self._lexical
+
+    def enable_semantic(self, embedder: Embedder | None = None) -> None:
+        """Embed every row (the optional extra: `embeddings`) and fuse meaning into relevance."""
+        if self.semantic is None:
+            alive = self.state.columns.alive.view.tolist()
+            self.semantic = SemanticIndex.build(self._memories, alive, embedder)
+
     def run(
         self,
         query: str | Query,
@@ -351,13 +394,19 @@ class SearchIndex:
         as_you_type: bool = False,
         include_inactive: bool = False,
         extra_filters: Sequence[Filter] = (),
+        rank: str = "recall",
     ) -> SearchResults:
         """Rank memories for a query; see the module docstring for the score.
 
         `as_you_type` treats a trailing unfinished word as a prefix (for a
         search box).  `extra_filters` are ANDed with the query's own (front
-        ends map their flags to filters).
+        ends map their flags to filters).  `rank` is ``recall`` (the score
+        above, as the agents' own tools rank) or ``relevance`` (BM25F over
+        every text field, `relevance`; what a person searching wants, and
+        what the fronts default to).
         """
+        if rank not in RANKS:
+            raise ValueError(f"unknown ranking {rank!r} (relevance or recall)")
         q = parse_query(query) if isinstance(query, str) else query
         if extra_filters:
             q = q.with_filters(*extra_filters)
@@ -369,11 +418,21 @@ class SearchIndex:
         if q.phrases and not pos and not q.words:
             return SearchResults([], 0, q)
         prep = prepare(self.state.terms, q, as_you_type)
-        rel, cand = self._candidates(prep, pos, as_you_type)
-        cand = cand[self._filtered(q, cand, include_inactive)]
+        rq: RelevanceQuery | None = None
+        if rank == "relevance":
+            rq = prepare_relevance(self.lexical(), q, as_you_type)
+            n = len(self._memories)
+            masks = [phrase_mask(self.state.terms, n, ph) for ph in pos]
+            alive = self.state.columns.alive.view
+            rel, cand = relevance_candidates(self.lexical(), self.semantic, rq, q, alive, masks)
+        else:
+            rel, cand = self._candidates(prep, pos, as_you_type)
+        # A person looks for archived and expired memories too: relevance
+        # leaves nothing out by health unless the query says so (-health:x).
+        cand = cand[self._filtered(q, cand, include_inactive or rq is not None)]
         if len(cand) == 0 or limit <= 0:
             return SearchResults([], len(cand), q)
-        return self._page(prep, cand, rel, (pos, neg), offset, limit, as_you_type)
+        return self._page(prep, cand, rel, (pos, neg), offset, limit, as_you_type, rq)
 
     def _candidates(
         self, prep: Prepared, pos: list[Phrase], as_you_type: bool
@@ -420,11 +479,17 @@ class SearchIndex:
         offset: int,
         limit: int,
         as_you_type: bool = False,
+        rq: RelevanceQuery | None = None,
     ) -> SearchResults:
-        """Phrase checks on the text, then rank and explain the page exactly."""
+        """Phrase checks on the text, then rank and explain the page exactly.
+
+        With `rq` (the relevance ranking) the score is the relevance alone.
+        """
         columns, n = self.state.columns, len(self._memories)
         pos, neg = phrases
-        scores = rel[cand] * columns.conf.view[cand] * columns.weight.view[cand]
+        scores = rel[cand].copy()
+        if rq is None:
+            scores *= columns.conf.view[cand] * columns.weight.view[cand]
         need = np.full(len(cand), bool(pos))
         neg_masks = [(ph, phrase_mask(self.state.terms, n, ph)) for ph in neg]
         for _, m in neg_masks:
@@ -454,6 +519,10 @@ class SearchIndex:
             full_order if as_you_type else None,
         )
         page = ordered(cand[top], scores[top], rel, self._place_key, self._place_rank)[:want]
+        if rq is not None:
+            lex, q = self.lexical(), prep.query
+            found = [relevance_hit(self._memories[r], r, columns, lex, rq, q) for r in page]
+            return SearchResults(found[offset : offset + limit], total, q, exact)
         weights = self.state.terms.page_weights(page, prep.term_ids)
         hits = [
             make_hit(self._memories[r], r, columns, self.state.terms, prep, weights[r])
@@ -537,8 +606,11 @@ class SearchIndex:
                 k,
                 include_inactive,
             )
-        if by != "tfidf":
-            raise ValueError(f"unknown similarity {by!r} (tfidf or vectors)")
+        if by == "semantic" and self.semantic is not None:
+            sims = self.semantic.row_scores(self.semantic.vectors[row], len(self._memories))
+            return similar_by_semantic(self._memories, columns, sims, row, k, include_inactive)
+        if by not in ("tfidf", "semantic"):
+            raise ValueError(f"unknown similarity {by!r} (tfidf, vectors or semantic)")
         return similar_by_terms(self._memories, columns, self.state.terms, row, k, include_inactive)
 
     def stored_vectors(self, root: Path) -> StoredVectors | None:

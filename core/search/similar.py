@@ -18,6 +18,7 @@ from ..safe_io import read_regular
 from .aliases import FloatArray, IntArray, Key
 from .analysis import index_text
 from .columns import Columns
+from .embeddings import MODEL
 from .filters import active_mask
 from .postings import TermPostings, Vector
 from .ranking import Hit
@@ -158,5 +159,24 @@ def similar_by_vectors(
     out = []
     for other_row, sim in rank_similar(memories, columns, row, cand, sims, k, include_inactive):
         explain = {"method": "vectors", "model": model, "cosine": sim, "score": sim}
+        out.append(Hit(memories[other_row], sim, explain))
+    return out
+
+
+def similar_by_semantic(
+    memories: list[Memory],
+    columns: Columns,
+    sims: FloatArray,
+    row: int,
+    k: int,
+    include_inactive: bool,
+) -> list[Hit]:
+    """Nearest by the meaning-based vectors (`embeddings`): `sims` is every row's cosine."""
+    cand = np.flatnonzero(columns.alive.view[: len(sims)])
+    out = []
+    for other_row, sim in rank_similar(
+        memories, columns, row, cand, sims[cand], k, include_inactive
+    ):
+        explain = {"method": "semantic", "model": MODEL, "cosine": sim, "score": sim}
         out.append(Hit(memories[other_row], sim, explain))
     return out

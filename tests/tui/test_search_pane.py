@@ -86,14 +86,14 @@ async def test_results_update_as_you_type(make_app: AppFactory, core_index: Sear
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_search(pilot, "sqlite")
-        expected = core_index.run("sqlite", PAGE, as_you_type=True)
+        expected = core_index.run("sqlite", PAGE, as_you_type=True, rank="relevance")
         assert expected.hits
         assert ids(results(app).hits) == ids(expected.hits)
         assert f"{expected.total} matches" in text_of(app, "#search-bar")
         # One more word narrows or re-ranks: the list follows the input.
         await pilot.press(*" database")
         await settle(pilot)
-        expected = core_index.run("sqlite database", PAGE, as_you_type=True)
+        expected = core_index.run("sqlite database", PAGE, as_you_type=True, rank="relevance")
         assert ids(results(app).hits) == ids(expected.hits)
         assert screen.answered == "sqlite database"
         assert screen.query_seconds is not None
@@ -107,7 +107,9 @@ async def test_typing_before_the_index_exists_runs_once_it_does(
         await pilot.press("4")
         await pilot.press(*"refund")
         await settle(pilot)
-        assert ids(results(app).hits) == ids(core_index.run("refund", PAGE, as_you_type=True).hits)
+        assert ids(results(app).hits) == ids(
+            core_index.run("refund", PAGE, as_you_type=True, rank="relevance").hits
+        )
 
 
 async def test_filters_and_negation(make_app: AppFactory, core_index: SearchIndex) -> None:
@@ -122,7 +124,9 @@ async def test_filters_and_negation(make_app: AppFactory, core_index: SearchInde
         hits = results(app).hits
         assert hits and all(h.memory.format != "cognitive-memory" for h in hits)
         assert ids(hits) == ids(
-            core_index.run("refund -format:cognitive-memory", PAGE, as_you_type=True).hits
+            core_index.run(
+                "refund -format:cognitive-memory", PAGE, as_you_type=True, rank="relevance"
+            ).hits
         )
 
 
@@ -152,27 +156,29 @@ async def test_explanation_of_the_highlighted_hit(
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await open_search(pilot, "sqlite")
-        expected = core_index.run("sqlite", PAGE, as_you_type=True).hits
+        expected = core_index.run("sqlite", PAGE, as_you_type=True, rank="relevance").hits
         first = text_of(app, "#search-explain")
         ex = expected[0].explain
         assert expected[0].memory.title in first
+        # The pane ranks by relevance by default: BM25F parts, and the decay
+        # columns shown beside it, not multiplied in.
         for label in (
-            "matched terms",
-            "cosine",
-            "fuzzy",
+            "score = relevance (BM25F)",
+            "matched words",
             "confidence",
             "decay weight",
-            "final score",
+            "importance",
+            "not multiplied in",
         ):
             assert label in first
-        assert ex["terms"][0]["term"] in first
-        assert f"{ex['terms'][0]['contribution']:.3f}" in first
+        part = ex["terms"][0]
+        assert part["term"] in first
+        assert (
+            f"{part['similarity']:.2f} × {part['idf']:.3f} × {part['saturation']:.3f}"
+            f" = {part['contribution']:.3f}" in first
+        )
         assert f"{ex['score']:.3f}" in first
         assert f"{ex['decay_weight']:.3f}" in first
-        assert (
-            f"{ex['score']:.3f} = {ex['relevance']:.3f} × {ex['confidence']:.2f} × "
-            f"{ex['decay_weight']:.3f}" in first
-        )
         # The cursor keys of the list move the highlight and the explanation.
         await pilot.press("enter")  # from the input to the results
         assert app.focused is results(app)
@@ -372,7 +378,9 @@ async def test_reload_rebuilds_the_index(make_app: AppFactory, core_index: Searc
         await pilot.press("ctrl+r")
         await settle(pilot)
         assert screen.index is not None and screen.index is not old
-        assert ids(results(app).hits) == ids(core_index.run("refund", PAGE, as_you_type=True).hits)
+        assert ids(results(app).hits) == ids(
+            core_index.run("refund", PAGE, as_you_type=True, rank="relevance").hits
+        )
 
 
 # --------------------------------------------------------------------------- snapshots
@@ -474,3 +482,60 @@ async def test_an_index_that_fails_to_build_is_reported(
         assert search(app).index is None
         assert not results(app).loading
         assert "could not be built" in results(app).empty_text
+
+
+async def test_o_toggles_relevance_and_recall(
+    make_app: AppFactory, core_index: SearchIndex
+) -> None:
+    """`o` in the results re-runs the query by the other ranking; bar, footer and explain follow."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_search(pilot, "refund approval")
+        relevance = core_index.run("refund approval", PAGE, as_you_type=True, rank="relevance")
+        recall = core_index.run("refund approval", PAGE, as_you_type=True, rank="recall")
+        # The two rankings differ on this query (else the toggle would show nothing).
+        assert [h.score for h in relevance.hits] != [h.score for h in recall.hits]
+        assert screen.rank == "relevance"
+        assert "ranked by relevance" in text_of(app, "#search-bar")
+        await pilot.press("enter")  # to the results
+        await pilot.press("o")
+        await settle(pilot)
+        assert screen.rank == "recall"
+        assert ids(results(app).hits) == ids(recall.hits)
+        assert [h.score for h in results(app).hits] == [h.score for h in recall.hits]
+        assert "ranked by recall" in text_of(app, "#search-bar")
+        explain = text_of(app, "#search-explain")
+        assert "score = relevance × confidence × decay weight" in explain
+        ex = recall.hits[0].explain
+        assert (
+            f"{ex['score']:.3f} = {ex['relevance']:.3f} × {ex['confidence']:.2f} × "
+            f"{ex['decay_weight']:.3f}" in explain
+        )
+        footer_keys = {b.binding.key for b in app.screen.active_bindings.values() if b.binding.show}
+        assert "o" in footer_keys
+        await pilot.press("o")
+        await settle(pilot)
+        assert screen.rank == "relevance"
+        assert ids(results(app).hits) == ids(relevance.hits)
+        assert "score = relevance (BM25F)" in text_of(app, "#search-explain")
+
+
+async def test_s_orders_the_shown_hits_by_a_column(
+    make_app: AppFactory, core_index: SearchIndex
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_search(pilot, "refund")
+        await pilot.press("enter", "s")  # to the results; by confidence
+        await settle(pilot)
+        assert screen.sort == "confidence"
+        shown = [h.explain["confidence"] for h in results(app).hits]
+        assert shown == sorted(shown, reverse=True)
+        expected = core_index.run("refund", PAGE, as_you_type=True, rank="relevance").hits
+        assert sorted(ids(results(app).hits)) == sorted(ids(expected))
+        await pilot.press("s")
+        await settle(pilot)
+        assert screen.sort == "decay weight"
+        weights = [h.explain["decay_weight"] for h in results(app).hits]
+        assert weights == sorted(weights, reverse=True)
+        assert "shown by decay weight" in text_of(app, "#search-bar")

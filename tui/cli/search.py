@@ -31,7 +31,7 @@ from .common import (
 
 if TYPE_CHECKING:
     from memlens.core import Catalog
-    from memlens.core.search.index import Hit, SearchIndex
+    from memlens.core.search.index import Hit, SearchIndex, SearchResults
     from memlens.core.search.query import Filter, Query
 
 #: The reference script's default number of results (``--format ocean``).
@@ -159,8 +159,8 @@ def _recall_hits(
 
     A vault whose format ranks recall itself (Project Ocean: memory-search.py's
     cosine × importance × freshness) is ranked by it, with the script's flags;
-    the other vaults keep memlens's relevance ranking.  Hits merge by score,
-    then vault, path and id.
+    the other vaults keep memlens's TF-IDF recall ranking (cosine × confidence
+    × decay weight).  Hits merge by score, then vault, path and id.
     """
     from memlens.core.decay import decay_of
     from memlens.core.formats.recall_model import RecallRequest
@@ -192,10 +192,38 @@ def _recall_hits(
             health = decay_of(h.memory, when, explain=False).health.value
             hits.append(Hit(h.memory, h.score, {**h.explain, "rank": "recall", "health": health}))
     if len(own) < len(catalog.vaults):
-        rest = _search_index(catalog, when).run(parsed, n, extra_filters=filters)
+        rest = _search_index(catalog, when).run(parsed, n, extra_filters=filters, rank="recall")
         hits.extend(h for h in rest.hits if str(h.memory.vault_root) not in own)
     hits.sort(key=lambda h: (-h.score, str(h.memory.vault_root), h.memory.path, h.memory.id))
     return hits[:n]
+
+
+def _relevance_line(e: dict[str, Any]) -> str:
+    terms = ", ".join(
+        f"{t['word']}"
+        + (f"~{t['matched']}" if t["via"] != "exact" else "")
+        + f" {t['contribution']:.3f} ({'+'.join(t['fields'])})"
+        for t in e["terms"][:5]
+    )
+    rel = "1 (filters only)" if e["filter_only"] else f"{e['relevance']:.4f}"
+    imp = e["importance"]
+    parts = [
+        f"relevance {rel}" + (f" [{terms}]" if terms else ""),
+        f"confidence {e['confidence']:.2f} ({e['confidence_from']})",
+        f"decay weight {e['decay_weight']:.4f} ({e['status']})",
+        f"importance {'-' if imp is None else f'{imp:g}'}",
+    ]
+    sem = e.get("semantic")
+    if sem is not None:
+        parts.insert(
+            1,
+            f"fused: lexical rank {sem.get('lexical_rank', '-')} (bm25 {e['bm25']:.4f}), "
+            f"meaning rank {sem.get('semantic_rank', '-')}"
+            + (f" (cosine {sem['cosine']:.3f})" if "cosine" in sem else ""),
+        )
+    if e["ignored_words"]:
+        parts.append("ignored " + ",".join(e["ignored_words"]))
+    return "    " + " · ".join(parts)
 
 
 def _explain_line(hit: Hit) -> str:
@@ -203,6 +231,8 @@ def _explain_line(hit: Hit) -> str:
         e = hit.explain
         return "    " + f"{e['formula']}: {e['cosine']:.4f} × {e['weight']} × {e['freshness']:.4f}"
     e = hit.explain
+    if e.get("rank") == "relevance":
+        return _relevance_line(e)
     terms = ", ".join(f"{t['term']} {t['contribution']:.3f}" for t in e.get("terms", [])[:5])
     fuzzy = ", ".join(f"{f['word']}~{f['matched']} {f['score']:.0f}" for f in e["fuzzy_matches"])
     rel = "1 (filters only)" if e["filter_only"] else f"{e['relevance']:.4f}"
@@ -319,10 +349,12 @@ class QueryCommand(click.Command):
 @click.option(
     "--rank",
     type=click.Choice(["relevance", "recall"]),
-    default="relevance",
-    help="relevance (default): memlens's ranking for every format; recall: each format's own "
-    "formula where it has one (Project Ocean: memory-search.py's cosine × importance × "
-    "freshness, or × confidence × decay weight for a first-generation file).",
+    default=None,
+    help="relevance (the default; recall with --format ocean): BM25F over every text "
+    "field, with word forms and typos; decay, confidence and importance shown, not "
+    "multiplied in.  recall: each format's own formula where it has one (Project Ocean: "
+    "memory-search.py's cosine × importance × freshness, or × confidence × decay weight "
+    "for a first-generation file), else TF-IDF cosine × confidence × decay weight.",
 )
 @click.option("--explain", is_flag=True, help="Text output: show why each hit ranked.")
 def search(
@@ -338,20 +370,23 @@ def search(
     tags: str | None,
     min_confidence: float | None,
     min_importance: float | None,
-    rank: str,
+    rank: str | None,
     explain: bool,
 ) -> None:
     """Ranked search of every memory below PATH.
 
-    QUERY is words (ranked by TF-IDF × confidence × decay weight, with fuzzy
-    title/tag matching; a second-generation Project Ocean file's weight is
-    importance × freshness; --rank recall ranks each format by its own
-    recall formula where it has one, words only), "exact phrases", and
-    filters: tag:x type:x format:x vault:x agent:x health:x status:x
-    source:x before:YYYY-MM-DD after:YYYY-MM-DD importance>0.5
-    confidence>=0.8; prefix any of them with - to exclude.  Expired,
-    archived and tombstoned memories are left out unless a health: or
-    status: filter asks for them (health:all for all).
+    QUERY is words (ranked by --rank: relevance, BM25F over every text
+    field with word forms and typos, fused with meaning when the semantic
+    extra is installed, by default; recall, each format's own recall
+    formula where it has one (Project Ocean: memory-search.py's), else
+    TF-IDF × confidence × decay weight with fuzzy title/tag matching, words
+    only), "exact phrases", and filters: tag:x type:x format:x vault:x
+    agent:x health:x status:x source:x before:YYYY-MM-DD after:YYYY-MM-DD
+    importance>0.5 confidence>=0.8; prefix any of them with - to exclude.
+    Ranked by relevance, every memory counts (archived and expired too,
+    their health shown) unless a health: or status: filter narrows it;
+    ranked by recall, expired, archived and tombstoned memories are left
+    out unless a health: or status: filter asks for them (health:all).
 
     Hits come best first: by score, then relevance, then vault, path,
     line/index and id, so equal scores always come in the same order and
@@ -365,6 +400,8 @@ def search(
     if agent and all_agents:
         raise click.UsageError("--agent and --all are exclusive")
     when = resolve_as_of(as_of)
+    # Scripts written against the Project Ocean tool expect its ranking.
+    rank = rank or ("recall" if fmt == "ocean" else "relevance")
     text = " ".join(query)
     from memlens.core.records import memory_record
     from memlens.core.search.query import Filter, QueryError, parse_query
@@ -392,11 +429,19 @@ def search(
     else:
         index = _fresh_index(path, when)
         results = None
+
+        def relevance(ix: SearchIndex) -> SearchResults:
+            from memlens.core.search.embeddings import semantic_available
+
+            if parsed.has_text and semantic_available():  # the optional extra: meaning too
+                ix.enable_semantic()
+            return ix.run(parsed, n, extra_filters=filters, rank="relevance")
+
         if index is not None:
             from memlens.core.search.stored_refs import StaleRow
 
             try:
-                results = index.run(parsed, n, extra_filters=filters)
+                results = relevance(index)
             except StaleRow:
                 # A vault store row the index refers to changed meanwhile: the
                 # catalog's way, which also checks the index's references again.
@@ -404,8 +449,11 @@ def search(
         if results is None:
             if index is None:
                 index = _search_index(load_catalog(path), when)
-            results = index.run(parsed, n, extra_filters=filters)
+            results = relevance(index)
         hits, total = results.hits, results.total
+    from memlens.core.search.relevance import add_field_counts
+
+    hits = [add_field_counts(h) for h in hits]
     if fmt == "ocean":
         records = [ocean_record(h, path) for h in hits]
         emit_json({"results": records, "total": len(records)})
@@ -419,6 +467,7 @@ def search(
             # score moves into explain.decay_score.
             rec["score"] = h.score
             rec["rank"] = place
+            rec["ranking"] = rank
             rec["explain"] = h.explain
             out.append(rec)
         emit_json(out)

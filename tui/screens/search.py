@@ -29,9 +29,11 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from memlens.core.decay import decay_of
 from memlens.core.scan.changes import Change, apply_to_search
 from memlens.core.scan.vault import Catalog, Vault
+from memlens.core.search.embeddings import semantic_available
 from memlens.core.search.index import Hit, SearchIndex, SearchResults
 from memlens.core.search.index_cache import load_index
 from memlens.core.search.query import QueryError
+from memlens.core.search.relevance import add_field_counts
 
 from ..messages import OpenMemory
 from ..safe_text import safe
@@ -56,6 +58,30 @@ def _health(hit: Hit, as_of: date) -> str:
         return str(decay_of(hit.memory, as_of, explain=False).health.value)
     except Exception:  # a decay bug must not hide the hit; it shows without health
         return ""
+
+
+#: Orders of the shown hits (`s`): the ranking's own, then explain columns, highest first.
+SORTS: tuple[str, ...] = ("rank", "confidence", "decay weight", "importance")
+_SORT_KEYS = {
+    "confidence": "confidence",
+    "decay weight": "decay_weight",
+    "importance": "importance",
+}
+
+
+def sorted_hits(hits: list[Hit], sort: str) -> list[Hit]:
+    """`hits` in rank order, or by a column, highest first (a missing value last; stable)."""
+    key = _SORT_KEYS.get(sort)
+    if key is None:
+        return list(hits)
+
+    def value(hit: Hit) -> float:
+        v = hit.explain.get(key)
+        if key == "importance" and v is None:
+            v = hit.memory.importance
+        return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else -1e300
+
+    return sorted(hits, key=lambda h: -value(h))
 
 
 @dataclass(slots=True)
@@ -97,6 +123,21 @@ class SearchScreen(MemlensScreen):
             show=False,
             tooltip="Nearest by the vectors a vault ships (_embeddings.json)",
             id="search.similar_vectors",
+        ),
+        Binding(
+            "o",
+            "toggle_rank",
+            "Rank",
+            tooltip="Rank by relevance (BM25F, what you look for) or by recall (each "
+            "format's formula, as the agent would: × confidence × decay weight)",
+            id="search.rank",
+        ),
+        Binding(
+            "s",
+            "sort_next",
+            "Sort",
+            tooltip="Order the shown hits by rank, confidence, decay weight or importance",
+            id="search.sort",
         ),
         Binding(
             "l",
@@ -173,6 +214,10 @@ class SearchScreen(MemlensScreen):
         self._building: tuple[int, ...] | None = None
         self._seq = 0
         self._timer: Timer | None = None
+        #: The ranking queries use: "relevance" (default) or "recall" (`o` toggles).
+        self.rank: str = "relevance"
+        #: How the shown hits are ordered: by rank, or by one of `SORTS`' columns.
+        self.sort: str = SORTS[0]
 
     def compose(self) -> ComposeResult:
         yield Static(id="search-bar")
@@ -257,6 +302,13 @@ class SearchScreen(MemlensScreen):
             index = SearchIndex.build(memories, as_of, vaults=vaults)
         if worker.is_cancelled:
             return
+        # The relevance ranking's own index, here rather than at the first keystroke,
+        # and the meaning-based vectors when the optional extra is installed.
+        index.lexical()
+        if semantic_available() and not worker.is_cancelled:
+            index.enable_semantic()
+        if worker.is_cancelled:
+            return
         self.post_message(self.IndexBuilt(index, signature, time.perf_counter() - started))
         # After the index is offered: a first query waits for this (the lock)
         # no longer than it would compute it itself.
@@ -320,7 +372,7 @@ class SearchScreen(MemlensScreen):
             results: SearchResults | None = None
             error: str | None = None
             try:
-                results = index.run(text, PAGE, as_you_type=True)
+                results = index.run(text, PAGE, as_you_type=True, rank=self.rank)
             except QueryError as exc:
                 error = str(exc)
             seconds = time.perf_counter() - started
@@ -338,7 +390,7 @@ class SearchScreen(MemlensScreen):
             # would otherwise blank the list at every keystroke.
             self.results = event.results
             self.answered = event.text
-            self._query_listing = _Listing(event.results.hits, "")
+            self._query_listing = _Listing(sorted_hits(event.results.hits, self.sort), "")
             self.stack = []
             self._show(self._query_listing)
         self._update_bar()
@@ -385,23 +437,45 @@ class SearchScreen(MemlensScreen):
             parts.append(f" · {more}{total} match{'es' if total != 1 else ''}")
             if total > len(self.results.hits):
                 parts.append(f", best {len(self.results.hits)} shown")
+        parts.append((f" · ranked by {self.rank}", "$text-muted"))
+        if self.sort != SORTS[0]:
+            parts.append((f", shown by {self.sort}", "$text-muted"))
         if self.error:
             parts += [" · ", safe(self.error, "$error")]
         self.query_one("#search-bar", Static).update(Content.assemble(*parts))
 
     def _help_content(self) -> Content:
         return Content.styled(
-            "The explanation of the highlighted hit shows here: matched terms and "
-            "their weights, cosine, confidence, decay weight, fuzzy score and the "
-            "final score.\n\nenter opens the memory · m more like this · l its links (graph)",
+            f"Ranked by {self.rank}. The explanation of the highlighted hit shows here: "
+            "matched terms and each one's part of the score, then confidence, decay "
+            "weight and importance (multiplied in only when ranked by recall).\n\n"
+            "enter opens the memory · o relevance/recall · s order the shown hits · "
+            "m more like this · l its links (graph)",
             "$text-muted",
         )
+
+    def action_toggle_rank(self) -> None:
+        """Switch between relevance and recall, and run the query again."""
+        self.rank = "recall" if self.rank == "relevance" else "relevance"
+        self.notify(f"ranked by {self.rank}", timeout=2)
+        self._schedule(now=True)
+        self._update_bar()
+
+    def action_sort_next(self) -> None:
+        """Order the query's shown hits by the next column (rank order first)."""
+        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        if self.results is not None:
+            self._query_listing = _Listing(sorted_hits(self.results.hits, self.sort), "")
+            if not self.stack:
+                self._show(self._query_listing)
+        self._update_bar()
 
     @on(ResultList.Highlighted)
     def _highlighted(self, event: ResultList.Highlighted) -> None:
         label = self.stack[-1].label if self.stack else ""
+        hit = add_field_counts(event.hit)  # per field counts: only for the hit explained
         self.query_one("#search-explain", Static).update(
-            explain_content(event.hit, self._vault_name(event.hit), label=label)
+            explain_content(hit, self._vault_name(hit), label=label)
         )
 
     # ------------------------------------------------------------------ keys
@@ -429,9 +503,11 @@ class SearchScreen(MemlensScreen):
         if by == "vectors" and not index.has_vectors(hit.memory):
             self.notify("This memory's vault ships no stored vector for it.", severity="warning")
             return
+        if by == "tfidf" and index.semantic is not None:
+            by = "semantic"  # the meaning-based vectors, when the extra made them
         self._remember_cursor()
         title = hit.memory.title or hit.memory.id
-        how = "stored vectors" if by == "vectors" else "TF-IDF"
+        how = {"vectors": "stored vectors", "semantic": "meaning"}.get(by, "TF-IDF")
         self.find_similar(index, hit, by, f"more like “{title}” ({how})")
 
     @work(thread=True, exclusive=True, group="search-query", exit_on_error=False, name="similar")

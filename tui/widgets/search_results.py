@@ -17,6 +17,7 @@ from memlens.core.formats import FORMAT_INFOS
 from memlens.core.search.index import Hit
 
 from ..safe_text import safe, safe_rich
+from .explain_relevance import relevance_lines
 from .line_list import LineList
 
 #: Short format names for the narrow format column (the explanation shows the full id).
@@ -184,6 +185,8 @@ def explain_content(hit: Hit, vault: str, *, label: str = "") -> Content:
     method = ex.get("method")
     if method is not None:
         lines.extend(_similar_lines(hit, str(method)))
+    elif ex.get("rank") == "relevance":
+        lines.extend(relevance_lines(ex))
     else:
         lines.extend(_query_lines(ex))
     return Content("\n").join(lines)
@@ -300,9 +303,9 @@ def _weight_lines(ex: dict[str, Any], score: float, conf: float, weight: float) 
 
 def _similar_lines(hit: Hit, method: str) -> list[Content]:
     ex = hit.explain
-    if method == "vectors":
+    if method in ("vectors", "semantic"):
         lines = [
-            _heading("more like this: stored vectors"),
+            _heading(f"more like this: {'stored vectors' if method == 'vectors' else 'meaning'}"),
             Content.assemble("  cosine ", (_num(ex.get("cosine", 0.0)), "bold")),
             Content.assemble(("  model ", "$text-muted"), safe(str(ex.get("model", "")))),
         ]

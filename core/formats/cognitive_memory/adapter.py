@@ -91,6 +91,8 @@ class CognitiveMemoryAdapter(FormatAdapter):
         ),
         has_episodes=True,
         tracks_access=True,
+        # The spec's text fields besides title and body (procedures' lists).
+        text_fields=("context", "steps", "preconditions", "postconditions"),
     )
     pointer_fields: ClassVar[tuple[PointerField, ...]] = POINTER_FIELDS
 

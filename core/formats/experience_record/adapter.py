@@ -151,6 +151,9 @@ class ExperienceRecordAdapter(FormatAdapter):
             PromoteOption("text", "", "blank: the body with Observed:/Inferred: in front"),
             PromoteOption("type", "", "blank: the next type up"),
         ),
+        # The body is `content.text`; structured content and affect labels
+        # are text the spec defines too.
+        text_fields=("content.structured", "affect.labels"),
     )
     pointer_fields: ClassVar[tuple[PointerField, ...]] = POINTER_FIELDS
 

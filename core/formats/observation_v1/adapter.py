@@ -83,6 +83,17 @@ class ObservationV1Adapter(FormatAdapter):
         ),
         # Several observations of one vault make one comprehension.
         promotes_together=frozenset({KIND_OBSERVATION}),
+        # observation/v1's required `event` and its `context` mapping; a
+        # comprehension's topic and its prior/posterior beliefs and reasoning.
+        text_fields=(
+            "event",
+            "context",
+            "topic",
+            "domain",
+            "prior.statement",
+            "posterior.statement",
+            "posterior.update_reasoning",
+        ),
     )
     pointer_fields: ClassVar[tuple[PointerField, ...]] = POINTER_FIELDS
 

@@ -1,0 +1,232 @@
+"""Meaning-based matching, offline: memories and queries as vectors of a model shipped on PyPI.
+
+"database storage running out" shares no word with "Postgres disk at 71%";
+a sentence embedding puts them near each other.  The model is WordLlama's
+``l2_supercat`` at 256 dimensions: its weights (16 MB) and tokenizer config
+ship inside the `wordllama` wheel, so it loads with no model hub and no
+network (``disable_download=True``, the package folder as its cache, where
+its tokenizer config already sits).  Measured on the 2-core machine: import
+1.5 s, load 0.55 s, about 860 one-kilobyte memories a second, 130 MB RSS.
+That does not fit the start-up and memory budgets by default, so it is the
+optional ``semantic`` extra (``make demo`` installs it): without it, or with
+``MEMLENS_SEMANTIC=0``, search is lexical only.
+
+Vectors are kept per memory text (sha256 of what was embedded) in one
+SQLite file in the cache folder, so a memory is embedded once, whichever
+index or process asks again, and a changed memory only its new text.
+
+The relevance ranking fuses the two lists by reciprocal rank fusion
+(Cormack, Clarke and Büttcher, SIGIR 2009): ``Σ 1 / (RRF_K + rank)`` over
+the lexical ranking (BM25F, every matching row) and the semantic one (the
+SEMANTIC_TOP rows nearest the query with cosine >= MIN_COSINE: a query
+that means nothing near any memory adds nothing).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import os
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..model import Memory
+from ..store.db import cache_dir, private_dir
+from .aliases import FloatArray, IntArray
+from .bm25 import field_texts
+
+#: Turns meaning-based matching off ("0") even when the extra is installed.
+ENV = "MEMLENS_SEMANTIC"
+MODEL = "wordllama-l2_supercat-256"
+DIM = 256
+#: Characters of a memory's text that are embedded (WordLlama averages
+#: token vectors: a long tail mostly dilutes the start).
+TEXT_CHARS = 2000
+RRF_K = 60
+SEMANTIC_TOP = 30
+MIN_COSINE = 0.3
+_BATCH = 256
+
+Vectors = npt.NDArray[np.float32]
+
+
+def semantic_available() -> bool:
+    """The extra is installed and not switched off."""
+    if os.environ.get(ENV, "1") == "0":
+        return False
+    return importlib.util.find_spec("wordllama") is not None
+
+
+class Embedder:
+    """The WordLlama model, loaded from its own package folder (never downloaded)."""
+
+    def __init__(self) -> None:
+        import wordllama  # the optional `semantic` extra
+
+        package = Path(wordllama.__file__).parent
+        self._model: Any = wordllama.WordLlama.load(
+            dim=DIM, disable_download=True, cache_dir=package
+        )
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Unit vectors of `texts` (float32, one row each)."""
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        out = np.asarray(self._model.embed(list(texts), norm=True), dtype=np.float32)
+        return out.reshape(len(texts), DIM)
+
+
+def memory_text(m: Memory) -> str:
+    """What is embedded of a memory: its fields in `bm25.field_texts` order, cut."""
+    return "\n".join(t for t in field_texts(m) if t)[:TEXT_CHARS]
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.sha256(f"{MODEL}\0{text}".encode("utf-8", "surrogateescape")).digest()
+
+
+class VectorStore:
+    """sha256 of an embedded text -> its vector, in the cache folder (a cache: never fails)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or cache_dir() / "vectors.sqlite"
+        self._conn: sqlite3.Connection | None = None
+        with contextlib.suppress(sqlite3.Error, OSError):
+            private_dir(self.path.parent)
+            conn = sqlite3.connect(self.path, check_same_thread=False)
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS vectors (digest BLOB PRIMARY KEY, vec BLOB NOT NULL)"
+            )
+            self._conn = conn
+
+    def get(self, digests: list[bytes]) -> dict[bytes, Vectors]:
+        found: dict[bytes, Vectors] = {}
+        if self._conn is None:
+            return found
+        with contextlib.suppress(sqlite3.Error):
+            for i in range(0, len(digests), 500):
+                chunk = digests[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                sql = f"SELECT digest, vec FROM vectors WHERE digest IN ({marks})"
+                for digest, vec in self._conn.execute(sql, chunk):
+                    arr = np.frombuffer(vec, dtype=np.float32)
+                    if arr.shape == (DIM,):
+                        found[bytes(digest)] = arr
+        return found
+
+    def put(self, pairs: list[tuple[bytes, Vectors]]) -> None:
+        if self._conn is None or not pairs:
+            return
+        with contextlib.suppress(sqlite3.Error), self._conn:
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO vectors (digest, vec) VALUES (?, ?)",
+                [(d, v.astype(np.float32).tobytes()) for d, v in pairs],
+            )
+
+
+def embed_texts(texts: list[str], embedder: Embedder, store: VectorStore) -> Vectors:
+    """Vectors of `texts`: from the store where kept, the rest embedded (and kept)."""
+    digests = [_digest(t) for t in texts]
+    known = store.get(list(dict.fromkeys(digests)))
+    missing = list(dict.fromkeys(d for d in digests if d not in known))
+    if missing:
+        text_of = dict(zip(digests, texts, strict=True))
+        for i in range(0, len(missing), _BATCH):
+            chunk = missing[i : i + _BATCH]
+            vecs = embedder.embed([text_of[d] for d in chunk])
+            pairs = list(zip(chunk, vecs, strict=True))
+            known.update(pairs)
+            store.put(pairs)
+    out = np.zeros((len(texts), DIM), dtype=np.float32)
+    for i, d in enumerate(digests):
+        out[i] = known[d]
+    return out
+
+
+@dataclass(slots=True)
+class SemanticIndex:
+    """One unit vector per row of a search index (zeros for dead rows)."""
+
+    embedder: Embedder
+    store: VectorStore
+    vectors: Vectors = field(default_factory=lambda: np.zeros((0, DIM), dtype=np.float32))
+
+    @classmethod
+    def build(
+        cls,
+        memories: Sequence[Memory],
+        alive: Sequence[bool],
+        embedder: Embedder | None = None,
+        store: VectorStore | None = None,
+    ) -> SemanticIndex:
+        index = cls(embedder or Embedder(), store or VectorStore())
+        rows = [r for r in range(len(memories)) if alive[r]]
+        vecs = embed_texts([memory_text(memories[r]) for r in rows], index.embedder, index.store)
+        index.vectors = np.zeros((len(memories), DIM), dtype=np.float32)
+        if rows:
+            index.vectors[np.asarray(rows, dtype=np.int64)] = vecs
+        return index
+
+    def add(self, row: int, m: Memory) -> None:
+        """The vector of a row added after the build."""
+        if row >= len(self.vectors):
+            grown = np.zeros((max(row + 1, 2 * len(self.vectors)), DIM), dtype=np.float32)
+            grown[: len(self.vectors)] = self.vectors
+            self.vectors = grown
+        self.vectors[row] = embed_texts([memory_text(m)], self.embedder, self.store)[0]
+
+    def query_scores(self, text: str, n: int) -> FloatArray:
+        """Cosine of every row (first `n`) with the query text."""
+        q = self.embedder.embed([text])[0]
+        return self.row_scores(q, n)
+
+    def row_scores(self, vector: Vectors, n: int) -> FloatArray:
+        sims: FloatArray = (self.vectors[:n] @ vector).astype(np.float64)
+        if len(sims) < n:
+            sims = np.concatenate([sims, np.zeros(n - len(sims))])
+        return sims
+
+
+def rrf(
+    lexical: FloatArray, semantic: FloatArray, alive: npt.NDArray[np.bool_]
+) -> tuple[FloatArray, dict[int, dict[str, float]]]:
+    """Reciprocal rank fusion of the lexical scores and the semantic cosines.
+
+    Returns the fused score per row and, per fused row, its parts (for explain).
+    """
+    fused = np.zeros(len(lexical), dtype=np.float64)
+    parts: dict[int, dict[str, float]] = {}
+    lex_rows = np.flatnonzero((lexical > 0) & alive)
+    lex_order: IntArray = lex_rows[np.lexsort((lex_rows, -lexical[lex_rows]))]
+    for rank, row in enumerate(lex_order.tolist(), 1):
+        fused[row] += 1.0 / (RRF_K + rank)
+        parts[row] = {"lexical_rank": rank, "bm25": float(lexical[row])}
+    sem_rows = np.flatnonzero((semantic >= MIN_COSINE) & alive)
+    sem_order = sem_rows[np.lexsort((sem_rows, -semantic[sem_rows]))][:SEMANTIC_TOP]
+    for rank, row in enumerate(sem_order.tolist(), 1):
+        fused[row] += 1.0 / (RRF_K + rank)
+        part = parts.setdefault(row, {"bm25": float(lexical[row])})
+        part.update(semantic_rank=rank, cosine=float(semantic[row]))
+    for row, part in parts.items():
+        part["fused"] = float(fused[row])
+    return fused, parts
+
+
+__all__ = [
+    "ENV",
+    "MODEL",
+    "Embedder",
+    "SemanticIndex",
+    "VectorStore",
+    "embed_texts",
+    "memory_text",
+    "rrf",
+    "semantic_available",
+]

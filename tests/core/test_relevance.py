@@ -1,0 +1,280 @@
+"""The relevance ranking on hand-made memories: stems, stopwords, fields, BM25F by hand.
+
+Every expected number below is worked out in the comments from the BM25F
+formula (`memlens.core.search.bm25`): k1 = 1.2, b = 0.75, field weights
+title 3, tags 2, format text fields 1.5, body 1.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memlens.core.model import DecayInfo, Health, Memory
+from memlens.core.search.bm25 import LexicalIndex, doc_terms, field_counts
+from memlens.core.search.index import SearchIndex
+from memlens.core.search.relevance import add_field_counts
+from memlens.core.search.stemming import STOPWORDS, term_of, terms
+
+AS_OF = date(2026, 11, 22)
+ROOT = Path("/vaults/alpha")
+
+
+def fake_decay(memory: Memory, as_of: date) -> DecayInfo:
+    """Weight and health from `native` (the ranking must not use them)."""
+    weight = float(memory.native.get("w", 1.0))
+    health = Health(memory.native.get("h", "active"))
+    return DecayInfo(status=health.value, health=health, strength=weight, weight=weight)
+
+
+def mem(
+    id: str,
+    title: str,
+    body: str = "",
+    *,
+    fmt: str = "project-ocean",
+    tags: tuple[str, ...] = (),
+    fields: dict[str, Any] | None = None,
+    confidence: float | None = None,
+    **native: Any,
+) -> Memory:
+    return Memory(
+        format=fmt,
+        vault_root=ROOT,
+        id=id,
+        kind="observation",
+        title=title,
+        body=body,
+        path=f"{id}.md",
+        tags=tags,
+        confidence=confidence,
+        fields=dict(fields or {}),
+        native=dict(native),
+    )
+
+
+def corpus() -> list[Memory]:
+    return [
+        # title: refund ×3, approv ×3; body: refund, approv ("the", "was" are
+        # stopwords).  tf~ refund 4, approv 4; dl = 3·2 + 1·2 = 8.
+        mem("d0", "Refund approvals", "The refund was approved.", w=0.01, confidence=0.1),
+        # title: parcel ×3, delay ×3; tags: refund ×2; body: parcel, arriv, late.
+        # tf~ parcel 4, delay 3, refund 2, arriv 1, late 1; dl = 6 + 2 + 3 = 11.
+        mem("d1", "Parcel delay", "Parcels arrive late.", tags=("refund",)),
+        # title: seed ×3; body: order, seed ("more" is a stopword).
+        # tf~ seed 4, order 1; dl = 3 + 2 = 5.
+        mem("d2", "Seeds", "Order more seeds"),
+    ]
+
+
+def build(memories: list[Memory]) -> SearchIndex:
+    return SearchIndex.build(memories, AS_OF, decay=fake_decay)
+
+
+def bm25(tf: float, dl: float, df: int, n: int = 3, avgdl: float = 8.0) -> float:
+    """The formula written out once more, independently of the module."""
+    idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+    return idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * dl / avgdl))
+
+
+def test_stopwords_are_dropped_and_words_stemmed() -> None:
+    assert terms("The refunds were approved for approvals") == ["refund", "approv", "approv"]
+    assert term_of("the") is None and term_of("x") is None
+    assert term_of("running") == "run"
+    # Negations carry meaning in a memory: never stopwords.
+    assert {"no", "not", "nor"}.isdisjoint(STOPWORDS)
+
+
+def test_fields_weigh_into_one_tf_and_length() -> None:
+    d0, d1, _ = corpus()
+    doc = doc_terms(d0)
+    assert doc.tf == {"refund": 4.0, "approv": 4.0}
+    assert doc.length == 8.0
+    doc = doc_terms(d1)
+    assert doc.tf == {"parcel": 4.0, "delay": 3.0, "refund": 2.0, "arriv": 1.0, "late": 1.0}
+    assert doc.length == 11.0
+    counts = dict(field_counts(d1))
+    assert counts["tags"] == {"refund": 1}
+    assert counts["body"] == {"parcel": 1, "arriv": 1, "late": 1}
+    assert dict(field_counts(d0))["body"] == {"refund": 1, "approv": 1}
+
+
+def test_bm25_scores_by_hand() -> None:
+    index = build(corpus())
+    lex = index.lexical()
+    assert lex.n_docs == 3 and lex.avgdl == 8.0
+    hits = index.run("refunds", 10, rank="relevance").hits
+    assert [h.memory.id for h in hits] == ["d0", "d1"]
+    # refund: df 2 of 3.  d0: tf~ 4, dl 8 -> ln(1.6) · 8.8 / 5.2;
+    # d1: tf~ 2, dl 11 -> ln(1.6) · 4.4 / (2 + 1.2 · (0.25 + 0.75 · 11/8)).
+    assert hits[0].score == pytest.approx(math.log(1.6) * 8.8 / 5.2, rel=1e-12)
+    assert hits[1].score == pytest.approx(math.log(1.6) * 4.4 / 3.5375, rel=1e-12)
+    assert hits[1].score == pytest.approx(bm25(2.0, 11.0, 2), rel=1e-12)
+    part = add_field_counts(hits[0]).explain["terms"][0]
+    assert (part["term"], part["tf"], part["via"]) == ("refund", 4.0, "exact")
+    assert part["idf"] == pytest.approx(math.log(1.6), rel=1e-12)
+    assert part["fields"] == {"title": 1, "body": 1}
+    assert hits[0].explain["rank"] == "relevance"
+
+
+def test_decay_and_confidence_are_shown_not_multiplied() -> None:
+    """d0 has decay weight 0.01 and confidence 0.1; relevance ignores both, recall does not."""
+    index = build(corpus())
+    hit = index.run("refunds", 10, rank="relevance").hits[0]
+    assert hit.memory.id == "d0"
+    assert hit.explain["decay_weight"] == 0.01 and hit.explain["confidence"] == 0.1
+    assert hit.score == hit.explain["relevance"]
+    recall = index.run("refunds", 10, rank="recall").hits
+    assert recall[0].memory.id == "d1"  # the decayed d0 sinks when recalled
+
+
+def test_two_words_add_up() -> None:
+    index = build(corpus())
+    hits = index.run("refund approval", 10, rank="relevance").hits
+    # approv: df 1 -> idf ln(1 + 2.5/1.5); d0 tf~ 4, dl 8.
+    expected = bm25(4.0, 8.0, 2) + bm25(4.0, 8.0, 1)
+    assert hits[0].memory.id == "d0"
+    assert hits[0].score == pytest.approx(expected, rel=1e-12)
+    assert sum(p["contribution"] for p in hits[0].explain["terms"]) == pytest.approx(
+        expected, rel=1e-12
+    )
+
+
+def test_a_typo_counts_as_its_word_a_little_less() -> None:
+    index = build(corpus())
+    hits = index.run("refnud", 10, rank="relevance").hits
+    assert [h.memory.id for h in hits] == ["d0", "d1"]
+    # One transposition in six letters: similarity 1 - 1/6.
+    assert hits[0].score == pytest.approx(5 / 6 * bm25(4.0, 8.0, 2), rel=1e-12)
+    part = hits[0].explain["terms"][0]
+    assert (part["via"], part["matched"], part["similarity"]) == ("fuzzy", "refund", 5 / 6)
+
+
+def test_stopwords_and_nonsense_find_nothing() -> None:
+    index = build(corpus())
+    assert index.run("the was more for in", 10, rank="relevance").hits == []
+    assert index.run("zzzzqx qqqqvv", 10, rank="relevance").hits == []
+    # Short unknown words are not guessed at (too many near words).
+    assert index.run("rfd", 10, rank="relevance").hits == []
+    # The recall ranking still matches on "the" (a term there): the reason for relevance.
+    assert index.run("the", 10, rank="recall").hits
+
+
+def test_completion_of_the_word_being_typed() -> None:
+    index = build(corpus())
+    hits = index.run("parc", 10, rank="relevance", as_you_type=True).hits
+    assert [h.memory.id for h in hits] == ["d1"]
+    assert hits[0].explain["terms"][0]["via"] == "prefix"
+    assert index.run("parc", 10, rank="relevance").hits == []  # not while not typing
+
+
+def test_format_text_fields_are_searched() -> None:
+    """The format declares its text fields; a word only in one is found, weighted 1.5."""
+    docs = [
+        mem(
+            "o1",
+            "Webhook rejected",
+            "",
+            fmt="observation-v1",
+            fields={"event": "Gateway signature mismatch", "context": {"task": "register"}},
+        ),
+        mem("o2", "Unrelated", "nothing here", fmt="observation-v1"),
+    ]
+    index = build(docs)
+    hit = add_field_counts(index.run("signature", 10, rank="relevance").hits[0])
+    assert hit.memory.id == "o1"
+    assert hit.explain["terms"][0]["fields"] == {"fields": 1}
+    assert hit.explain["terms"][0]["tf"] == 1.5
+    assert index.run("register", 10, rank="relevance").hits[0].memory.id == "o1"
+
+
+def test_archived_are_found_and_keep_their_score() -> None:
+    """Relevance leaves no health out unless the query does; recall skips archived."""
+    docs = [*corpus(), mem("old", "Refund desk closed", "", w=0.0, h="archived")]
+    index = build(docs)
+    for query in ("refund", "refund health:all"):
+        hits = index.run(query, 10, rank="relevance").hits
+        old = next(h for h in hits if h.memory.id == "old")
+        assert old.score > 0 and old.explain["health"] == "archived"
+    ids = [h.memory.id for h in index.run("refund -health:archived", 10, rank="relevance").hits]
+    assert "old" not in ids and ids
+    assert "old" not in [h.memory.id for h in index.run("refund", 10, rank="recall").hits]
+
+
+def test_updates_are_searchable_and_removed_rows_gone() -> None:
+    index = build(corpus())
+    index.lexical()
+    index.add(mem("d3", "Greenhouse sensors", "soil moisture gaps"))
+    hits = index.run("greenhouse", 10, rank="relevance").hits
+    assert [h.memory.id for h in hits] == ["d3"]
+    index.remove((str(ROOT), "d0"))
+    assert [h.memory.id for h in index.run("approval", 10, rank="relevance").hits] == []
+
+
+def test_ties_keep_the_documented_total_order() -> None:
+    """Equal relevance comes in place order (vault, path, ...), so pages are prefixes."""
+    docs = [mem(f"t{i}", "Tied words", "tied body") for i in (3, 1, 2)]
+    index = build(docs)
+    full = index.run("tied", 10, rank="relevance").hits
+    assert [h.memory.id for h in full] == ["t1", "t2", "t3"]
+    for k in (1, 2):
+        assert [h.memory.id for h in index.run("tied", k, rank="relevance").hits] == [
+            h.memory.id for h in full[:k]
+        ]
+
+
+def test_unknown_ranking_is_an_error() -> None:
+    with pytest.raises(ValueError, match="unknown ranking"):
+        build(corpus()).run("refund", 10, rank="best")
+
+
+def test_lexical_index_skips_dead_rows() -> None:
+    lex = LexicalIndex.build(corpus(), [True, False, True])
+    assert lex.n_docs == 2
+    assert "parcel" not in lex.vocab
+
+
+def _ocean_vault(root: Path) -> Path:
+    vault = root / "agents" / "scout" / "memory" / "vault"
+    vault.mkdir(parents=True)
+    (root / "agents" / "scout" / "memory" / "archive").mkdir()
+    (vault / "obs-2026-11-12-001.md").write_text(
+        "---\ntags: []\nsource: scout\nconfidence: 0.8\n"
+        "created: 2026-11-12\ndecay: linear-40d\n---\nalpha\n"
+    )
+    (vault / "obs-2026-11-07-001.md").write_text(
+        "---\ntags: []\nsource: scout\nconfidence: 0.5\n"
+        "created: 2026-11-07\ndecay: exponential-30d\n---\n"
+        "beta\nalpha gamma\n"
+    )
+    return root
+
+
+def test_recall_ranks_by_the_reference_formula_worked_by_hand(tmp_path: Path) -> None:
+    """Project Ocean's recall: cosine × confidence × decay weight (+ the title bonus), by hand.
+
+    Documents are ``title title tags tags body`` with the title the first
+    body line.  obs-11-12: "alpha" three times, one term: cosine 1, its
+    title word matches (fuzzy 100): relevance 1 + 0.25; weight linear
+    1 − 10/40.  obs-11-07: beta ×3, alpha, gamma; N = 2, idf alpha
+    ln(3/3) + 1 = 1, idf beta = idf gamma = ln(3/2) + 1; sublinear tf
+    1 + ln 3 for beta; cosine = 1 / ‖v‖; no title match; weight
+    e^(−3 · 15/30).
+    """
+    from memlens.core import open_catalog
+
+    catalog = open_catalog(_ocean_vault(tmp_path), cache=False)
+    index = SearchIndex.from_catalog(catalog, AS_OF)
+    hits = index.run("alpha", 10, rank="recall").hits
+    assert [h.memory.id for h in hits] == ["scout/obs-2026-11-12-001", "scout/obs-2026-11-07-001"]
+    assert hits[0].score == pytest.approx((1 + 0.25) * 0.8 * 0.75, rel=1e-12)
+    idf = math.log(1.5) + 1
+    norm = math.sqrt(((1 + math.log(3)) * idf) ** 2 + 1 + idf**2)
+    assert hits[1].score == pytest.approx((1 / norm) * 0.5 * math.exp(-1.5), rel=1e-12)
+    # The same vault by relevance: no decay or confidence in the score.
+    rel = index.run("alpha", 10, rank="relevance").hits
+    assert all(h.score == h.explain["relevance"] for h in rel)
