@@ -67,6 +67,8 @@ def test_stat_stamps_equal_plain_stats_in_one_or_two_processes(
     # Forced through the forked child: the same bytes, in the same order.
     monkeypatch.setattr(statwalk, "PARALLEL_MIN", 2)
     monkeypatch.setattr(statwalk, "spare_cpu", lambda: True)
+    # A thread another test left running would forbid the fork (as it should in use).
+    monkeypatch.setattr(statwalk.threading, "active_count", lambda: 1)
     assert statwalk._may_fork(len(rels))
     assert statwalk.stat_stamps(str(root), rels) == expected
     # A file that is gone: no answer (the caller opens the catalog).
@@ -100,7 +102,9 @@ def test_a_touched_file_is_caught_and_its_new_stamp_saved(vaults: Path) -> None:
     assert open_fresh(survey_all(vaults).vaults, AS_OF) is not None
     path = next((_cognitive(vaults) / "graph").rglob("*.md"))
     st = path.stat()
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    # An older mtime, not a newer one: a stamp newer than the save is racy and (rightly)
+    # never served, which made this test depend on how fast the catalog ran.
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 5_000_000_000))
     assert open_fresh(survey_all(vaults).vaults, AS_OF) is None
     open_index(open_catalog(vaults, cache=True), AS_OF)
     assert open_fresh(survey_all(vaults).vaults, AS_OF) is not None

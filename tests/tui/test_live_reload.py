@@ -496,7 +496,9 @@ async def test_progressive_load_ends_equal_to_the_linked_rows(
     again = MemlensApp([own_fixtures_dir], as_of=AS_OF, live_reload=False)
     async with again.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert steps == [3]
+        # One early step of at most a batch of files' memories (which files come
+        # first is the store's row order; a file may hold no memory, or several).
+        assert len(steps) == 1 and 0 < steps[0] <= 3, steps
         assert sorted(r.key for r in main_of(again).model) == expected
 
 
