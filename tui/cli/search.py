@@ -427,7 +427,10 @@ def search(
         hits = _recall_hits(path, parsed, when, n, flags, filters)
         total = len(hits)
     else:
-        index = _fresh_index(path, when)
+        # The relevance ranking is built from memories as the catalog reads them: the
+        # catalog-free fresh index does not yet hold every text field the same way
+        # (its BM25F document lengths differed), so it serves no relevance query.
+        index = None
         results = None
 
         def relevance(ix: SearchIndex) -> SearchResults:
