@@ -31,6 +31,7 @@ from ..store.statwalk import stat_stamps
 from . import persisted_files as files_io
 from .persisted import index_path, persisted_code
 from .persisted_rows import read_meta, restore_state
+from .stored_lexical import load_lexical
 from .stored_memories import StoredMemories
 from .stored_terms import StoredTerms
 
@@ -98,6 +99,7 @@ def _fresh(conn: sqlite3.Connection, vaults: list[Vault], as_of: date) -> Search
     index._place_ranks = np.frombuffer(meta["place"], dtype=np.int64)
     # The live rows, counted without building the key map.
     index.state.terms = StoredTerms(conn, int(np.count_nonzero(slot_array >= 0)), norms)
+    index._lexical = load_lexical(conn, len(slot_ids))
     return index
 
 

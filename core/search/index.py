@@ -98,7 +98,7 @@ from ..errors import NotFoundError
 from ..model import Memory
 from .aliases import BoolArray, Brief, DecayFn, FloatArray, IntArray, Key, RowSegment
 from .analysis import TOKEN_RE, analyze, index_text, title_words
-from .bm25 import LexicalIndex
+from .bm25 import LexicalIndex, LexView
 from .briefs import decay_brief_fn
 from .duplicates import DuplicateGroup, near_duplicates
 from .embeddings import Embedder, SemanticIndex
@@ -419,12 +419,14 @@ class SearchIndex:
             return SearchResults([], 0, q)
         prep = prepare(self.state.terms, q, as_you_type)
         rq: RelevanceQuery | None = None
+        lex: LexView | None = None
         if rank == "relevance":
-            rq = prepare_relevance(self.lexical(), q, as_you_type)
+            alive = self.state.columns.alive.view
+            lex = self.lexical().view(alive)
+            rq = prepare_relevance(lex, q, as_you_type)
             n = len(self._memories)
             masks = [phrase_mask(self.state.terms, n, ph) for ph in pos]
-            alive = self.state.columns.alive.view
-            rel, cand = relevance_candidates(self.lexical(), self.semantic, rq, q, alive, masks)
+            rel, cand = relevance_candidates(lex, self.semantic, rq, q, alive, masks)
         else:
             rel, cand = self._candidates(prep, pos, as_you_type)
         # A person looks for archived and expired memories too: relevance
@@ -432,7 +434,7 @@ class SearchIndex:
         cand = cand[self._filtered(q, cand, include_inactive or rq is not None)]
         if len(cand) == 0 or limit <= 0:
             return SearchResults([], len(cand), q)
-        return self._page(prep, cand, rel, (pos, neg), offset, limit, as_you_type, rq)
+        return self._page(prep, cand, rel, (pos, neg), offset, limit, as_you_type, rq, lex)
 
     def _candidates(
         self, prep: Prepared, pos: list[Phrase], as_you_type: bool
@@ -480,6 +482,7 @@ class SearchIndex:
         limit: int,
         as_you_type: bool = False,
         rq: RelevanceQuery | None = None,
+        lex: LexView | None = None,
     ) -> SearchResults:
         """Phrase checks on the text, then rank and explain the page exactly.
 
@@ -519,8 +522,8 @@ class SearchIndex:
             full_order if as_you_type else None,
         )
         page = ordered(cand[top], scores[top], rel, self._place_key, self._place_rank)[:want]
-        if rq is not None:
-            lex, q = self.lexical(), prep.query
+        if rq is not None and lex is not None:
+            q = prep.query
             found = [relevance_hit(self._memories[r], r, columns, lex, rq, q) for r in page]
             return SearchResults(found[offset : offset + limit], total, q, exact)
         weights = self.state.terms.page_weights(page, prep.term_ids)

@@ -62,6 +62,7 @@ from ..store.db import cache_dir, connect, private_dir, remove_files, untrusted
 from ..store.stamps import FileStamp
 from . import persisted_files as files_io
 from . import persisted_rows as rows_io
+from . import stored_lexical as lexical_io
 from .keys import search_code_fingerprint, vault_set_key
 from .stored_memories import affected, memory_blobs, zdict_of
 from .stored_refs import StoreRefs, parse_ref
@@ -71,7 +72,7 @@ if TYPE_CHECKING:
     from ..scan.vault import Catalog, Vault
     from .index import SearchIndex
 
-VERSION = 5
+VERSION = 6
 #: Above this share of changed memories (or dead slots) a rebuild is cheaper.
 REBUILD_FRACTION = 0.1
 
@@ -81,8 +82,9 @@ _SCHEMA = (
     " df INTEGER NOT NULL, rows BLOB NOT NULL, counts BLOB NOT NULL)",
     files_io.SCHEMA,
     "CREATE TABLE IF NOT EXISTS memories (slot INTEGER PRIMARY KEY, blob BLOB NOT NULL)",
+    lexical_io.SCHEMA,
 )
-_TABLES = ("meta", "terms", "files", "manifest", "memories")
+_TABLES = ("meta", "terms", "files", "manifest", "memories", "lex")
 
 
 @dataclass(slots=True)
@@ -204,6 +206,7 @@ def _build_and_save(
         index = SearchIndex.build(
             catalog.memories(), as_of, vaults=catalog.vaults, keep_counts=True
         )
+        index.lexical()  # the bodies are in memory now: the relevance index is saved too
     stats.build_s = time.perf_counter() - t
     t = time.perf_counter()
     try:
@@ -247,6 +250,7 @@ def _save_new(conn: sqlite3.Connection, index: SearchIndex, catalog: Catalog) ->
         meta.update(code=persisted_code(catalog.vaults).encode(), generation=b"1", zdict=zdict)
         meta["vaults"] = json.dumps(_vaults_meta(catalog)).encode()
         conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", rows_io.pack_meta(meta))
+        lexical_io.save_lexical(conn, index.lexical(), n)
     _checkpoint(conn)
     # A rebuild over an older index leaves its pages free: give them back.
     free = conn.execute("PRAGMA freelist_count").fetchone()[0]
@@ -329,6 +333,7 @@ def _load(
         conn.execute("ROLLBACK")
         return None, "another process updated the search index meanwhile"
     index.state.terms = StoredTerms(conn, len(index._row_of), norms)
+    index._lexical = lexical_io.load_lexical(conn, len(index._memories))
     return index, None
 
 
@@ -377,6 +382,9 @@ def _update(
         if now is None or now[0] != meta["generation"]:
             return False
         norms = rows_io.update_terms(conn, index, new, first)
+        memories = index._memories
+        added = ((s, memories[s]) for s in range(first, len(memories)))
+        lexical_io.update_lexical(conn, added, len(memories))
         titles = rows_io.retitle(index, catalog, meta, first)
         _save_memories(conn, index, catalog, meta["zdict"], stale, first)
         out = rows_io.state_meta(index, catalog.vaults, norms)

@@ -58,7 +58,7 @@ Meta = dict[str, bytes]
 #: small scalars compared as stored (`generation`, `code`).
 _PACKED = ("col:", "words:", "tags:", "slot_", "place", "codes", "vault_names", "vaults")
 #: What only an update reads (a search leaves these on disk).
-UPDATE_ONLY = ("slot_words:", "slot_tags:")
+UPDATE_ONLY = ("slot_words:", "slot_tags:", "lexwords")
 
 
 def pack_meta(meta: Meta) -> list[tuple[str, bytes]]:

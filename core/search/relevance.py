@@ -28,7 +28,7 @@ import numpy as np
 from ..model import Memory
 from .aliases import BoolArray, FloatArray, IntArray
 from .analysis import words
-from .bm25 import FIELD_WEIGHTS, K1, B, LexicalIndex, field_counts, saturation
+from .bm25 import FIELD_WEIGHTS, K1, B, LexView, field_counts, saturation
 from .columns import HEALTHS, Columns, importance_of
 from .embeddings import SemanticIndex, rrf
 from .query import Query, confidence_value
@@ -70,44 +70,54 @@ def max_edits(word: str) -> int:
     return 1 if len(word) <= 7 else 2
 
 
-def near_words(lex: LexicalIndex, word: str) -> list[tuple[str, int]]:
-    """Words seen within `max_edits` of `word`, nearest first (then alphabetical)."""
+def near_words(lex: LexView, word: str) -> list[tuple[str, int]]:
+    """Live words seen within `max_edits` of `word`, nearest first (then alphabetical)."""
     from rapidfuzz import process
     from rapidfuzz.distance import DamerauLevenshtein
 
     edits = max_edits(word)
     pool: list[str] = []
     for length in range(len(word) - edits, len(word) + edits + 1):
-        pool.extend(lex.words_by_len.get(length, ()))
+        pool.extend(lex.lex.words_by_len.get(length, ()))
     found = process.extract(
         word, pool, scorer=DamerauLevenshtein.distance, score_cutoff=edits, limit=None
     )
     ranked = sorted((int(d), str(w)) for w, d, _ in found if d > 0)
-    return [(w, d) for d, w in ranked[:FUZZY_LIMIT]]
+    surface = lex.lex.surface
+    # A word only dead rows held is no longer seen (as in a fresh build).
+    live = [(w, d) for d, w in ranked if lex.term_id(surface[w]) is not None]
+    return live[:FUZZY_LIMIT]
 
 
-def _query_term(lex: LexicalIndex, word: str, typing: bool) -> QueryTerm | None:
+def _query_term(lex: LexView, word: str, typing: bool) -> QueryTerm | None:
     term = term_of(word)
     if term is None:
         return None
-    tid = lex.vocab.get(term)
-    if tid is not None and (lex.df[tid] > 0 or tid in lex.delta):
+    tid = lex.term_id(term)
+    if tid is not None:
         return QueryTerm(word, "exact", {tid: (1.0, word)})
     qt = QueryTerm(word, "prefix" if typing else "fuzzy")
     if typing:
-        for w in lex.completions(word, PREFIX_LIMIT):
-            qt.matches.setdefault(lex.vocab[lex.surface[w]], (1.0, w))
+        surface = lex.lex.surface
+        live = 0
+        # Words only dead rows held are skipped (a fresh build never saw them).
+        for w in lex.lex.completions(word, 4 * PREFIX_LIMIT):
+            found = lex.term_id(surface[w])
+            if found is not None and live < PREFIX_LIMIT:
+                live += 1
+                qt.matches.setdefault(found, (1.0, w))
     if not qt.matches and len(word) >= FUZZY_MIN_LEN:
         qt.via = "fuzzy"
+        surface = lex.lex.surface
         for w, d in near_words(lex, word):
             sim = 1.0 - d / len(word)
-            tid = lex.vocab[lex.surface[w]]
-            if sim > qt.matches.get(tid, (0.0, ""))[0]:
-                qt.matches[tid] = (sim, w)
+            found = lex.term_id(surface[w])
+            if found is not None and sim > qt.matches.get(found, (0.0, ""))[0]:
+                qt.matches[found] = (sim, w)
     return qt
 
 
-def prepare_relevance(lex: LexicalIndex, query: Query, as_you_type: bool) -> RelevanceQuery:
+def prepare_relevance(lex: LexView, query: Query, as_you_type: bool) -> RelevanceQuery:
     """The query terms of a query's words and phrase words."""
     typed = [w for text in query.words for w in words(text.lower())]
     phrase_words = [w for p in query.phrases for w in words(p.lower())]
@@ -127,7 +137,7 @@ def prepare_relevance(lex: LexicalIndex, query: Query, as_you_type: bool) -> Rel
     return RelevanceQuery(out, ignored)
 
 
-def relevance_scores(lex: LexicalIndex, rq: RelevanceQuery, n: int) -> FloatArray:
+def relevance_scores(lex: LexView, rq: RelevanceQuery, n: int) -> FloatArray:
     """Every row's relevance: Σ over query terms of the best similarity × bm25."""
     total = np.zeros(n, dtype=np.float64)
     for qt in rq.terms:
@@ -145,7 +155,7 @@ def relevance_scores(lex: LexicalIndex, rq: RelevanceQuery, n: int) -> FloatArra
 
 
 def relevance_candidates(
-    lex: LexicalIndex,
+    lex: LexView,
     semantic: SemanticIndex | None,
     rq: RelevanceQuery,
     q: Query,
@@ -166,11 +176,11 @@ def relevance_candidates(
 
 
 def explain_terms(
-    lex: LexicalIndex, m: Memory, row: int, rq: RelevanceQuery
+    lex: LexView, m: Memory, row: int, rq: RelevanceQuery
 ) -> tuple[list[dict[str, Any]], float]:
     """Each query term's part of one row's relevance, and their sum (the relevance)."""
     parts: list[dict[str, Any]] = []
-    dl = lex.dl[row] if row < len(lex.dl) else 0.0
+    dl = lex.dl(row)
     for qt in rq.terms:
         best: dict[str, Any] | None = None
         for tid, (sim, seen) in qt.matches.items():
@@ -199,7 +209,7 @@ def explain_terms(
 
 
 def relevance_hit(
-    m: Memory, row: int, columns: Columns, lex: LexicalIndex, rq: RelevanceQuery, q: Query
+    m: Memory, row: int, columns: Columns, lex: LexView, rq: RelevanceQuery, q: Query
 ) -> Hit:
     """A hit ranked by relevance: its terms' parts, and the decay/confidence shown beside."""
     parts, relevance = explain_terms(lex, m, row, rq)
@@ -210,7 +220,7 @@ def relevance_hit(
     conf, conf_src = confidence_value(m.confidence)
     decay_score = float(columns.score.view[row])
     importance = importance_of(m)
-    dl = lex.dl[row] if row < len(lex.dl) else 0.0
+    dl = lex.dl(row)
     explain: dict[str, Any] = {
         "rank": "relevance",
         "formula": relevance_formula(dl, lex.avgdl)

@@ -44,6 +44,11 @@ def _unpack(blob: bytes) -> IntArray:
     return np.frombuffer(zlib.decompress(blob[1:]), dtype=dtype).astype(np.int32)
 
 
+def unpack_ints(blob: bytes) -> IntArray:
+    """A packed array of non-negative ints whose length the caller does not know."""
+    return _unpack(blob)
+
+
 def encode_rows(rows: IntArray) -> bytes:
     """A term's rows (ascending) as packed gaps: mostly small numbers, most of them
     one byte (the postings are most of the file)."""

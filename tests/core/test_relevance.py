@@ -91,12 +91,13 @@ def test_stopwords_are_dropped_and_words_stemmed() -> None:
 
 def test_fields_weigh_into_one_tf_and_length() -> None:
     d0, d1, _ = corpus()
+    # Kept doubled (every weight is a multiple of 0.5): tf~ 4 is 8.
     doc = doc_terms(d0)
-    assert doc.tf == {"refund": 4.0, "approv": 4.0}
-    assert doc.length == 8.0
+    assert doc.tf2 == {"refund": 8, "approv": 8}
+    assert doc.length2 == 16
     doc = doc_terms(d1)
-    assert doc.tf == {"parcel": 4.0, "delay": 3.0, "refund": 2.0, "arriv": 1.0, "late": 1.0}
-    assert doc.length == 11.0
+    assert doc.tf2 == {"parcel": 8, "delay": 6, "refund": 4, "arriv": 2, "late": 2}
+    assert doc.length2 == 22
     counts = dict(field_counts(d1))
     assert counts["tags"] == {"refund": 1}
     assert counts["body"] == {"parcel": 1, "arriv": 1, "late": 1}
@@ -105,7 +106,7 @@ def test_fields_weigh_into_one_tf_and_length() -> None:
 
 def test_bm25_scores_by_hand() -> None:
     index = build(corpus())
-    lex = index.lexical()
+    lex = index.lexical().view(index.state.columns.alive.view)
     assert lex.n_docs == 3 and lex.avgdl == 8.0
     hits = index.run("refunds", 10, rank="relevance").hits
     assert [h.memory.id for h in hits] == ["d0", "d1"]
@@ -233,9 +234,13 @@ def test_unknown_ranking_is_an_error() -> None:
 
 
 def test_lexical_index_skips_dead_rows() -> None:
-    lex = LexicalIndex.build(corpus(), [True, False, True])
-    assert lex.n_docs == 2
-    assert "parcel" not in lex.vocab
+    import numpy as np
+
+    alive = np.array([True, False, True])
+    lex = LexicalIndex.build(corpus(), alive.tolist())
+    assert lex.view(alive).n_docs == 2
+    assert lex.term_id("parcel") is None
+    assert "parcel" not in lex.surface.values()
 
 
 def _ocean_vault(root: Path) -> Path:
@@ -278,3 +283,34 @@ def test_recall_ranks_by_the_reference_formula_worked_by_hand(tmp_path: Path) ->
     # The same vault by relevance: no decay or confidence in the score.
     rel = index.run("alpha", 10, rank="relevance").hits
     assert all(h.score == h.explain["relevance"] for h in rel)
+
+
+def _relevance_page(index: SearchIndex, query: str) -> list[tuple[str, float, Any]]:
+    hits = index.run(query, 10, rank="relevance").hits
+    return [(h.memory.id, h.score, h.explain) for h in hits]
+
+
+@pytest.mark.parametrize("query", ["refunds parcel", "seed order", "parcl", "late arrivals"])
+def test_an_updated_index_scores_as_a_fresh_build(query: str) -> None:
+    """N, df and avgdl are counted over the live rows: removals and additions leave no trace."""
+    d0, d1, d2 = corpus()
+    d3 = mem("d3", "Parcel refunds", "A refund for the late parcel was approved.")
+    d1_edited = mem("d1", "Parcel delay", "Parcels arrive late; the seller refunds.")
+    index = build([d0, d1, d2])
+    index.run(query, 10, rank="relevance")  # the relevance index exists before the updates
+    index.remove(d0.key)
+    index.update(d1_edited)
+    index.add(d3)
+    fresh = build([d1_edited, d2, d3])
+    assert _relevance_page(index, query) == _relevance_page(fresh, query)
+
+
+def test_a_word_only_removed_rows_held_is_not_matched() -> None:
+    d0, d1, d2 = corpus()
+    index = build([d0, d1, d2])
+    index.run("parcel", 10, rank="relevance")
+    index.remove(d1.key)
+    # "parcel" is gone with d1: neither an exact match nor a typo's guess.
+    assert index.run("parcel", 10, rank="relevance").hits == []
+    assert index.run("parcels", 10, rank="relevance").hits == []
+    assert index.run("parcl", 10, rank="relevance").hits == []

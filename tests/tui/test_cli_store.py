@@ -39,6 +39,10 @@ def commands(root: Path) -> list[tuple[str, ...]]:
         ("validate", str(root), "--json"),
         ("search", str(root), "memory agent", *AS_OF, "--json"),
         ("search", str(root), "decay", *AS_OF, "--json", "--limit", "50"),
+        # Typos, word forms and the text output's explain lines (relevance, the default).
+        ("search", str(root), "memries decaying agnet", *AS_OF, "--json"),
+        ("search", str(root), "archived memories", *AS_OF, "--explain"),
+        ("search", str(root), "decay", *AS_OF, "--rank", "recall", "--json"),
         # Another day: the kept index's decay columns are recomputed for it.
         ("search", str(root), "decay memory", "--as-of", "2027-03-01", "--json"),
         ("graph", str(root), "--health", "--json"),
@@ -80,7 +84,9 @@ def test_output_is_identical_with_and_without_the_store(
 
     _change_files(root)
     cmds = commands(root)
-    assert outputs(root, cmds, store=True) == outputs(root, cmds, store=False)
+    plain = outputs(root, cmds, store=False)
+    assert outputs(root, cmds, store=True) == plain  # the kept index updated
+    assert outputs(root, cmds, store=True) == plain  # and served as updated
 
 
 def test_acceptance_fixtures_identical_with_the_store(

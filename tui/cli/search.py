@@ -427,10 +427,7 @@ def search(
         hits = _recall_hits(path, parsed, when, n, flags, filters)
         total = len(hits)
     else:
-        # The relevance ranking is built from memories as the catalog reads them: the
-        # catalog-free fresh index does not yet hold every text field the same way
-        # (its BM25F document lengths differed), so it serves no relevance query.
-        index = None
+        index = _fresh_index(path, when)
         results = None
 
         def relevance(ix: SearchIndex) -> SearchResults:
