@@ -30,7 +30,6 @@ import importlib.util
 import os
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +54,11 @@ MIN_COSINE = 0.3
 _BATCH = 256
 
 Vectors = npt.NDArray[np.float32]
+#: What an index keeps per row: float16 halves the memory and the file
+#: (`persisted_vectors`); cosines move by less than 1e-3.
+HalfVectors = npt.NDArray[np.float16]
+#: Rows multiplied at once (bounds the float32 copy a query makes).
+_SCORE_BLOCK = 8192
 
 
 def semantic_available() -> bool:
@@ -150,13 +154,39 @@ def embed_texts(texts: list[str], embedder: Embedder, store: VectorStore) -> Vec
     return out
 
 
-@dataclass(slots=True)
 class SemanticIndex:
-    """One unit vector per row of a search index (zeros for dead rows)."""
+    """One unit vector per row of a search index (zeros for dead rows), kept as float16.
 
-    embedder: Embedder
-    store: VectorStore
-    vectors: Vectors = field(default_factory=lambda: np.zeros((0, DIM), dtype=np.float32))
+    The model is loaded only when a memory must be embedded or a query
+    asked: an index whose vectors were saved (`persisted_vectors`) loads it
+    for the query alone.
+    """
+
+    def __init__(
+        self,
+        vectors: HalfVectors,
+        embedder: Embedder | None = None,
+        store: VectorStore | None = None,
+    ) -> None:
+        self.vectors = vectors
+        self._embedder = embedder
+        self._store = store
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = Embedder()
+        return self._embedder
+
+    @property
+    def store(self) -> VectorStore:
+        if self._store is None:
+            self._store = VectorStore()
+        return self._store
+
+    @store.setter
+    def store(self, store: VectorStore) -> None:
+        self._store = store
 
     @classmethod
     def build(
@@ -166,31 +196,52 @@ class SemanticIndex:
         embedder: Embedder | None = None,
         store: VectorStore | None = None,
     ) -> SemanticIndex:
-        index = cls(embedder or Embedder(), store or VectorStore())
-        rows = [r for r in range(len(memories)) if alive[r]]
-        vecs = embed_texts([memory_text(memories[r]) for r in rows], index.embedder, index.store)
-        index.vectors = np.zeros((len(memories), DIM), dtype=np.float32)
+        return cls.extend(None, memories, alive, embedder, store)
+
+    @classmethod
+    def extend(
+        cls,
+        known: HalfVectors | None,
+        memories: Sequence[Memory],
+        alive: Sequence[bool],
+        embedder: Embedder | None = None,
+        store: VectorStore | None = None,
+    ) -> SemanticIndex:
+        """The vectors of rows ``0..len(known)-1`` as given, the later live rows embedded."""
+        index = cls(np.zeros((len(memories), DIM), dtype=np.float16), embedder, store)
+        start = 0
+        if known is not None:
+            start = min(len(known), len(memories))
+            index.vectors[:start] = known[:start]
+        rows = [r for r in range(start, len(memories)) if alive[r]]
         if rows:
-            index.vectors[np.asarray(rows, dtype=np.int64)] = vecs
+            texts = [memory_text(memories[r]) for r in rows]
+            vecs = embed_texts(texts, index.embedder, index.store)
+            index.vectors[np.asarray(rows, dtype=np.int64)] = vecs.astype(np.float16)
         return index
 
     def add(self, row: int, m: Memory) -> None:
         """The vector of a row added after the build."""
         if row >= len(self.vectors):
-            grown = np.zeros((max(row + 1, 2 * len(self.vectors)), DIM), dtype=np.float32)
+            grown = np.zeros((max(row + 1, 2 * len(self.vectors)), DIM), dtype=np.float16)
             grown[: len(self.vectors)] = self.vectors
             self.vectors = grown
-        self.vectors[row] = embed_texts([memory_text(m)], self.embedder, self.store)[0]
+        vec = embed_texts([memory_text(m)], self.embedder, self.store)[0]
+        self.vectors[row] = vec.astype(np.float16)
 
     def query_scores(self, text: str, n: int) -> FloatArray:
         """Cosine of every row (first `n`) with the query text."""
         q = self.embedder.embed([text])[0]
         return self.row_scores(q, n)
 
-    def row_scores(self, vector: Vectors, n: int) -> FloatArray:
-        sims: FloatArray = (self.vectors[:n] @ vector).astype(np.float64)
-        if len(sims) < n:
-            sims = np.concatenate([sims, np.zeros(n - len(sims))])
+    def row_scores(self, vector: Vectors | HalfVectors, n: int) -> FloatArray:
+        """Cosine of every row (first `n`) with a unit vector, in float32 blocks."""
+        q = np.asarray(vector, dtype=np.float32)
+        sims = np.zeros(n, dtype=np.float64)
+        top = min(n, len(self.vectors))
+        for lo in range(0, top, _SCORE_BLOCK):
+            hi = min(top, lo + _SCORE_BLOCK)
+            sims[lo:hi] = self.vectors[lo:hi].astype(np.float32) @ q
         return sims
 
 
@@ -220,9 +271,11 @@ def rrf(
 
 
 __all__ = [
+    "DIM",
     "ENV",
     "MODEL",
     "Embedder",
+    "HalfVectors",
     "SemanticIndex",
     "VectorStore",
     "embed_texts",

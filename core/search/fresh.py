@@ -31,6 +31,7 @@ from ..store.statwalk import stat_stamps
 from . import persisted_files as files_io
 from .persisted import index_path, persisted_code
 from .persisted_rows import read_meta, restore_state
+from .persisted_vectors import VectorFile
 from .stored_lexical import load_lexical
 from .stored_memories import StoredMemories
 from .stored_terms import StoredTerms
@@ -56,7 +57,7 @@ def open_fresh(vaults: list[Vault], as_of: date) -> SearchIndex | None:
         return None
     conn = read_only(path)
     try:
-        index = _fresh(conn, vaults, as_of)
+        index = _fresh(conn, path, vaults, as_of)
     except (sqlite3.Error, OSError, ValueError, KeyError, StoreCorrupt, zlib.error):
         index = None
     if index is None:
@@ -64,7 +65,9 @@ def open_fresh(vaults: list[Vault], as_of: date) -> SearchIndex | None:
     return index
 
 
-def _fresh(conn: sqlite3.Connection, vaults: list[Vault], as_of: date) -> SearchIndex | None:
+def _fresh(
+    conn: sqlite3.Connection, path: Path, vaults: list[Vault], as_of: date
+) -> SearchIndex | None:
     # One snapshot for the meta and every term or memory read after it.
     conn.execute("BEGIN")
     meta = read_meta(conn, for_update=False)
@@ -100,6 +103,7 @@ def _fresh(conn: sqlite3.Connection, vaults: list[Vault], as_of: date) -> Search
     # The live rows, counted without building the key map.
     index.state.terms = StoredTerms(conn, int(np.count_nonzero(slot_array >= 0)), norms)
     index._lexical = load_lexical(conn, len(slot_ids))
+    index.vector_file = VectorFile(path, conn, meta["generation"])
     return index
 
 

@@ -137,6 +137,7 @@ from .state import IndexState
 
 if TYPE_CHECKING:
     from ..scan.vault import Catalog, Vault
+    from .persisted_vectors import VectorFile
 
 __all__ = [
     "DEFAULT_EXCLUDED_HEALTH",
@@ -184,6 +185,8 @@ class SearchIndex:
         self._lexical: LexicalIndex | None = None
         #: Meaning-based vectors of the rows, fused into relevance (`enable_semantic`).
         self.semantic: SemanticIndex | None = None
+        #: Where a persisted index keeps its rows' vectors (None: built in memory only).
+        self.vector_file: VectorFile | None = None
 
     # ------------------------------------------------------------------ build
 
@@ -379,10 +382,19 @@ class SearchIndex:
         return self._lexical
 
     def enable_semantic(self, embedder: Embedder | None = None) -> None:
-        """Embed every row (the optional extra: `embeddings`) and fuse meaning into relevance."""
-        if self.semantic is None:
-            alive = self.state.columns.alive.view.tolist()
-            self.semantic = SemanticIndex.build(self._memories, alive, embedder)
+        """Embed every row (the optional extra: `embeddings`) and fuse meaning into relevance.
+
+        Rows whose vectors the persisted index saved are read back
+        (`vector_file`); only the others are embedded, and then saved.
+        """
+        if self.semantic is not None:
+            return
+        alive = self.state.columns.alive.view.tolist()
+        source = self.vector_file
+        known = None if source is None else source.load()
+        self.semantic = SemanticIndex.extend(known, self._memories, alive, embedder)
+        if source is not None:
+            source.save(self.semantic.vectors, 0 if known is None else len(known))
 
     def run(
         self,

@@ -62,6 +62,7 @@ from ..store.db import cache_dir, connect, private_dir, remove_files, untrusted
 from ..store.stamps import FileStamp
 from . import persisted_files as files_io
 from . import persisted_rows as rows_io
+from . import persisted_vectors as vectors_io
 from . import stored_lexical as lexical_io
 from .keys import search_code_fingerprint, vault_set_key
 from .stored_memories import affected, memory_blobs, zdict_of
@@ -72,7 +73,7 @@ if TYPE_CHECKING:
     from ..scan.vault import Catalog, Vault
     from .index import SearchIndex
 
-VERSION = 6
+VERSION = 7
 #: Above this share of changed memories (or dead slots) a rebuild is cheaper.
 REBUILD_FRACTION = 0.1
 
@@ -83,8 +84,9 @@ _SCHEMA = (
     files_io.SCHEMA,
     "CREATE TABLE IF NOT EXISTS memories (slot INTEGER PRIMARY KEY, blob BLOB NOT NULL)",
     lexical_io.SCHEMA,
+    vectors_io.SCHEMA,
 )
-_TABLES = ("meta", "terms", "files", "manifest", "memories", "lex")
+_TABLES = ("meta", "terms", "files", "manifest", "memories", "lex", "vecs")
 
 
 @dataclass(slots=True)
@@ -177,7 +179,7 @@ def open_index(
         if bad is not None:
             remove_files(path)
         conn = connect(path)
-        index, stats.reason = _load(conn, catalog, as_of, stats, recheck)
+        index, stats.reason = _load(conn, path, catalog, as_of, stats, recheck)
     except (sqlite3.Error, OSError, ValueError, KeyError, zlib.error) as exc:
         stats.reason = f"search index unusable: {type(exc).__name__}: {exc}"
         index = None
@@ -216,6 +218,8 @@ def _build_and_save(
         _save_new(conn, index, catalog)
     except (sqlite3.Error, OSError) as exc:
         stats.reason = f"search index not saved: {exc}"
+    else:
+        index.vector_file = vectors_io.VectorFile(path, conn, b"1")
     stats.save_s = time.perf_counter() - t
     index.fit_counts = None
     return index
@@ -280,6 +284,7 @@ def _transaction(conn: sqlite3.Connection) -> Any:
 
 def _load(
     conn: sqlite3.Connection,
+    path: Path,
     catalog: Catalog,
     as_of: date,
     stats: PersistedStats,
@@ -334,6 +339,7 @@ def _load(
         return None, "another process updated the search index meanwhile"
     index.state.terms = StoredTerms(conn, len(index._row_of), norms)
     index._lexical = lexical_io.load_lexical(conn, len(index._memories))
+    index.vector_file = vectors_io.VectorFile(path, conn, generation)
     return index, None
 
 

@@ -138,7 +138,8 @@ def test_the_real_model_loads_offline_and_matches_meaning(
     assert hits[0].memory.id == "disk"
     vecs = index.semantic.vectors if index.semantic else None
     assert vecs is not None and vecs.shape == (3, DIM)
-    assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-4)
+    # Kept as float16: unit length to within its precision.
+    assert np.allclose(np.linalg.norm(vecs.astype(np.float32), axis=1), 1.0, atol=2e-3)
 
 
 def _no_network(*_args: object) -> None:

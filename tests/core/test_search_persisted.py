@@ -40,8 +40,10 @@ QUERIES = [
 ]
 
 
-def _page(index: SearchIndex, query: str, as_you_type: bool = False) -> tuple[Any, ...]:
-    got = index.run(query, 15, as_you_type=as_you_type)
+def _page(
+    index: SearchIndex, query: str, as_you_type: bool = False, rank: str = "recall"
+) -> tuple[Any, ...]:
+    got = index.run(query, 15, as_you_type=as_you_type, rank=rank)
     hits = [
         (h.memory.key, h.score, h.explain, memory_record(h.memory, AS_OF, Path("/")), h.memory.body)
         for h in got.hits
@@ -52,6 +54,12 @@ def _page(index: SearchIndex, query: str, as_you_type: bool = False) -> tuple[An
 def _all_pages(index: SearchIndex) -> list[tuple[Any, ...]]:
     pages = [_page(index, q) for q in QUERIES]
     pages += [_page(index, q, as_you_type=True) for q in ("conn", "postgres dead", '"retry st')]
+    # The relevance ranking (BM25F, the fronts' default) from its own persisted index.
+    pages += [_page(index, q, rank="relevance") for q in QUERIES]
+    pages += [
+        _page(index, q, as_you_type=True, rank="relevance")
+        for q in ("conn", "postgres dead", "quok")
+    ]
     return pages
 
 

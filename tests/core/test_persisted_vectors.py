@@ -1,0 +1,130 @@
+"""Meaning vectors kept in the persisted index: read back, not recomputed; new rows embedded."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from bench.generate import generate
+from memlens.core import open_catalog
+from memlens.core.scan.vault import survey_all
+from memlens.core.search.embeddings import DIM, Embedder, VectorStore
+from memlens.core.search.fresh import open_fresh
+from memlens.core.search.index import SearchIndex
+from memlens.core.search.persisted import open_index
+
+AS_OF = date(2026, 1, 15)
+QUERIES = ["database storage", "postgres deadlock", "retry storm cache"]
+
+
+class HashEmbedder(Embedder):
+    """A stand-in model: each word a fixed pseudo-random direction; counts what it embeds."""
+
+    def __init__(self) -> None:  # no model
+        self.texts: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:  # type: ignore[type-arg]
+        self.texts.extend(texts)
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in t.lower().split()[:40]:
+                rng = np.random.default_rng(abs(hash(w)) % (2**32))
+                out[i] += rng.standard_normal(DIM).astype(np.float32)
+            n = float(np.linalg.norm(out[i]))
+            out[i] = out[i] / n if n else out[i]
+        return out
+
+
+def _pages(index: SearchIndex) -> list[list[tuple[Any, ...]]]:
+    return [
+        [(h.memory.key, h.score, h.explain) for h in index.run(q, 10, rank="relevance").hits]
+        for q in QUERIES
+    ]
+
+
+@pytest.fixture(autouse=True)
+def _no_racy_stamps(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memlens.core.scan import reading
+
+    monkeypatch.setattr(reading, "RACY_WINDOW_NS", 0)
+
+
+@pytest.fixture
+def no_vector_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every text is embedded by the model (no per-text cache): the counts below are exact."""
+    monkeypatch.setattr(VectorStore, "get", lambda self, digests: {})
+    monkeypatch.setattr(VectorStore, "put", lambda self, pairs: None)
+
+
+@pytest.mark.usefixtures("no_vector_store")
+def test_vectors_are_saved_read_back_and_extended(tmp_path: Path) -> None:
+    root = tmp_path / "vaults"
+    generate(root, 300, seed=5)
+
+    # Without a persisted index: every live row is embedded.
+    fresh_build = SearchIndex.from_catalog(open_catalog(root, cache=False), AS_OF)
+    first = HashEmbedder()
+    fresh_build.enable_semantic(first)
+    assert len(first.texts) == len(fresh_build)
+    expected = _pages(fresh_build)
+
+    # The persisted index embeds them once and saves them ...
+    index, _ = open_index(open_catalog(root, cache=True), AS_OF)
+    embedder = HashEmbedder()
+    index.enable_semantic(embedder)
+    assert len(embedder.texts) == len(index)
+    assert _pages(index) == expected
+
+    # ... and a search served without the catalog reads them back: only queries are embedded.
+    served = open_fresh(survey_all(root).vaults, AS_OF)
+    assert served is not None
+    reader = HashEmbedder()
+    served.enable_semantic(reader)
+    assert served.semantic is not None
+    assert reader.texts == []
+    assert _pages(served) == expected
+    assert reader.texts == QUERIES
+
+    # A new file: the index is updated, and only its memory is embedded next time.
+    src = sorted((root / "cognitive-memory").rglob("*.md"))[0]
+    added = src.with_name("added-" + src.name)
+    text = src.read_text(encoding="utf-8")
+    old_id = text.split("\nid: ", 1)[1].split("\n", 1)[0]
+    added.write_text(text.replace(old_id, "0f0f0f0f-aaaa-4bbb-8ccc-123456789abc", 1), "utf-8")
+    updated, stats = open_index(open_catalog(root, cache=True), AS_OF)
+    assert stats.added == 1
+    later = HashEmbedder()
+    updated.enable_semantic(later)
+    assert len(later.texts) == 1
+    rebuilt = SearchIndex.from_catalog(open_catalog(root, cache=False), AS_OF)
+    rebuilt.enable_semantic(HashEmbedder())
+    assert _pages(updated) == _pages(rebuilt)
+
+
+@pytest.mark.usefixtures("no_vector_store")
+def test_a_damaged_vector_chunk_is_computed_again(tmp_path: Path) -> None:
+    import sqlite3
+
+    root = tmp_path / "vaults"
+    generate(root, 60, seed=7)
+    index, stats = open_index(open_catalog(root, cache=True), AS_OF)
+    index.enable_semantic(HashEmbedder())
+    path = stats.path
+    assert path is not None
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("UPDATE vecs SET data = x'0102' WHERE chunk = 0")
+    conn.close()
+    again, _ = open_index(open_catalog(root, cache=True), AS_OF)
+    embedder = HashEmbedder()
+    again.enable_semantic(embedder)
+    assert len(embedder.texts) == len(again)  # not trusted: embedded again, and saved
+    third, _ = open_index(open_catalog(root, cache=True), AS_OF)
+    repaired = HashEmbedder()
+    third.enable_semantic(repaired)
+    assert repaired.texts == []
