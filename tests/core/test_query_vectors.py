@@ -12,12 +12,28 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memlens.core.search import embeddings
-from memlens.core.search.query_vectors import DIM, QueryEmbedder, package_dir, read_weights
+from memlens.core.search.query_vectors import (
+    DIM,
+    SUBSET_CHARS,
+    QueryEmbedder,
+    Vocabulary,
+    _cache_file,
+    _clean,
+    _Model,
+    _source_key,
+    load_vocabulary,
+    package_dir,
+    read_weights,
+)
+from memlens.core.store.db import cache_dir
 
 #: Varied texts: empty, one word, unicode, emoji, punctuation only, mixed case,
 #: whitespace only, special-token spellings, markup, and texts far longer than
@@ -69,8 +85,11 @@ def _wordllama(embedder: embeddings.Embedder, texts: list[str]) -> np.ndarray:
         return embedder.embed(texts)
 
 
-def test_the_vectors_equal_wordllamas(reference: embeddings.Embedder) -> None:
-    ours = QueryEmbedder().embed(TEXTS)
+@pytest.mark.parametrize("alone", [False, True], ids=["batch", "alone"])
+def test_the_vectors_equal_wordllamas(reference: embeddings.Embedder, alone: bool) -> None:
+    """In one batch (over SUBSET_CHARS: the full tokenizer) and alone (mostly the subset)."""
+    embedder = QueryEmbedder()
+    ours = np.vstack([embedder.embed([t]) for t in TEXTS]) if alone else embedder.embed(TEXTS)
     theirs = _wordllama(reference, TEXTS)
     assert ours.dtype == np.float32 and ours.shape == (len(TEXTS), DIM)
     for text, mine, ref in zip(TEXTS[1:], ours[1:], theirs[1:], strict=True):
@@ -121,8 +140,9 @@ def test_the_model_is_loaded_once_per_process() -> None:
     assert query_vectors._models[folder] is first
 
 
-def test_the_dimension_is_the_embeddings_one() -> None:
+def test_the_dimension_and_cache_folder_are_the_stores() -> None:
     assert DIM == embeddings.DIM
+    assert _cache_file().parent == cache_dir()
 
 
 def test_wordllama_is_never_imported() -> None:
@@ -196,3 +216,105 @@ def test_a_file_that_is_not_safetensors_names_the_file(tmp_path: Path) -> None:
     short = _safetensors(tmp_path / "short.safetensors", header, bytes(2 * DIM))
     with pytest.raises(ValueError, match="byte range"):
         read_weights(short)
+
+
+# ---------------------------------------------------------------- the small exact tokenizer
+
+
+@pytest.fixture(scope="module")
+def tokenizers_pair() -> tuple[Vocabulary, Any]:
+    """The flat vocabulary and the full tokenizer, configured as WordLlama's."""
+    pytest.importorskip("wordllama")
+    from tokenizers import Tokenizer
+
+    folder = package_dir()
+    assert folder is not None
+    path = folder / "tokenizers" / "l2_supercat_tokenizer_config.json"
+    full = Tokenizer.from_file(str(path))
+    full.no_truncation()
+    return Vocabulary.parse(path.read_bytes()), full
+
+
+_PIECES = st.sampled_from(
+    [
+        " ",
+        "  ",
+        "</s>",
+        "<s>",
+        "<unk>",
+        "<0x41>",
+        "\n",
+        "\t",
+        "▁",
+        "🚀",
+        "é",
+        "ß",
+        "漢",
+        "the",
+        "ing",
+    ]
+)
+_TEXT = st.lists(st.one_of(st.text(max_size=8), _PIECES), max_size=12).map("".join)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(_TEXT, min_size=1, max_size=3))
+def test_the_small_tokenizer_gives_the_full_ones_ids(
+    tokenizers_pair: tuple[Vocabulary, Any], texts: list[str]
+) -> None:
+    vocabulary, full = tokenizers_pair
+    texts = [_clean(t) for t in texts]
+    small = vocabulary.tokenizer_for(texts)
+    assert small.get_vocab_size() < 2000  # much smaller than the 32,000 tokens
+    for text in texts:
+        expected = full.encode(text, add_special_tokens=False).ids
+        assert small.encode(text, add_special_tokens=False).ids == expected
+
+
+def test_every_fixed_text_tokenizes_alike(tokenizers_pair: tuple[Vocabulary, Any]) -> None:
+    vocabulary, full = tokenizers_pair
+    for text in TEXTS:
+        small = vocabulary.tokenizer_for([text])
+        expected = full.encode(text, add_special_tokens=False).ids
+        assert small.encode(text, add_special_tokens=False).ids == expected, text[:40]
+    assert sum(map(len, TEXTS)) > SUBSET_CHARS  # the batch test takes the full path
+
+
+def test_the_flat_vocabulary_is_kept_and_reused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("wordllama")
+    folder = package_dir()
+    assert folder is not None
+    monkeypatch.setenv("MEMLENS_CACHE_DIR", str(tmp_path))
+    expected = _Model(folder).tokenizer(["disk full"]).encode("disk full").ids
+    kept = tmp_path / _cache_file().name
+    assert kept.is_file()
+    # A later process reads it and never parses the tokenizer file.
+    monkeypatch.setattr(Vocabulary, "parse", _no_parse)
+    assert _Model(folder).tokenizer(["disk full"]).encode("disk full").ids == expected
+    key = _source_key(folder / "tokenizers" / "l2_supercat_tokenizer_config.json")
+    assert load_vocabulary(key, kept) is not None
+    assert load_vocabulary([*key[:-1], -1], kept) is None  # another layout version
+    monkeypatch.undo()
+    monkeypatch.setenv("MEMLENS_CACHE_DIR", str(tmp_path))
+    # A damaged file is parsed again and replaced: cut in its header or in its merges.
+    whole = kept.read_bytes()
+    kept.write_bytes(whole[:-12])
+    assert load_vocabulary(key, kept) is None
+    kept.write_bytes(whole[:5000])
+    assert load_vocabulary(key, kept) is None
+    assert _Model(folder).tokenizer(["disk full"]).encode("disk full").ids == expected
+    assert load_vocabulary(key, kept) is not None
+
+
+def test_a_tokenizer_file_that_is_not_bpe_is_refused() -> None:
+    with pytest.raises(ValueError, match="not a BPE"):
+        Vocabulary.parse(json.dumps({"model": {"type": "WordPiece", "vocab": {}}}).encode())
+    gappy = {"model": {"type": "BPE", "vocab": {"a": 0, "b": 2}, "merges": []}}
+    with pytest.raises(ValueError, match=r"0\.\.n-1"):
+        Vocabulary.parse(json.dumps(gappy).encode())
+
+
+def _no_parse(raw: bytes) -> Vocabulary:
+    raise AssertionError("the kept vocabulary was not used")
