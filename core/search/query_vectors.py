@@ -63,8 +63,8 @@ TENSOR_KEY = "embedding.weight"
 _DTYPES = {"F16": "<f2", "F32": "<f4"}
 #: A larger header is not a safetensors file (the format caps it at 100 MB).
 _MAX_HEADER = 100_000_000
-#: The flat vocabulary's file in the cache folder, and its layout version.
-CACHE_NAME = "wordllama-l2_supercat-vocabulary.bin"
+#: The flat vocabulary's file name in the cache folder, and its layout version.
+CACHE_PREFIX = "wordllama-l2_supercat-vocabulary"
 CACHE_VERSION = 1
 #: Above this many characters of text, the full tokenizer is loaded instead
 #: (finding the substrings costs ~6 µs a character; the full load ~0.1 s).
@@ -219,18 +219,22 @@ def _source_key(path: Path) -> list[object]:
     return [str(path), st.st_size, st.st_mtime_ns, CACHE_VERSION]
 
 
-def _cache_file() -> Path:
-    """Where the flat vocabulary is kept: memlens's cache folder.
+def _cache_file(key: list[object]) -> Path:
+    """Where the flat vocabulary of the file `key` names is kept: memlens's cache folder.
 
-    The same folder as `store.db.cache_dir` (a test checks); not imported
-    from there because the store package costs ~0.4 s to import.
+    One file per installed tokenizer file (a short hash of its key in the
+    name), so two installations sharing the cache folder do not keep
+    replacing each other's.  The folder is `store.db.cache_dir` (a test
+    checks); not imported from there because the store package costs ~0.4 s.
     """
+    tag = hashlib.blake2b(json.dumps(key).encode(), digest_size=6).hexdigest()
+    name = f"{CACHE_PREFIX}-{tag}.bin"
     env = os.environ.get("MEMLENS_CACHE_DIR")
     if env:
-        return Path(env) / CACHE_NAME
+        return Path(env) / name
     import platformdirs  # lazy, as in store.db
 
-    return Path(platformdirs.user_cache_dir("memlens")) / CACHE_NAME
+    return Path(platformdirs.user_cache_dir("memlens")) / name
 
 
 def save_vocabulary(vocabulary: Vocabulary, key: list[object], path: Path) -> None:
@@ -324,7 +328,8 @@ class _Model:
     def _flat(self) -> Vocabulary | None:
         """The flat vocabulary: from the cache folder, else parsed once and kept there."""
         if self._vocabulary is None and not self._no_vocabulary:
-            key, cache = _source_key(self.tokenizer_path), _cache_file()
+            key = _source_key(self.tokenizer_path)
+            cache = _cache_file(key)
             self._vocabulary = load_vocabulary(key, cache)
             if self._vocabulary is None:
                 try:

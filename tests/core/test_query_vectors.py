@@ -142,7 +142,8 @@ def test_the_model_is_loaded_once_per_process() -> None:
 
 def test_the_dimension_and_cache_folder_are_the_stores() -> None:
     assert DIM == embeddings.DIM
-    assert _cache_file().parent == cache_dir()
+    assert _cache_file(["a"]).parent == cache_dir()
+    assert _cache_file(["a"]) != _cache_file(["b"])  # one file per tokenizer file
 
 
 def test_wordllama_is_never_imported() -> None:
@@ -288,12 +289,12 @@ def test_the_flat_vocabulary_is_kept_and_reused(
     assert folder is not None
     monkeypatch.setenv("MEMLENS_CACHE_DIR", str(tmp_path))
     expected = _Model(folder).tokenizer(["disk full"]).encode("disk full").ids
-    kept = tmp_path / _cache_file().name
-    assert kept.is_file()
+    key = _source_key(folder / "tokenizers" / "l2_supercat_tokenizer_config.json")
+    kept = _cache_file(key)
+    assert kept.parent == tmp_path and kept.is_file()
     # A later process reads it and never parses the tokenizer file.
     monkeypatch.setattr(Vocabulary, "parse", _no_parse)
     assert _Model(folder).tokenizer(["disk full"]).encode("disk full").ids == expected
-    key = _source_key(folder / "tokenizers" / "l2_supercat_tokenizer_config.json")
     assert load_vocabulary(key, kept) is not None
     assert load_vocabulary([*key[:-1], -1], kept) is None  # another layout version
     monkeypatch.undo()
