@@ -267,7 +267,7 @@ def load_vocabulary(key: list[object], path: Path) -> Vocabulary | None:
             return None
         merges = np.frombuffer(body, dtype="<i4").reshape(-1, 3)
         tokens, base = header["tokens"], header["base"]
-        ok = isinstance(tokens, list) and all(isinstance(t, str) for t in tokens)
+        ok = isinstance(tokens, list) and set(map(type, tokens)) == {str}
         if not ok or not tokens or not isinstance(base, dict):
             return None
         if merges.size and (merges.min() < 0 or merges.max() >= len(tokens)):
