@@ -192,7 +192,10 @@ class Vocabulary:
         m = self.merges
         chosen = m[inside[m[:, 0]] & inside[m[:, 1]] & inside[m[:, 2]]]
         vocab = {self.tokens[i]: i for i in sorted(keep)}
-        merges = [[self.tokens[a], self.tokens[b]] for a, b in chosen[:, :2].tolist()]
+        pairs = [(self.tokens[a], self.tokens[b]) for a, b in chosen[:, :2].tolist()]
+        # "a b", the form every tokenizers version reads; a pair only where a token
+        # holds a space (the form newer files use for them).
+        merges = [f"{a} {b}" if " " not in a + b else [a, b] for a, b in pairs]
         return _tokenizer(self.base, vocab, merges)
 
     def _parts(self, text: str) -> list[str]:
@@ -273,11 +276,13 @@ def load_vocabulary(key: list[object], path: Path) -> Vocabulary | None:
         if merges.size and (merges.min() < 0 or merges.max() >= len(tokens)):
             return None
         return Vocabulary(base, tokens, merges.astype(np.int32))
-    except (OSError, ValueError, KeyError, AttributeError, TypeError):
+    except Exception:  # a cache never fails: whatever is wrong, the file is parsed again
         return None
 
 
-def _tokenizer(base: dict[str, Any], vocab: dict[str, int], merges: list[list[str]]) -> Tokenizer:
+def _tokenizer(
+    base: dict[str, Any], vocab: dict[str, int], merges: list[str | list[str]]
+) -> Tokenizer:
     """A tokenizer of `base`'s settings with this vocabulary, configured as WordLlama's."""
     from tokenizers import Tokenizer  # the `semantic` extra
 
