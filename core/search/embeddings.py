@@ -40,6 +40,7 @@ from ..model import Memory
 from ..store.db import cache_dir, private_dir
 from .aliases import FloatArray, IntArray
 from .bm25 import field_texts
+from .query_vectors import QueryEmbedder
 
 #: Turns meaning-based matching off ("0") even when the extra is installed.
 ENV = "MEMLENS_SEMANTIC"
@@ -171,6 +172,9 @@ class SemanticIndex:
         self.vectors = vectors
         self._embedder = embedder
         self._store = store
+        #: What embeds a query: a given embedder (a stand-in in tests), else the
+        #: light `query_vectors.QueryEmbedder` (the same vectors, no wordllama import).
+        self._query: Embedder | QueryEmbedder | None = embedder
 
     @property
     def embedder(self) -> Embedder:
@@ -231,7 +235,9 @@ class SemanticIndex:
 
     def query_scores(self, text: str, n: int) -> FloatArray:
         """Cosine of every row (first `n`) with the query text."""
-        q = self.embedder.embed([text])[0]
+        if self._query is None:
+            self._query = QueryEmbedder()
+        q = self._query.embed([text])[0]
         return self.row_scores(q, n)
 
     def row_scores(self, vector: Vectors | HalfVectors, n: int) -> FloatArray:
