@@ -227,6 +227,20 @@ class FormatAdapter(ABC):
         """
         return Listing(self.file_rels(root), [])
 
+    def bodies_of(
+        self, root: Path, rel: str, data: bytes, memories: Sequence[Memory]
+    ) -> dict[str, str] | None:
+        """The bodies of some memories of one file, from its bytes, without parsing the rest.
+
+        `data` is the file exactly as it was when these memories were read
+        (the caller checked its sha256), so positions the scan recorded
+        still hold.  None (the default): the caller parses the whole file.
+        Formats that keep many memories in one big file answer from the
+        memories' own lines: a search's hit or a selected row in a file of
+        thousands of sections reads one section, not all of them.
+        """
+        return None
+
     def scan_rel(self, root: Path, rel: str, data: bytes | None = None) -> FileScan:
         """`scan_file` by vault-relative path (a cold scan reads every file this way)."""
         return self.scan_file(root, Path(f"{root}{os.sep}{rel}"), data)

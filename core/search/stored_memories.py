@@ -17,6 +17,7 @@ file that changes the whole vault rebuilds the index anyway.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
@@ -27,6 +28,7 @@ from typing import overload
 from ..formats import adapter_for
 from ..model import RAW_BODY, FileScan, Memory
 from ..safe_io import read_regular
+from ..store.bodies import SINGLE_READS
 from ..store.codec import compress, decode_scan, make_zdict, pickle_scan, unpickle_scan
 from ..store.reader import StoreReader
 from .persisted_files import SHA_BYTES, Manifest
@@ -86,7 +88,7 @@ class _FileBodies:
     time: the file is parsed once and its bodies kept for the others.
     """
 
-    __slots__ = ("bodies", "format_id", "rel", "root", "sha256")
+    __slots__ = ("bodies", "data", "format_id", "rel", "root", "sha256", "singles")
 
     def __init__(self, root: Path, rel: str, format_id: str, sha256: bytes) -> None:
         self.root = root
@@ -94,22 +96,47 @@ class _FileBodies:
         self.format_id = format_id
         self.sha256 = sha256
         self.bodies: dict[str, str] | None = None
+        #: The file's bytes once read and checked (b"": changed or unreadable).
+        self.data: bytes | None = None
+        self.singles = 0
 
     def fill(self, memory: Memory) -> None:
         if self.bodies is None:
+            one = self._one(memory) if self.singles < SINGLE_READS else None
+            if one is not None:
+                RAW_BODY.__set__(memory, one)
+                self.singles += 1
+                return
             self.bodies = self._read()
         # A file changed since it was indexed no longer holds the body: "".
         RAW_BODY.__set__(memory, self.bodies.get(memory.id, ""))
 
+    def _bytes(self) -> bytes:
+        if self.data is None:
+            self.data = b""
+            with contextlib.suppress(OSError):
+                data = read_regular(self.root / self.rel)
+                digest = hashlib.sha256(data).digest()
+                if self.sha256 and digest[: len(self.sha256)] == self.sha256:
+                    self.data = data
+        return self.data
+
+    def _one(self, memory: Memory) -> str | None:
+        """Only this memory's body, when its format can read it alone (a big file's section)."""
+        data = self._bytes()
+        if not data:
+            return None
+        adapter = adapter_for(self.format_id)
+        found = adapter.bodies_of(self.root, self.rel, data, [memory])
+        return None if found is None else found.get(memory.id)
+
     def _read(self) -> dict[str, str]:
+        data = self._bytes()
+        if not data:
+            return {}
         path = self.root / self.rel
-        try:
-            data = read_regular(path)
-        except OSError:
-            return {}
-        if not self.sha256 or hashlib.sha256(data).digest()[: len(self.sha256)] != self.sha256:
-            return {}
         fs = adapter_for(self.format_id).scan_file(self.root, path, data)
+        self.data = None  # parsed: the bytes are no longer needed
         return {m.id: m.body for m in fs.memories}
 
 

@@ -31,11 +31,15 @@ from ..formats import adapter_for
 from ..model import RAW_BODY, Memory
 from ..safe_io import read_regular
 
+#: Bodies of one file read alone before the whole file is parsed at once (a
+#: search's page reads a few; a full-text pass reads them all).
+SINGLE_READS = 16
+
 
 class FileBodies:
     """The bodies of one stored file's memories, read when the first is asked for."""
 
-    __slots__ = ("format_id", "memories", "rel", "root", "sha256")
+    __slots__ = ("data", "format_id", "memories", "rel", "root", "sha256", "singles")
 
     def __init__(
         self, root: Path, rel: str, format_id: str, sha256: str, memories: list[Memory]
@@ -46,10 +50,27 @@ class FileBodies:
         self.sha256 = sha256
         #: The stored FileScan's memories, in its order (filled in place).
         self.memories = memories
+        #: Bodies read alone so far, and the checked bytes they were read from.
+        self.singles = 0
+        self.data: bytes | None = None
 
     def fill(self, memory: Memory) -> None:
-        """Give every stored memory of the file its body ("" where the file no longer has it)."""
-        bodies = self._read()
+        """Give every stored memory of the file its body ("" where the file no longer has it).
+
+        In a file of many memories whose format reads one body alone
+        (`FormatAdapter.bodies_of`), only this memory's is read.
+        """
+        data = self.data if self.data is not None else self._data()
+        if data is not None and len(self.memories) > 1 and self.singles < SINGLE_READS:
+            adapter = adapter_for(self.format_id)
+            one = adapter.bodies_of(self.root, self.rel, data, [memory])
+            if one is not None and memory.id in one:
+                RAW_BODY.__set__(memory, one[memory.id])
+                self.singles += 1
+                self.data = data  # kept for the next few (dropped once all are filled)
+                return
+        self.data = None
+        bodies = self._read(data)
         targets = self.memories if any(m is memory for m in self.memories) else [memory]
         by_id: dict[str, str] | None = None
         for i, m in enumerate(targets):
@@ -66,16 +87,19 @@ class FileBodies:
             RAW_BODY.__set__(m, "" if text is None else text)
         self.memories = []  # filled: nothing more to do, nothing kept alive
 
-    def _read(self) -> list[tuple[str, str]] | None:
-        """(id, body) of each memory the file holds now, if it is the file that was stored."""
-        path = self.root / self.rel
+    def _data(self) -> bytes | None:
+        """The file's bytes if it is the file that was stored."""
         try:
-            data = read_regular(path)
+            data = read_regular(self.root / self.rel)
         except OSError:
             return None
-        if hashlib.sha256(data).hexdigest() != self.sha256:
+        return data if hashlib.sha256(data).hexdigest() == self.sha256 else None
+
+    def _read(self, data: bytes | None) -> list[tuple[str, str]] | None:
+        """(id, body) of each memory the file holds now, if it is the file that was stored."""
+        if data is None:
             return None
-        fs = adapter_for(self.format_id).scan_file(self.root, path, data)
+        fs = adapter_for(self.format_id).scan_file(self.root, self.root / self.rel, data)
         return [(m.id, m.body) for m in fs.memories]
 
 

@@ -17,7 +17,7 @@ Writing: `writer` holds `DreamCycleWriter` and its registration, helped by
 within 7 and 30 days.  `history` says where a section or an archive entry is
 in each version of its file in git history.  Privacy: `privacy` says where
 each text of a memory sits in the file (for the secrets scan), `write_redact`
-redacts a section.
-within 7 and 30 days.
+redacts a section.  `bodies` reads one section's body from its own lines
+(a search hit in a file of thousands of sections).
 `curate` plans the review queue's merge and supersede (steps the writer returns).
 """

@@ -28,7 +28,7 @@ Decisions a reader would question (see DESIGN.md and expected.json `rules`):
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
@@ -44,6 +44,7 @@ from ..linking import Changes, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
 from ..privacy_model import TextField
 from .archive import scan_archive
+from .bodies import section_bodies
 from .decay import _decay_numbers, section_decay
 from .files import (
     _FILE_ORDER,
@@ -109,6 +110,11 @@ class DreamCycleAdapter(FormatAdapter):
 
     def owns(self, root: Path, rel: str) -> bool:
         return rel in _FILE_ORDER
+
+    def bodies_of(
+        self, root: Path, rel: str, data: bytes, memories: Sequence[Memory]
+    ) -> dict[str, str] | None:
+        return section_bodies(rel, data, memories)
 
     def scan_file(self, root: Path, path: Path, data: bytes | None = None) -> FileScan:
         rel = path.relative_to(root).as_posix()

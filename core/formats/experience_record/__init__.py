@@ -14,7 +14,7 @@ scan's working state and the memories built from experiences), `linking`
 shows it for a prompt with the lenses and stances on each hit.  Privacy:
 `privacy` reads what an erased record's raw line still holds (for the
 secrets scan), `write_redact` plans redaction (tombstone, optional upward
-record) and erasure.
-shows it for a prompt with the lenses and stances on each hit.
+record) and erasure.  `bodies` reads one experience's text from its own
+line (a search hit in a file of thousands of records).
 `curate` plans the review queue's merge and supersede (steps the writer returns).
 """

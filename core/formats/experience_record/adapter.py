@@ -96,7 +96,7 @@ file that exists but cannot be read at all is reported as `encoding` on line 1.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -113,6 +113,7 @@ from ..history_parts import record_line, record_scope
 from ..linking import Changes, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
 from ..privacy_model import TextField, default_text_fields
+from .bodies import record_bodies
 from .jsonl import JsonLine, LineError, parse_json_lines
 from .linking import (
     _check_memory_refs,
@@ -171,6 +172,11 @@ class ExperienceRecordAdapter(FormatAdapter):
 
     def owns(self, root: Path, rel: str) -> bool:
         return rel in _FILE_ORDER
+
+    def bodies_of(
+        self, root: Path, rel: str, data: bytes, memories: Sequence[Memory]
+    ) -> dict[str, str] | None:
+        return record_bodies(rel, data, memories)
 
     def scan_file(self, root: Path, path: Path, data: bytes | None = None) -> FileScan:
         rel = path.relative_to(root).as_posix()
