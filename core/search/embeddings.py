@@ -58,6 +58,8 @@ Vectors = npt.NDArray[np.float32]
 #: What an index keeps per row: float16 halves the memory and the file
 #: (`persisted_vectors`); cosines move by less than 1e-3.
 HalfVectors = npt.NDArray[np.float16]
+#: Memories whose texts are embedded at once when an index's vectors are made.
+_EMBED_SLICE = 4096
 #: Rows multiplied at once (bounds the float32 copy a query makes).
 _SCORE_BLOCK = 8192
 
@@ -218,10 +220,12 @@ class SemanticIndex:
             start = min(len(known), len(memories))
             index.vectors[:start] = known[:start]
         rows = [r for r in range(start, len(memories)) if alive[r]]
-        if rows:
-            texts = [memory_text(memories[r]) for r in rows]
+        # In slices: at 100k memories the texts alone would hold hundreds of MB at once.
+        for lo in range(0, len(rows), _EMBED_SLICE):
+            part = rows[lo : lo + _EMBED_SLICE]
+            texts = [memory_text(memories[r]) for r in part]
             vecs = embed_texts(texts, index.embedder, index.store)
-            index.vectors[np.asarray(rows, dtype=np.int64)] = vecs.astype(np.float16)
+            index.vectors[np.asarray(part, dtype=np.int64)] = vecs.astype(np.float16)
         return index
 
     def add(self, row: int, m: Memory) -> None:
