@@ -227,6 +227,12 @@ class LexicalIndex:
     def source(self) -> PostingSource:
         return self._source
 
+    def __getstate__(self) -> dict[str, object]:
+        """What a pickle keeps (the app's index cache): not the caches rebuilt on use."""
+        state = dict(self.__dict__)
+        state.update(_dl2_np=None, _sorted_words=None, _by_len=None, _absent=set())
+        return state
+
     def dl2_array(self) -> IntArray:
         """Every row's doubled length (dead rows too)."""
         if self._dl2_np is None:

@@ -31,7 +31,7 @@ import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -88,6 +88,31 @@ class Embedder:
             return np.zeros((0, DIM), dtype=np.float32)
         out = np.asarray(self._model.embed(list(texts), norm=True), dtype=np.float32)
         return out.reshape(len(texts), DIM)
+
+
+class VectorSource(Protocol):
+    """Where an index's rows' vectors are kept between runs (`SearchIndex.enable_semantic`)."""
+
+    def load(self) -> HalfVectors | None:
+        """The kept vectors of rows ``0..n-1`` (n may be short of the rows), or None."""
+        ...
+
+    def save(self, vectors: HalfVectors, first: int) -> None:
+        """Keep these vectors; rows below `first` were kept already."""
+        ...
+
+
+class KeptVectors:
+    """Vectors kept in memory, pickled with the app's index cache (`index_cache`)."""
+
+    def __init__(self, vectors: HalfVectors | None = None) -> None:
+        self.vectors = vectors
+
+    def load(self) -> HalfVectors | None:
+        return self.vectors
+
+    def save(self, vectors: HalfVectors, first: int) -> None:
+        self.vectors = vectors
 
 
 def memory_text(m: Memory) -> str:
@@ -286,7 +311,9 @@ __all__ = [
     "MODEL",
     "Embedder",
     "HalfVectors",
+    "KeptVectors",
     "SemanticIndex",
+    "VectorSource",
     "VectorStore",
     "embed_texts",
     "memory_text",

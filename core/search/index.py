@@ -101,7 +101,7 @@ from .analysis import TOKEN_RE, analyze, index_text, title_words
 from .bm25 import LexicalIndex, LexView
 from .briefs import decay_brief_fn
 from .duplicates import DuplicateGroup, near_duplicates
-from .embeddings import Embedder, SemanticIndex
+from .embeddings import Embedder, SemanticIndex, VectorSource
 from .filters import DEFAULT_EXCLUDED_HEALTH, active_mask, filter_mask, rows_mask
 from .fit import count_terms, fit, split_fit
 from .fuzzy import FUZZY_CUTOFF, FUZZY_WEIGHT
@@ -137,7 +137,6 @@ from .state import IndexState
 
 if TYPE_CHECKING:
     from ..scan.vault import Catalog, Vault
-    from .persisted_vectors import VectorFile
 
 __all__ = [
     "DEFAULT_EXCLUDED_HEALTH",
@@ -186,7 +185,7 @@ class SearchIndex:
         #: Meaning-based vectors of the rows, fused into relevance (`enable_semantic`).
         self.semantic: SemanticIndex | None = None
         #: Where a persisted index keeps its rows' vectors (None: built in memory only).
-        self.vector_file: VectorFile | None = None
+        self.vector_file: VectorSource | None = None
 
     # ------------------------------------------------------------------ build
 
@@ -381,20 +380,27 @@ class SearchIndex:
             self._lexical = LexicalIndex.build(self._memories, alive)
         return self._lexical
 
-    def enable_semantic(self, embedder: Embedder | None = None) -> None:
+    def has_lexical(self) -> bool:
+        """The relevance index exists already (built, or kept with the index)."""
+        return self._lexical is not None
+
+    def enable_semantic(self, embedder: Embedder | None = None) -> int:
         """Embed every row (the optional extra: `embeddings`) and fuse meaning into relevance.
 
-        Rows whose vectors the persisted index saved are read back
-        (`vector_file`); only the others are embedded, and then saved.
+        Rows whose vectors were kept (`vector_file`: the persisted index, the
+        app's index cache) are read back; only the others are embedded, and
+        then kept.  Returns how many rows had no kept vector.
         """
         if self.semantic is not None:
-            return
+            return 0
         alive = self.state.columns.alive.view.tolist()
         source = self.vector_file
         known = None if source is None else source.load()
         self.semantic = SemanticIndex.extend(known, self._memories, alive, embedder)
+        first = 0 if known is None else min(len(known), len(self._memories))
         if source is not None:
-            source.save(self.semantic.vectors, 0 if known is None else len(known))
+            source.save(self.semantic.vectors, first)
+        return len(self._memories) - first
 
     def run(
         self,

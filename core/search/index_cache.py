@@ -51,6 +51,8 @@ import numpy.typing as npt
 from ..model import Memory
 from ..scan.cache import cache_dir
 from ..scan.progress import quiet_gc
+from .bm25 import ArraySource
+from .embeddings import KeptVectors
 from .index_file import open_checked, pack, write_checked
 from .keys import search_code_fingerprint, vault_set_key
 
@@ -58,7 +60,7 @@ if TYPE_CHECKING:
     from ..scan.vault import Catalog, Vault
     from .index import SearchIndex
 
-INDEX_VERSION = 4
+INDEX_VERSION = 5
 MAGIC = b"MEMLENS-INDEX-CACHE\0"
 #: Above this share of changed rows an incremental fix-up costs more than a rebuild.
 REBUILD_FRACTION = 0.1
@@ -141,6 +143,16 @@ def save_index(index: SearchIndex, catalog: Catalog) -> Path:
     body._row_of = {}
     body._lower = {}
     body._vectors = {}
+    # The relevance index of a build is kept (reading every body again costs
+    # seconds at 100k); the meaning vectors too, without their model.
+    lexical = index._lexical
+    if lexical is None or not isinstance(lexical.source, ArraySource):
+        body._lexical = None
+    body.semantic = None
+    if index.semantic is not None:
+        body.vector_file = KeptVectors(index.semantic.vectors)
+    elif not isinstance(index.vector_file, KeptVectors):
+        body.vector_file = None
     alive = index.state.columns.alive
     outside = alive.view & (row_vault < 0)
     if outside.any():  # memories of vaults not in this catalog: not kept

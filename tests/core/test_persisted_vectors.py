@@ -128,3 +128,27 @@ def test_a_damaged_vector_chunk_is_computed_again(tmp_path: Path) -> None:
     repaired = HashEmbedder()
     third.enable_semantic(repaired)
     assert repaired.texts == []
+
+
+@pytest.mark.usefixtures("no_vector_store")
+def test_the_app_index_cache_keeps_the_relevance_index_and_vectors(tmp_path: Path) -> None:
+    from memlens.core.search.index_cache import load_index, save_index
+
+    root = tmp_path / "vaults"
+    generate(root, 200, seed=9)
+    catalog = open_catalog(root, cache=True)
+    index, stats = load_index(catalog, AS_OF, save=False)
+    assert stats.status == "built" and not index.has_lexical()
+    index.lexical()
+    first = HashEmbedder()
+    assert index.enable_semantic(first) == len(index)
+    expected = _pages(index)
+    save_index(index, catalog)
+
+    again, stats = load_index(open_catalog(root, cache=True), AS_OF, save=False)
+    assert stats.status == "loaded" and not stats.stale
+    assert again.has_lexical()  # not built again from every body
+    reader = HashEmbedder()
+    assert again.enable_semantic(reader) == 0
+    assert _pages(again) == expected
+    assert reader.texts == QUERIES  # only the queries were embedded

@@ -11,6 +11,7 @@ answer older than the latest keystroke is dropped.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from memlens.core.scan.changes import Change, apply_to_search
 from memlens.core.scan.vault import Catalog, Vault
 from memlens.core.search.embeddings import semantic_available
 from memlens.core.search.index import Hit, SearchIndex, SearchResults
-from memlens.core.search.index_cache import load_index
+from memlens.core.search.index_cache import load_index, save_index
 from memlens.core.search.query import QueryError
 from memlens.core.search.relevance import add_field_counts
 
@@ -289,6 +290,8 @@ class SearchScreen(MemlensScreen):
         started = time.perf_counter()
         memories = [m for v in vaults for m in v.memories]
         as_of = self.memlens.as_of
+        kept_in: Catalog | None = None
+        stale = False
         # Why not build([]): core's build raises on an empty list; an unbuilt
         # index is a valid empty one.
         if not memories:
@@ -297,18 +300,25 @@ class SearchScreen(MemlensScreen):
             # The index kept in the cache folder when no file (or few) changed:
             # memories from the store read their bodies from the files, so a
             # build would read every file again.
-            index, _stats = load_index(Catalog(list(vaults)), as_of)
+            kept_in = Catalog(list(vaults))
+            index, stats = load_index(kept_in, as_of, save=False)
+            stale = stats.stale
         else:
             index = SearchIndex.build(memories, as_of, vaults=vaults)
         if worker.is_cancelled:
             return
         # The relevance ranking's own index, here rather than at the first keystroke,
-        # and the meaning-based vectors when the optional extra is installed.
+        # and the meaning-based vectors when the optional extra is installed: both
+        # kept in the index cache, so only a build or a change computes them.
+        stale = stale or not index.has_lexical()
         index.lexical()
         if semantic_available() and not worker.is_cancelled:
-            index.enable_semantic()
+            stale = index.enable_semantic() > 0 or stale
         if worker.is_cancelled:
             return
+        if kept_in is not None and stale:
+            with contextlib.suppress(Exception):  # a cache not written is only slower
+                save_index(index, kept_in)
         self.post_message(self.IndexBuilt(index, signature, time.perf_counter() - started))
         # After the index is offered: a first query waits for this (the lock)
         # no longer than it would compute it itself.
