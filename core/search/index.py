@@ -384,18 +384,28 @@ class SearchIndex:
         """The relevance index exists already (built, or kept with the index)."""
         return self._lexical is not None
 
-    def enable_semantic(self, embedder: Embedder | None = None) -> int:
+    def enable_semantic(
+        self,
+        embedder: Embedder | None = None,
+        on_embed: Callable[[int], None] | None = None,
+    ) -> int:
         """Embed every row (the optional extra: `embeddings`) and fuse meaning into relevance.
 
         Rows whose vectors were kept (`vector_file`: the persisted index, the
         app's index cache) are read back; only the others are embedded, and
-        then kept.  Returns how many rows had no kept vector.
+        then kept.  Returns how many rows had no kept vector; `on_embed` hears
+        that number first (a front end says why the first search is slow).
         """
         if self.semantic is not None:
             return 0
         alive = self.state.columns.alive.view.tolist()
         source = self.vector_file
         known = None if source is None else source.load()
+        if on_embed is not None:
+            start = 0 if known is None else min(len(known), len(self._memories))
+            missing = sum(alive[start:])
+            if missing:
+                on_embed(missing)
         self.semantic = SemanticIndex.extend(known, self._memories, alive, embedder)
         first = 0 if known is None else min(len(known), len(self._memories))
         if source is not None:

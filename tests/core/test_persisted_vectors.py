@@ -76,17 +76,18 @@ def test_vectors_are_saved_read_back_and_extended(tmp_path: Path) -> None:
     # The persisted index embeds them once and saves them ...
     index, _ = open_index(open_catalog(root, cache=True), AS_OF)
     embedder = HashEmbedder()
-    index.enable_semantic(embedder)
-    assert len(embedder.texts) == len(index)
+    heard: list[int] = []
+    index.enable_semantic(embedder, on_embed=heard.append)
+    assert len(embedder.texts) == len(index) == heard[0]
     assert _pages(index) == expected
 
     # ... and a search served without the catalog reads them back: only queries are embedded.
     served = open_fresh(survey_all(root).vaults, AS_OF)
     assert served is not None
     reader = HashEmbedder()
-    served.enable_semantic(reader)
+    served.enable_semantic(reader, on_embed=heard.append)
     assert served.semantic is not None
-    assert reader.texts == []
+    assert reader.texts == [] and heard == [len(index)]  # nothing more to embed
     assert _pages(served) == expected
     assert reader.texts == QUERIES
 

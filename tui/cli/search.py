@@ -114,6 +114,20 @@ def _fresh_index(path: Path, when: date) -> SearchIndex | None:
     return open_fresh(found.vaults, when)
 
 
+#: Fewer memories than this are embedded without a word (a second or so).
+EMBED_NOTE_MIN = 2000
+
+
+def _embedding_note(count: int) -> None:
+    """Say on stderr why this search takes long: its index's vectors are made once."""
+    if count >= EMBED_NOTE_MIN:
+        click.echo(
+            f"memlens: embedding {count} memories for meaning-based search (once: the vectors "
+            "are kept in the cache folder; MEMLENS_SEMANTIC=0 searches by words only)",
+            err=True,
+        )
+
+
 def _snippet(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= SNIPPET_CHARS else flat[: SNIPPET_CHARS - 1] + "…"
@@ -434,7 +448,7 @@ def search(
             from memlens.core.search.embeddings import semantic_available
 
             if parsed.has_text and semantic_available():  # the optional extra: meaning too
-                ix.enable_semantic()
+                ix.enable_semantic(on_embed=_embedding_note)
             return ix.run(parsed, n, extra_filters=filters, rank="relevance")
 
         if index is not None:
