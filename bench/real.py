@@ -372,7 +372,15 @@ def main(argv: list[str]) -> int:
         "--refit-max", type=int, default=100000, help="largest size to run the refit baseline at"
     )
     ap.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    ap.add_argument(
+        "--semantic",
+        action="store_true",
+        help="keep meaning-based search on when the extra is installed (every cold run then "
+        "embeds every memory: minutes at 100k); off by default, lexical search is measured",
+    )
     args = ap.parse_args(argv)
+    if not args.semantic:
+        os.environ["MEMLENS_SEMANTIC"] = "0"  # inherited by every measured process
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     base = args.dir or Path(tempfile.gettempdir()) / "memlens-bench"
     base.mkdir(parents=True, exist_ok=True)
@@ -380,6 +388,7 @@ def main(argv: list[str]) -> int:
     print(
         f"memlens benchmark (real processes): python {sys.version.split()[0]}, "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start; "
+        f"meaning-based search {'on' if args.semantic else 'off (--semantic turns it on)'}; "
         "figures under load are not representative",
         file=log,
         flush=True,
