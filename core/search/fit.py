@@ -8,6 +8,31 @@ scaled to unit length; built with numpy straight into the transposed
 document is ``title title tags tags body`` (`index_text`), so its counts are
 twice the title's and tags' plus the body's, and the title/tag words come
 from the same tokens.
+
+How the search index uses the fit:
+
+Speed
+-----
+The term -> documents matrix is kept transposed (CSR, one row per term), so a
+query touches only the postings of its own terms.  Filters run as numpy masks
+on per-document columns computed once at build time (decay at `as_of`
+included).  Fuzzy matching runs rapidfuzz over the *words* of titles and tags
+(grouped by length), never over whole titles, and only for words the TF-IDF
+vocabulary does not know, or short queries with few TF-IDF hits.
+scikit-learn and scipy are imported on first build, not on import.
+
+Incremental updates
+-------------------
+`add`/`update`/`remove` never refit.  The fitted vocabulary and idf stay
+frozen; a changed document is re-analysed into a small delta inverted index;
+a removed or replaced row is masked dead.  A term the fitted vocabulary has
+never seen gets a new column with the idf of a term seen in one document
+(frozen too), so new words are searchable at once.  The trade-off: idf values
+drift from what a refit would give as the corpus changes, so scores (not
+matches) differ slightly from a rebuild until the next `build`;
+`needs_rebuild` turns true once a tenth of the rows are dead or in the delta.
+Measured by ``python -m bench search``: one update takes well under a
+millisecond at 100k memories.
 """
 
 from __future__ import annotations

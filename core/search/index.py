@@ -56,28 +56,7 @@ left out, as the reference search skips expired and archived files, unless the
 query itself has a positive ``health:`` or ``status:`` filter (``health:all``
 includes everything).  Pass ``include_inactive=True`` to lift it from code.
 
-Speed
------
-The term -> documents matrix is kept transposed (CSR, one row per term), so a
-query touches only the postings of its own terms.  Filters run as numpy masks
-on per-document columns computed once at build time (decay at `as_of`
-included).  Fuzzy matching runs rapidfuzz over the *words* of titles and tags
-(grouped by length), never over whole titles, and only for words the TF-IDF
-vocabulary does not know, or short queries with few TF-IDF hits.
-scikit-learn and scipy are imported on first build, not on import.
-
-Incremental updates
--------------------
-`add`/`update`/`remove` never refit.  The fitted vocabulary and idf stay
-frozen; a changed document is re-analysed into a small delta inverted index;
-a removed or replaced row is masked dead.  A term the fitted vocabulary has
-never seen gets a new column with the idf of a term seen in one document
-(frozen too), so new words are searchable at once.  The trade-off: idf values
-drift from what a refit would give as the corpus changes, so scores (not
-matches) differ slightly from a rebuild until the next `build`;
-`needs_rebuild` turns true once a tenth of the rows are dead or in the delta.
-Measured by ``python -m bench search``: one update takes well under a
-millisecond at 100k memories.
+Speed and incremental updates of the TF-IDF part: see `fit`.
 
 An index is not thread-safe: run searches and updates from one worker.
 """
@@ -96,13 +75,14 @@ import numpy as np
 from ..decay import decay_of
 from ..errors import NotFoundError
 from ..model import Memory
-from .aliases import BoolArray, Brief, DecayFn, FloatArray, IntArray, Key, RowSegment
+from .aliases import Brief, DecayFn, FloatArray, IntArray, Key, RowSegment
 from .analysis import TOKEN_RE, analyze, index_text, title_words
 from .bm25 import LexicalIndex, LexView
 from .briefs import decay_brief_fn
+from .candidates import query_mask, tfidf_candidates
 from .duplicates import DuplicateGroup, near_duplicates
 from .embeddings import Embedder, SemanticIndex, VectorSource
-from .filters import DEFAULT_EXCLUDED_HEALTH, active_mask, filter_mask, rows_mask
+from .filters import DEFAULT_EXCLUDED_HEALTH
 from .fit import count_terms, fit, split_fit
 from .fuzzy import FUZZY_CUTOFF, FUZZY_WEIGHT
 from .phrases import Phrase, check_phrases, lower_text, phrase_mask, query_phrases
@@ -117,7 +97,6 @@ from .ranking import (
     place_key,
     place_ranks,
     prepare,
-    text_scores,
 )
 from .relevance import (
     RANKS,
@@ -456,49 +435,19 @@ class SearchIndex:
             masks = [phrase_mask(self.state.terms, n, ph) for ph in pos]
             rel, cand = relevance_candidates(lex, self.semantic, rq, q, alive, masks)
         else:
-            rel, cand = self._candidates(prep, pos, as_you_type)
+            state = self.state
+            alive = state.columns.alive.view
+            rel, cand = tfidf_candidates(state.terms, state.words, alive, prep, pos, as_you_type)
         # A person looks for archived and expired memories too: relevance
         # leaves nothing out by health unless the query says so (-health:x).
-        cand = cand[self._filtered(q, cand, include_inactive or rq is not None)]
+        inactive_too = include_inactive or rq is not None
+        mask = query_mask(
+            self.state.columns, self.state.tags, self.state.terms, q, cand, inactive_too
+        )
+        cand = cand[mask]
         if len(cand) == 0 or limit <= 0:
             return SearchResults([], len(cand), q)
         return self._page(prep, cand, rel, (pos, neg), offset, limit, as_you_type, rq, lex)
-
-    def _candidates(
-        self, prep: Prepared, pos: list[Phrase], as_you_type: bool
-    ) -> tuple[FloatArray, IntArray]:
-        """Every row's relevance, and the rows with text evidence or holding every phrase."""
-        n = len(self._memories)
-        alive = self.state.columns.alive.view
-        if not prep.query.has_text:
-            return np.ones(n, dtype=np.float64), np.flatnonzero(alive)
-        cosine, fuzzy = text_scores(self.state.terms, self.state.words, prep, n, as_you_type)
-        rel = np.zeros(n, dtype=np.float64)
-        if cosine is not None:
-            rel += cosine
-        if fuzzy is not None:
-            rel += FUZZY_WEIGHT * fuzzy / 100.0
-        cand_mask = alive.copy() if pos else rel > 0
-        for ph in pos:
-            cand_mask &= phrase_mask(self.state.terms, n, ph)
-        return rel, np.flatnonzero(cand_mask)
-
-    def _filtered(self, q: Query, cand: IntArray, include_inactive: bool) -> BoolArray:
-        """Which candidates pass the filters, the default exclusions and ``-word``s."""
-        columns = self.state.columns
-        mask = columns.alive.view[cand].copy()
-        health_asked = any(f.field in ("health", "status") and not f.negated for f in q.filters)
-        if not (include_inactive or health_asked):
-            mask &= active_mask(columns, cand)
-        for f in q.filters:
-            fm = filter_mask(columns, self.state.tags, f, cand)
-            mask &= ~fm if f.negated else fm
-        for w in q.excluded_words:
-            terms = analyze(w)
-            if len(terms) == 1:  # none: "-h" while typing; several: a phrase
-                rows = self.state.terms.term_rows(terms[0])
-                mask &= ~rows_mask(len(self._memories), rows)[cand]
-        return mask
 
     def _page(
         self,
