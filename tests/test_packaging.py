@@ -151,6 +151,16 @@ def _declared() -> dict[str, str]:
     return out
 
 
+def _find_spec_of(node: ast.AST) -> str | None:
+    """The package named by ``importlib.util.find_spec("name")``, else None."""
+    if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)):
+        return None
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    value = node.args[0].value
+    return value if name == "find_spec" and isinstance(value, str) else None
+
+
 def _imported() -> dict[str, set[str]]:
     """Third-party top-level module -> the core/ and tui/ files importing it (lazy ones too)."""
     out: dict[str, set[str]] = {}
@@ -163,6 +173,9 @@ def _imported() -> dict[str, set[str]]:
                     names = [a.name for a in node.names]
                 elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                     names = [node.module]
+                elif _find_spec_of(node) is not None:
+                    # A package used for the files it ships (wordllama's weights).
+                    names = [str(_find_spec_of(node))]
                 else:
                     continue
                 for name in names:

@@ -31,7 +31,7 @@ import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -72,22 +72,23 @@ def semantic_available() -> bool:
 
 
 class Embedder:
-    """The WordLlama model, loaded from its own package folder (never downloaded)."""
+    """WordLlama's l2_supercat vectors, from the files its wheel ships (never downloaded).
+
+    Computed by `query_vectors.QueryEmbedder` (the same numbers, measured bit
+    for bit against WordLlama itself in tests/core/test_query_vectors.py)
+    rather than by importing `wordllama`: that import pulls pydantic and
+    requests (~0.7 s, ~130 MB), and embedding 2,048 one-kilobyte memories
+    took 2.8 s this way against 4.5 s through WordLlama.  A text with no
+    tokens is a zero vector (WordLlama divides 0 by 0).  Subclassed in tests
+    by stand-ins.
+    """
 
     def __init__(self) -> None:
-        import wordllama  # the optional `semantic` extra
-
-        package = Path(wordllama.__file__).parent
-        self._model: Any = wordllama.WordLlama.load(
-            dim=DIM, disable_download=True, cache_dir=package
-        )
+        self._model = QueryEmbedder()  # ImportError without the `semantic` extra
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Unit vectors of `texts` (float32, one row each)."""
-        if not texts:
-            return np.zeros((0, DIM), dtype=np.float32)
-        out = np.asarray(self._model.embed(list(texts), norm=True), dtype=np.float32)
-        return out.reshape(len(texts), DIM)
+        return self._model.embed(list(texts))
 
 
 class VectorSource(Protocol):

@@ -72,13 +72,27 @@ TEXTS = [
 ]
 
 
+class WordLlamaItself:
+    """The oracle: WordLlama loaded from its wheel, offline, as its own API embeds."""
+
+    def __init__(self) -> None:
+        wordllama = pytest.importorskip("wordllama")
+        package = Path(wordllama.__file__).parent
+        self.model = wordllama.WordLlama.load(
+            dim=embeddings.DIM, disable_download=True, cache_dir=package
+        )
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = np.asarray(self.model.embed(list(texts), norm=True), dtype=np.float32)
+        return out.reshape(len(texts), embeddings.DIM)
+
+
 @pytest.fixture(scope="module")
-def reference() -> embeddings.Embedder:
-    pytest.importorskip("wordllama")
-    return embeddings.Embedder()
+def reference() -> WordLlamaItself:
+    return WordLlamaItself()
 
 
-def _wordllama(embedder: embeddings.Embedder, texts: list[str]) -> np.ndarray:
+def _wordllama(embedder: WordLlamaItself, texts: list[str]) -> np.ndarray:
     """WordLlama's vectors; it divides 0 by 0 for a text with no tokens (warns, NaN)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -86,7 +100,7 @@ def _wordllama(embedder: embeddings.Embedder, texts: list[str]) -> np.ndarray:
 
 
 @pytest.mark.parametrize("alone", [False, True], ids=["batch", "alone"])
-def test_the_vectors_equal_wordllamas(reference: embeddings.Embedder, alone: bool) -> None:
+def test_the_vectors_equal_wordllamas(reference: WordLlamaItself, alone: bool) -> None:
     """In one batch (over SUBSET_CHARS: the full tokenizer) and alone (mostly the subset)."""
     embedder = QueryEmbedder()
     ours = np.vstack([embedder.embed([t]) for t in TEXTS]) if alone else embedder.embed(TEXTS)
@@ -101,7 +115,7 @@ def test_the_vectors_equal_wordllamas(reference: embeddings.Embedder, alone: boo
 
 
 def test_the_empty_text_is_a_zero_row_where_wordllama_gives_nan(
-    reference: embeddings.Embedder,
+    reference: WordLlamaItself,
 ) -> None:
     ours = QueryEmbedder().embed(["", "disk"])
     theirs = _wordllama(reference, ["", "disk"])
@@ -120,7 +134,7 @@ def test_each_text_alone_gives_the_same_row_as_in_a_batch() -> None:
 
 
 def test_a_lone_surrogate_is_embedded_as_the_replacement_character(
-    reference: embeddings.Embedder,
+    reference: WordLlamaItself,
 ) -> None:
     text = "obs-\udcff.md"
     with pytest.raises(TypeError):  # tokenizers refuses it, so WordLlama does too
