@@ -94,6 +94,9 @@ SHOTS: dict[str, list[Step]] = {
     "search": [_keys("4"), _type("sqlite lock"), _keys("down")],
     "graph": [_graph_of_related],
     "episodes": [_keys("6")],
+    "privacy": [_keys("7")],
+    "preview": [_keys("8")],
+    "review": [_keys("9")],
 }
 
 

@@ -373,14 +373,15 @@ class SearchIndex:
         Rows whose vectors were kept (`vector_file`: the persisted index, the
         app's index cache) are read back; only the others are embedded, and
         then kept.  Returns how many rows had no kept vector; `on_embed` hears
-        that number first (a front end says why the first search is slow).
+        that number first when the vectors are kept (a front end says why the
+        first search of a kept index is slow).
         """
         if self.semantic is not None:
             return 0
         alive = self.state.columns.alive.view.tolist()
         source = self.vector_file
         known = None if source is None else source.load()
-        if on_embed is not None:
+        if on_embed is not None and source is not None:
             start = 0 if known is None else min(len(known), len(self._memories))
             missing = sum(alive[start:])
             if missing:

@@ -30,7 +30,7 @@ from .aliases import BoolArray, FloatArray, IntArray
 from .analysis import words
 from .bm25 import FIELD_WEIGHTS, K1, B, LexView, field_counts, saturation
 from .columns import HEALTHS, Columns, importance_of
-from .embeddings import SemanticIndex, rrf
+from .embeddings import FusedParts, SemanticIndex, rrf
 from .query import Query, confidence_value
 from .ranking import Hit
 from .stemming import term_of
@@ -63,7 +63,7 @@ class RelevanceQuery:
     ignored: list[str]
     #: Per row, the parts of its fused score when meaning-based matching is on
     #: (`embeddings.rrf`): the score is then the fused one.
-    fused: dict[int, dict[str, float]] | None = None
+    fused: FusedParts | None = None
 
 
 def max_edits(word: str) -> int:

@@ -59,7 +59,8 @@ def test_reciprocal_rank_fusion_by_hand() -> None:
     assert fused[1] == 1 / 62
     assert fused[2] == 1 / 63
     assert math.isclose(fused[3], 1 / 62 + 1 / 63, rel_tol=1e-15)
-    assert parts[3] == {
+    assert parts.get(1) == {"bm25": 0.0, "semantic_rank": 2, "cosine": 0.5, "fused": 1 / 62}
+    assert parts.get(3) == {
         "lexical_rank": 2,
         "bm25": 2.0,
         "semantic_rank": 3,
@@ -69,7 +70,7 @@ def test_reciprocal_rank_fusion_by_hand() -> None:
     # A dead row takes part in neither list.
     dead = np.array([False, True, True, True])
     fused, parts = rrf(lexical, semantic, dead)
-    assert fused[0] == 0 and 0 not in parts and fused[3] == 1 / 61 + 1 / 62
+    assert fused[0] == 0 and parts.get(0) is None and fused[3] == 1 / 61 + 1 / 62
 
 
 def test_store_keeps_each_text_once(tmp_path: Path) -> None:
