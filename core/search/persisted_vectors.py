@@ -56,16 +56,20 @@ class VectorFile:
         except (sqlite3.Error, KeyError, ValueError):
             return None
         out = np.zeros((slots, DIM), dtype=np.float16)
+        covered = 0
         for chunk, data in chunks:
             lo = int(chunk) * CHUNK
             if lo >= slots:
                 break
             block = np.frombuffer(data, dtype=np.float16)
-            if len(block) % DIM:
-                return None  # damaged: computed again
+            if lo != covered or len(block) % DIM:
+                return None  # a chunk missing or damaged: computed again
             block = block.reshape(-1, DIM)[: slots - lo]
             out[lo : lo + len(block)] = block
-        return out
+            covered = lo + len(block)
+            if len(block) < min(CHUNK, slots - lo):
+                return None
+        return out if covered == slots else None
 
     def save(self, vectors: HalfVectors, first: int) -> None:
         """Save slots ``first..len(vectors)-1`` (the earlier ones are saved already)."""

@@ -153,3 +153,25 @@ def test_the_app_index_cache_keeps_the_relevance_index_and_vectors(tmp_path: Pat
     assert again.enable_semantic(reader) == 0
     assert _pages(again) == expected
     assert reader.texts == QUERIES  # only the queries were embedded
+
+
+@pytest.mark.usefixtures("no_vector_store")
+def test_a_missing_vector_chunk_is_computed_again(tmp_path: Path) -> None:
+    import sqlite3
+
+    from memlens.core.search import persisted_vectors
+
+    root = tmp_path / "vaults"
+    generate(root, 40, seed=8)
+    index, stats = open_index(open_catalog(root, cache=True), AS_OF)
+    index.enable_semantic(HashEmbedder())
+    assert stats.path is not None
+    conn = sqlite3.connect(stats.path)
+    with conn:  # as if the file said more slots were saved than its chunks hold
+        conn.execute(
+            "UPDATE meta SET value = ? WHERE key = ?",
+            (str(persisted_vectors.CHUNK + 5).encode(), persisted_vectors.SLOTS_KEY),
+        )
+    conn.close()
+    again, _ = open_index(open_catalog(root, cache=True), AS_OF)
+    assert again.vector_file is not None and again.vector_file.load() is None
