@@ -1,16 +1,20 @@
 """The privacy scan kept between catalog changes: only files that changed are scanned again.
 
 The app scans every loaded vault after each change of the catalog (a live
-reload, an edit, a redaction).  At 10,000 memories a whole scan costs ~5 s
+reload, an edit, a redaction).  At 10,000 memories a whole scan costs 6-8 s
 of CPU (the detectors' patterns over every text field), for one changed
-file.  The scan is pure over content: what a memory's text fields hold
+file (`python -m bench privacy`).  The scan is pure over content: what a memory's text fields hold
 comes from its file's bytes, and, for a few formats, from the vault's
 vault-wide files (a WAL, a view store, `_state.json`: `FileScan.vault_wide`).
 So `FindingsCache` keeps, per vault and file, the findings of each of the
 file's memories with what they were computed from: the file's sha256 (its
 scan stamp), a digest of the vault-wide files' sha256s and the vault's name.
 A file whose three still match reuses them; any other is scanned again, as
-is every file without a stamp.
+is every file without a stamp.  A file shared by many memories (Dream
+Cycle's observations.md, an experiences.jsonl: 2,000 memories each at
+10,000) changes one section or record at a time, so the detectors' answers
+are kept per (text, field name) too: a changed shared file costs reading
+its memories' text fields, and the detectors only over the texts that are new.
 
 Health (a finding's `health`, the memory's unified health as of the scan's
 date) is not kept: it depends on `as_of`, and is worked out again, only for
@@ -35,6 +39,7 @@ from pathlib import Path
 from ..model import Memory
 from ..scan.vault import Vault
 from . import _read_text, scan_memory
+from .detectors import Hit, detect
 from .findings import Finding
 
 
@@ -46,6 +51,10 @@ class _Entry:
     wide: str
     vault: str
     per_memory: tuple[tuple[Finding, ...], ...]
+    #: `detect`'s answer per (text, field name) of this file's memories: when
+    #: one section or record of a shared file changes, the others' texts are
+    #: the same and are not run through the detectors again.
+    detected: dict[tuple[str, str], tuple[Hit, ...]]
 
 
 def _wide_digest(vault: Vault) -> str:
@@ -68,6 +77,25 @@ def _by_file(vault: Vault) -> dict[str, list[Memory]]:
     for m in vault.memories:
         groups.setdefault(m.path, []).append(m)
     return groups
+
+
+class _Memo:
+    """`detect` remembering its answers: last version's reused, this version's kept (bounded)."""
+
+    def __init__(self, before: dict[tuple[str, str], tuple[Hit, ...]]) -> None:
+        self.before = before
+        #: The answers for this version's texts only, so the memo never grows past a file.
+        self.now: dict[tuple[str, str], tuple[Hit, ...]] = {}
+
+    def __call__(self, text: str, name: str) -> tuple[Hit, ...]:
+        key = (text, name)
+        hits = self.now.get(key)
+        if hits is None:
+            hits = self.before.get(key)
+            if hits is None:
+                hits = tuple(detect(text, name))
+            self.now[key] = hits
+        return hits
 
 
 class FindingsCache:
@@ -111,12 +139,13 @@ class FindingsCache:
                 entries[path] = old
                 continue
             raw = _read_text(memories[0].abs_path)
-            found = tuple(tuple(scan_memory(m, vault.rel, raw)) for m in memories)
+            memo = _Memo(old.detected if old is not None else {})
+            found = tuple(tuple(scan_memory(m, vault.rel, raw, detector=memo)) for m in memories)
             self.rescanned += 1
             self.files_scanned += 1
             per_file[path] = found
             if stamp is not None:
-                entries[path] = _Entry(stamp.sha256, wide, vault.rel, found)
+                entries[path] = _Entry(stamp.sha256, wide, vault.rel, found, memo.now)
         self._vaults[vault.root] = entries
         return _assemble(vault, per_file, as_of)
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from memlens.core.privacy import Finding, scan_vault
+from memlens.core.privacy import Finding, incremental, scan_vault
 from memlens.core.privacy.incremental import FindingsCache
 from memlens.core.scan.vault import Catalog, Vault, open_catalog, rescan_paths
 
@@ -159,3 +159,30 @@ def test_health_follows_as_of_without_a_rescan(planted: Catalog) -> None:
     got = cache.scan_vault(vault, later)
     assert got is not None and cache.rescanned == 0
     assert _shape(got) == _shape(scan_vault(vault, later))
+
+
+def test_a_changed_section_alone_goes_through_the_detectors(
+    planted: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = FindingsCache()
+    vault = _vault(planted, "dream-cycle")
+    _check(cache, vault)
+    path = vault.root / "observations.md"
+    text = path.read_text(encoding="utf-8")
+    heading = next(line for line in text.splitlines() if line.startswith("## "))
+    secret = "ghp_" + "x7Qm2Zr9Lk4Tn8Vb3Wc6Yd1Pf5Hs0Ja2Ge7Q"
+    path.write_text(
+        text.replace(heading, f"{heading}\nThe bot token is {secret}.", 1), encoding="utf-8"
+    )
+    rescan_paths(vault, [path])
+    seen: list[str] = []
+    real = incremental.detect
+
+    def spy(text: str, field: str = "") -> Any:
+        seen.append(text)
+        return real(text, field)
+
+    monkeypatch.setattr(incremental, "detect", spy)
+    assert _check(cache, vault) == 1
+    assert seen and all(secret in t for t in seen)  # only the changed section's text
+    assert secret in {f.secret for f in scan_vault(vault, AS_OF)}
