@@ -8,8 +8,10 @@ turns a memory's findings into the `Redaction`s its format's writer
 applies (`memlens.core.actions`, action `redact`).  `gitnote` says when a
 vault sits in a git repository whose history still holds the values.
 
-Modules: `detectors` (patterns and their checks), `findings` (the finding
-and its mask), `gitnote` (git history warning).
+Modules: `detectors` (a pattern per kind, overlaps resolved), `checks`
+(what a candidate must pass: not a placeholder, a valid shape), `findings`
+(the finding and its mask), `incremental` (the app's scan, kept per file
+between catalog changes), `gitnote` (git history warning).
 """
 
 from __future__ import annotations
