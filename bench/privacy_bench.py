@@ -51,6 +51,23 @@ def _newest(root: Path) -> Path:
     return max((p for p in root.rglob("*") if p.is_file()), key=lambda p: p.stat().st_mtime_ns)
 
 
+def _plant(root: Path, rng: random.Random) -> int:
+    """A GitHub token in every 50th memory file (the generator writes none): findings to compare."""
+    alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789"
+    files = sorted(p for p in root.rglob("*.md") if p.name != "observations.md")
+    marker = root / ".privacy-bench-planted"
+    if marker.exists():  # a kept --dir: planted by an earlier run
+        return len(files[::50])
+    marker.write_text("tokens planted\n")
+    planted = 0
+    for path in files[::50]:
+        token = "ghp_" + "".join(rng.choice(alphabet) for _ in range(36))
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(f"\nThe deploy token is {token}.\n")
+        planted += 1
+    return planted
+
+
 def _shape(found: list[Finding]) -> list[tuple[object, ...]]:
     return [(f.vault, f.id, f.path, f.field, f.line, f.kind, f.secret, f.health) for f in found]
 
@@ -78,9 +95,10 @@ def _run(root: Path, args: argparse.Namespace) -> int:
     from memlens.core.scan.vault import open_catalog, rescan_paths
 
     ensure_vaults(root, args.size, seed=args.seed)
+    planted = _plant(root, random.Random(args.seed))
     catalog = open_catalog(root, cache=False)
     total = sum(len(v.memories) for v in catalog.vaults)
-    print(f"{total} memories in {len(catalog.vaults)} vaults ({root})")
+    print(f"{total} memories in {len(catalog.vaults)} vaults ({root}), {planted} planted tokens")
 
     def whole() -> list[Finding]:
         return [f for v in catalog.vaults for f in scan_vault(v, AS_OF)]
