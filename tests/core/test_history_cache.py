@@ -10,6 +10,7 @@ branch, a rename).
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import sqlite3
 import sys
@@ -233,3 +234,22 @@ def test_cache_file_is_private(repo: Any) -> None:
     path = cache_path()
     assert path.stat().st_mode & 0o077 == 0
     assert path.parent.stat().st_mode & 0o077 == 0
+
+
+def test_cli_no_cache_reads_git_alone(repo: Any) -> None:
+    from click.testing import CliRunner
+
+    from memlens.tui.cli.main import cli
+
+    def run(*flags: str) -> dict[str, Any]:
+        args = [*flags, "history", str(repo.top / "memory"), "exp_x", "--json"]
+        done = CliRunner().invoke(cli, args, catch_exceptions=False)
+        assert done.exit_code == 0, done.output
+        out: dict[str, Any] = json.loads(done.output)
+        return out
+
+    plain = run("--no-cache")
+    assert not cache_path().exists()  # --no-cache: nothing written to the cache folder
+    assert run() == plain
+    assert cache_path().exists() and len(_log_rows()) == 1
+    assert [e["commit"] for e in plain["entries"]] == [repo.shas[6], repo.shas[0]]
