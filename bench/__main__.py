@@ -22,6 +22,7 @@ BENCHMARKS: dict[str, str] = {
     "app": "bench.app_bench",
     "app-reload": "bench.app_reload_bench",
     "history": "bench.history_bench",
+    "privacy": "bench.privacy_bench",
     "relevance": "bench.relevance",
 }
 

@@ -35,6 +35,10 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memlens.core.model import Memory
 
 NOTES = 400
 MAX_SECTIONS = 150
@@ -267,8 +271,68 @@ def main(argv: list[str]) -> int:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _fresh_cache(root: Path) -> Callable[[], None]:
+    """Point the history cache at a new empty folder below `root` (a first read ever)."""
+    count = [0]
+
+    def fresh() -> None:
+        count[0] += 1
+        os.environ["MEMLENS_CACHE_DIR"] = str(root / f"cold-{count[0]}")
+
+    return fresh
+
+
+def _kept_cache(folder: Path) -> Callable[[], None]:
+    def kept() -> None:
+        os.environ["MEMLENS_CACHE_DIR"] = str(folder)
+
+    return kept
+
+
+def _ms(values: list[float]) -> str:
+    best, median, cpu = (f"{x * 1000:.0f}" for x in values)
+    return f"wall best {best} ms, median {median} ms, CPU {cpu} ms"
+
+
+def _cli(top: Path, memory_id: str, env: dict[str, str], *flags: str) -> float:
+    """Wall seconds of one `memlens [flags] history --json` as a new process."""
+    memlens = Path(sys.executable).with_name("memlens")
+    t0 = time.perf_counter()
+    subprocess.run(
+        [str(memlens), *flags, "history", str(top / "vaults"), memory_id, "--json"],
+        check=True,
+        capture_output=True,
+        env=env,
+    )
+    return time.perf_counter() - t0
+
+
+def _new_commit(top: Path, n: int) -> None:
+    """One more commit that changes the three targets (the benchmark's repository only)."""
+    dream = top / "vaults/dream/observations.md"
+    text = dream.read_text()
+    at = text.index(f"## {TARGET_TITLE}\n")
+    dream.write_text(
+        text[:at] + f"## {TARGET_TITLE}\n<!-- extra {n} -->\n" + text[at:].split("\n", 1)[1]
+    )
+    exp = top / "vaults/exp/experiences.jsonl"
+    lines = exp.read_text().splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        obj = json.loads(line)
+        if obj.get("id") == TARGET_RECORD:
+            obj["confidence"]["p"] = round(0.5 + n / 100, 2)
+            lines[i] = json.dumps(obj) + "\n"
+    exp.write_text("".join(lines))
+    note = top / "vaults" / TARGET_NOTE_ARCHIVED
+    note.write_text(note.read_text() + f"Addendum {n}.\n")
+    env = _env() | {"GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid"}
+    env |= {"GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}
+    subprocess.run(
+        ["git", "commit", "-qam", f"bench: one more ({n})"], cwd=top, env=env, check=True
+    )
+
+
 def _report(top: Path, args: argparse.Namespace, built: float) -> int:
-    from memlens.core.history import memory_history, versions
     from memlens.core.scan.vault import open_catalog
 
     count = (
@@ -288,29 +352,71 @@ def _report(top: Path, args: argparse.Namespace, built: float) -> int:
         "Dream Cycle section (every version read)": section,
         "experience record (every version read)": catalog.get(TARGET_RECORD),
     }
-    memlens = Path(sys.executable).with_name("memlens")
-    for label, memory in targets.items():
-        h = memory_history(memory)
-        cold = _time(lambda m=memory: memory_history(m), args.runs, versions._PARTS.clear)
-        warm = _time(lambda m=memory: memory_history(m), args.runs, lambda: None)
-        t0 = time.perf_counter()
-        subprocess.run(
-            [str(memlens), "--no-cache", "history", str(top / "vaults"), memory.id, "--json"],
-            check=True,
-            capture_output=True,
-        )
-        cli = time.perf_counter() - t0
-        ms = [f"{x * 1000:.0f}" for x in (*cold, *warm)]
-        print(
-            f"{label}: {len(h.commits)} commits of its own\n"
-            f"  first read: wall best {ms[0]} ms, median {ms[1]} ms, CPU {ms[2]} ms"
-            f" (memlens + git, median of {args.runs})\n"
-            f"  read again (blobs cached in the process): wall best {ms[3]} ms,"
-            f" median {ms[4]} ms, CPU {ms[5]} ms\n"
-            f"  memlens history --json, a new process (start, catalog, history):"
-            f" {cli * 1000:.0f} ms"
-        )
+    caches = Path(tempfile.mkdtemp(prefix="memlens-bench-history-cache-"))
+    saved = os.environ.get("MEMLENS_CACHE_DIR")
+    try:
+        for label, memory in targets.items():
+            _one(label, memory, top, caches, args.runs)
+        if args.keep is None:
+            _after_commits(targets, top, caches, args.runs)
+    finally:
+        if saved is None:
+            os.environ.pop("MEMLENS_CACHE_DIR", None)
+        else:
+            os.environ["MEMLENS_CACHE_DIR"] = saved
+        shutil.rmtree(caches, ignore_errors=True)
     return 0
+
+
+def _one(label: str, memory: Memory, top: Path, caches: Path, runs: int) -> None:
+    from memlens.core.history import memory_history, versions
+
+    kept = caches / f"kept-{memory.id.replace('/', '_')}"
+    h = memory_history(memory, cache=False)
+
+    def plain() -> None:
+        versions._PARTS.clear()
+        memory_history(memory, cache=False)
+
+    before = _time(plain, runs, lambda: None)
+    cold = _time(lambda: memory_history(memory), runs, _fresh_cache(caches))
+    _kept_cache(kept)()
+    memory_history(memory)
+    warm = _time(lambda: memory_history(memory), runs, _kept_cache(kept))
+    env = dict(os.environ, MEMLENS_CACHE_DIR=str(kept))
+    cli_plain = _cli(top, memory.id, env, "--no-cache")
+    _cli(top, memory.id, env)  # the scan store and the history cache made
+    cli_kept = _cli(top, memory.id, env)
+    print(
+        f"{label}: {len(h.commits)} commits of its own\n"
+        f"  no cache (git alone, as before):        {_ms(before)}\n"
+        f"  first read ever (empty cache folder):   {_ms(cold)}\n"
+        f"  read again, any process (kept cache):   {_ms(warm)}\n"
+        f"  memlens --no-cache history --json, a new process: {cli_plain * 1000:.0f} ms;"
+        f" with the kept caches: {cli_kept * 1000:.0f} ms"
+    )
+
+
+def _after_commits(targets: dict[str, Memory], top: Path, caches: Path, runs: int) -> None:
+    """First read after each of `runs` new commits: the kept log is extended, not re-read."""
+    from memlens.core.history import memory_history
+
+    walls: dict[str, list[float]] = {label: [] for label in targets}
+    cpus: dict[str, list[float]] = {label: [] for label in targets}
+    for n in range(runs):
+        _new_commit(top, n)
+        for label, memory in targets.items():
+            _kept_cache(caches / f"kept-{memory.id.replace('/', '_')}")()
+            c0, t0 = _cpu(), time.perf_counter()
+            memory_history(memory)
+            walls[label].append(time.perf_counter() - t0)
+            cpus[label].append(_cpu() - c0)
+    print(f"after a new commit (kept cache extended; median of {runs} commits):")
+    for label in targets:
+        print(
+            f"  {label}: wall median {statistics.median(walls[label]) * 1000:.0f} ms,"
+            f" CPU {statistics.median(cpus[label]) * 1000:.0f} ms"
+        )
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@ over the loaded vaults in a thread worker (a newer scan cancels an older
 one); its findings feed the Privacy pane (key 7), the problems pane (one
 `secret:<kind>` problem per finding) and a marker on each memory's row.
 Screens watch `privacy_version`.  Findings keep their secret in memory only;
-every screen shows `Finding.masked`.
+every screen shows `Finding.masked`.  The scan is incremental
+(`core.privacy.incremental.FindingsCache`): after a change only the files
+whose bytes changed are scanned again.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from textual import work
 from textual.reactive import reactive
 from textual.worker import get_current_worker
 
-from memlens.core.privacy import Finding, scan_vault, sort_findings
+from memlens.core.privacy import Finding, sort_findings
+from memlens.core.privacy.incremental import FindingsCache
 from memlens.core.scan.vault import Vault
 
 from .app_loading import LoadingApp
@@ -36,6 +39,8 @@ class PrivacyApp(LoadingApp):
     secrets_by_memory: dict[tuple[str, str], tuple[str, ...]] = {}
     #: True while a scan runs.
     privacy_scanning: bool = False
+    #: Findings per file kept between scans (made on the first scan).
+    findings_cache: FindingsCache | None = None
 
     def watch_catalog_version(self, _version: int) -> None:
         if self.loading:
@@ -54,11 +59,16 @@ class PrivacyApp(LoadingApp):
     def scan_privacy(self, vaults: list[Vault], as_of: date) -> None:
         found: list[Finding] = []
         worker = get_current_worker()
+        if self.findings_cache is None:
+            self.findings_cache = FindingsCache()
+        cache = self.findings_cache
         for vault in vaults:
-            if worker.is_cancelled:
+            got = cache.scan_vault(vault, as_of, lambda: worker.is_cancelled)
+            if got is None:
                 return
-            found.extend(scan_vault(vault, as_of))
+            found.extend(got)
         if not worker.is_cancelled:
+            cache.forget({v.root for v in vaults})
             self.call_from_thread(self._privacy_scanned, found)
 
     def _privacy_scanned(self, found: list[Finding]) -> None:

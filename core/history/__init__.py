@@ -6,6 +6,9 @@
 - `versions`: the memory's entries, newest first, with its own bytes before
   and after each (through its format's `history_scope`/`history_extract`),
   and the memory as of any commit.
+- `cache`, `indexed`: what a history cost, kept in the user cache folder
+  (each file's log per HEAD, the memory's digest per blob) and the reading
+  through it, which asks git only for new commits and unseen blobs.
 - `diff`: what changed in an entry: metadata fields and a unified diff.
 - `restore`: an earlier version written back through the format's writer, as
   a journaled, undoable edit.

@@ -114,10 +114,14 @@ def parse_log(out: bytes) -> list[FileChange]:
     return changes
 
 
-def file_log(repo: Repo, path: bytes, *, follow: bool) -> list[FileChange]:
-    """Every change of `path` reachable from HEAD, newest first.
+def file_log(
+    repo: Repo, path: bytes, *, follow: bool, rev: str = "HEAD", since: str | None = None
+) -> list[FileChange]:
+    """Every change of `path` reachable from `rev` (HEAD), newest first.
 
-    `follow`: across renames (one file is one memory).
+    `follow`: across renames (one file is one memory).  `since`: only the
+    commits `rev` holds and commit `since` does not (`since..rev`: what a
+    kept log of `since` lacks).
     """
     if not repo.has_commits:
         return []
@@ -133,7 +137,7 @@ def file_log(repo: Repo, path: bytes, *, follow: bool) -> list[FileChange]:
     ]
     if follow:
         args.append("--follow")
-    args += ["HEAD", "--", path]
+    args += [rev if since is None else f"{since}..{rev}", "--", path]
     out = repo.run(args)
     return [c for c in parse_log(out) if follow or c.new_path == path or c.old_path == path]
 

@@ -21,6 +21,7 @@ from ..model import Memory
 from ..safe_io import read_regular
 from ..text.paths import safe_join
 from .git import BlobReader, HistoryError, Repo, open_repo
+from .indexed import Kept, PartReader, cached_log
 from .log import Commit, FileChange, file_log, read_commit
 
 #: Kinds of entry: how the memory changed in that commit.
@@ -94,22 +95,34 @@ def _extracted(
     return {**known, **fresh}
 
 
-def _entries(
-    repo: Repo,
-    adapter: FormatAdapter,
-    scope: HistoryScope,
-    changes: list[FileChange],
+def _kept_changes(
+    changes: list[FileChange], scope: HistoryScope, key: dict[str, bytes | None]
+) -> list[FileChange]:
+    """The changes where the memory's own bytes differ (or its whole file moved).
+
+    `key` is, per blob, the memory's bytes or their digest: equal keys mean
+    the memory did not change (a blob missing from `key`: not there).
+    """
+    out: list[FileChange] = []
+    for c in changes:
+        before = key.get(c.old_blob) if c.old_blob is not None else None
+        after = key.get(c.new_blob) if c.new_blob is not None else None
+        moved = c.old_path != c.new_path
+        if before == after and not (moved and scope.whole_file and after is not None):
+            continue
+        out.append(c)
+    return out
+
+
+def _to_entries(
+    repo: Repo, changes: list[FileChange], parts: dict[str, bytes | None]
 ) -> list[Entry]:
-    """The changes where the memory's own bytes differ (or its file moved)."""
-    blobs = {b for c in changes for b in (c.old_blob, c.new_blob) if b is not None}
-    parts = _extracted(repo, adapter, scope, blobs)
+    """Entries of the kept changes, with the memory's bytes before and after each."""
     out: list[Entry] = []
     for c in changes:
         before = parts.get(c.old_blob) if c.old_blob is not None else None
         after = parts.get(c.new_blob) if c.new_blob is not None else None
         moved = c.old_path != c.new_path
-        if before == after and not (moved and scope.whole_file and after is not None):
-            continue
         out.append(
             Entry(
                 c.commit,
@@ -121,6 +134,32 @@ def _entries(
             )
         )
     return out
+
+
+def _blobs(changes: list[FileChange]) -> set[str]:
+    return {b for c in changes for b in (c.old_blob, c.new_blob) if b is not None}
+
+
+def _entries(
+    repo: Repo,
+    adapter: FormatAdapter,
+    scope: HistoryScope,
+    changes: list[FileChange],
+) -> list[Entry]:
+    """The entries read without the kept cache: every blob's part, compared as bytes."""
+    parts = _extracted(repo, adapter, scope, _blobs(changes))
+    return _to_entries(repo, _kept_changes(changes, scope, parts), parts)
+
+
+def _cached_entries(
+    repo: Repo, kept: Kept, memory: Memory, adapter: FormatAdapter, scope: HistoryScope
+) -> list[Entry]:
+    """The entries through the kept cache: digests compared, bytes read only where they differ."""
+    changes = cached_log(repo, kept, repo.repo_path(scope.path), scope.whole_file)
+    reader = PartReader(repo, kept, adapter, memory.format, scope)
+    digests = reader.digests(_blobs(changes))
+    chosen = _kept_changes(changes, scope, digests)
+    return _to_entries(repo, chosen, reader.parts(_blobs(chosen), digests))
 
 
 def read_current(memory: Memory, adapter: FormatAdapter, scope: HistoryScope) -> bytes | None:
@@ -140,18 +179,27 @@ def _head_bytes(repo: Repo, adapter: FormatAdapter, scope: HistoryScope) -> byte
     return got.get(name)
 
 
-def memory_history(memory: Memory, repo: Repo | None = None) -> History:
+def memory_history(memory: Memory, repo: Repo | None = None, *, cache: bool = True) -> History:
     """Every commit that changed `memory`, newest first (HistoryError subclasses on failure).
 
     NotInGitError when its vault is not in a repository, GitMissingError
-    without git; a memory never committed has no commit entries.
+    without git; a memory never committed has no commit entries.  `cache`:
+    through the kept cache in the user cache folder (`indexed`), which
+    gives the same entries as reading git alone (False).
     """
     repo = repo if repo is not None else open_repo(memory.vault_root)
     adapter = adapter_for(memory.format)
     scope = adapter.history_scope(memory)
-    path = repo.repo_path(scope.path)
-    changes = file_log(repo, path, follow=scope.whole_file)
-    history = History(memory, repo, scope, _entries(repo, adapter, scope, changes))
+    if cache:
+        kept = Kept.open()
+        try:
+            entries = _cached_entries(repo, kept, memory, adapter, scope)
+        finally:
+            kept.close()
+    else:
+        changes = file_log(repo, repo.repo_path(scope.path), follow=scope.whole_file)
+        entries = _entries(repo, adapter, scope, changes)
+    history = History(memory, repo, scope, entries)
     history.current = read_current(memory, adapter, scope)
     head = history.entries[0].after if history.entries else _head_bytes(repo, adapter, scope)
     if history.current != head and history.current is not None:

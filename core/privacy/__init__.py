@@ -8,13 +8,15 @@ turns a memory's findings into the `Redaction`s its format's writer
 applies (`memlens.core.actions`, action `redact`).  `gitnote` says when a
 vault sits in a git repository whose history still holds the values.
 
-Modules: `detectors` (patterns and their checks), `findings` (the finding
-and its mask), `gitnote` (git history warning).
+Modules: `detectors` (a pattern per kind, overlaps resolved), `checks`
+(what a candidate must pass: not a placeholder, a valid shape), `findings`
+(the finding and its mask), `incremental` (the app's scan, kept per file
+between catalog changes), `gitnote` (git history warning).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import date
 from pathlib import Path
 
@@ -23,7 +25,7 @@ from ..formats.privacy_model import Redaction
 from ..model import Memory
 from ..safe_io import read_regular
 from ..scan.vault import Catalog, Vault
-from .detectors import KINDS, PERSONAL_KINDS, detect
+from .detectors import KINDS, PERSONAL_KINDS, Hit, detect
 from .findings import Finding, mask, scrub
 from .gitnote import git_history_note, git_root
 
@@ -36,13 +38,22 @@ def _read_text(path: Path) -> str | None:
 
 
 def scan_memory(
-    memory: Memory, vault: str = ".", raw: str | None = None, health: str = ""
+    memory: Memory,
+    vault: str = ".",
+    raw: str | None = None,
+    health: str = "",
+    detector: Callable[[str, str], Sequence[Hit]] = detect,
 ) -> list[Finding]:
-    """Every finding in `memory`'s text fields (`raw`: its file's text, for lines)."""
+    """Every finding in `memory`'s text fields (`raw`: its file's text, for lines).
+
+    `detector`: `detect`, or one that remembers its answers (`detect` is
+    pure over the text and the field's name; the incremental scan reuses
+    them for the unchanged sections and records of a changed shared file).
+    """
     adapter = adapter_for(memory.format)
     out: list[Finding] = []
     for tf in adapter.text_fields(memory, raw):
-        for hit in detect(tf.text, tf.name):
+        for hit in detector(tf.text, tf.name):
             out.append(
                 Finding(
                     vault_root=memory.vault_root,

@@ -116,6 +116,27 @@ async def test_redact_one_finding_after_confirming(planted: tuple[Path, list[Any
         assert len(screen.query_one(FindingTable).findings) == len(secrets) - 1
 
 
+async def test_a_change_rescans_only_its_file(planted: tuple[Path, list[Any]]) -> None:
+    root, secrets = planted
+    app = _app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = await _privacy(pilot)
+        cache = app.findings_cache
+        assert cache is not None
+        files = {(str(v.root), m.path) for v, _rows in app.loaded for m in v.memories}
+        assert cache.files_scanned == len(files)  # the first scan read every file
+        table = screen.query_one(FindingTable)
+        finding = next(f for f in table.findings if f.format == "dream-cycle")
+        table.move_to(table.findings.index(finding))
+        await press(pilot, "r")
+        await settle(pilot)
+        await press(pilot, "y")
+        await settle(pilot)
+        assert len(screen.query_one(FindingTable).findings) == len(secrets) - 1
+        assert cache.files_scanned == len(files) + 1  # observations.md, nothing else
+
+
 async def test_cancel_writes_nothing(planted: tuple[Path, list[Any]]) -> None:
     root, _ = planted
     before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}

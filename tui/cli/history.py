@@ -26,6 +26,7 @@ from .common import (
     json_option,
     load_catalog,
     resolve_as_of,
+    use_cache,
 )
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ def _history(path: Path, memory_id: str) -> History:
         _fail(str(exc))
         raise  # pragma: no cover - _fail exits
     try:
-        return memory_history(memory)
+        return memory_history(memory, cache=use_cache())
     except HistoryError as exc:
         _fail(f"history of {memory_id}: {error_line(exc)}")
         raise  # pragma: no cover - _fail exits

@@ -197,7 +197,7 @@ class MainScreen(MemlensScreen):
                     )
                     yield MemoryTable(self.model, marks=self.marks, id="memories")
                 yield MemoryDetail(id="detail")
-                yield HistoryPane(id="history")
+                yield HistoryPane(id="history", use_cache=self.memlens.config.cache)
         yield Footer()
 
     def on_mount(self) -> None:

@@ -115,8 +115,10 @@ class HistoryPane(Vertical, can_focus=False):
             #: The entry whose version (its bytes after the commit) is to come back.
             self.entry = entry
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, use_cache: bool = True) -> None:
         super().__init__(id=id)
+        #: Read through the kept history cache in the user cache folder (config `cache`).
+        self.use_cache = use_cache
         #: The memory whose history is shown or being read.
         self.memory: Memory | None = None
         #: The history shown, once read.
@@ -161,7 +163,7 @@ class HistoryPane(Vertical, can_focus=False):
     @work(thread=True, exclusive=True, group="history", exit_on_error=False)
     def _read(self, memory: Memory) -> None:
         try:
-            history = memory_history(memory)
+            history = memory_history(memory, cache=self.use_cache)
             views = entry_views(history)
         except (NotInGitError, GitMissingError) as exc:
             self.app.call_from_thread(self._unavailable, str(exc))

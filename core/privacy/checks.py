@@ -1,0 +1,142 @@
+"""The checks a detector's candidate must pass: not a placeholder, and a valid fixed shape.
+
+Split out of `detectors` (one concern each): these are pure predicates
+over one candidate string (a placeholder test and Shannon entropy; the
+Luhn sum, mod-97 for IBANs, a JWT header that decodes to JSON, reserved
+documentation domains and fictional phone ranges), testable on their own;
+`detectors` holds the patterns that find candidates and decides kinds.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import re
+from collections import Counter
+
+# -- placeholders --------------------------------------------------------------
+
+PLACEHOLDER_WORDS = re.compile(
+    r"example|sample|dummy|placeholder|your[_-]?|changeme|redacted|fake|xxxx|<|>|\$\{|\{\{|\.\.\.|…|\*\*\*",
+    re.IGNORECASE,
+)
+
+
+def shannon_entropy(text: str) -> float:
+    """Bits per character of `text` (0 for an empty text)."""
+    if not text:
+        return 0.0
+    counts = Counter(text)
+    n = len(text)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def is_placeholder(token: str) -> bool:
+    """True for documentation stand-ins: `sk-...`, `<token>`, `xxxx`, `YOUR_KEY`, `${X}`, `EXAMPLE`.
+
+    Also for low-variety fillers (`aaaaaaaa`, `12341234`, `abcabcabc`): a real
+    key drawn at random has many distinct characters.
+    """
+    if PLACEHOLDER_WORDS.search(token):
+        return True
+    body = re.sub(r"^[A-Za-z]{2,4}[_-]", "", token)  # a vendor prefix carries no randomness
+    return len(set(body)) < max(4, min(10, len(body) // 3))
+
+
+# -- checks of fixed-shape values ---------------------------------------------
+
+
+def luhn_ok(digits: str) -> bool:
+    """The Luhn checksum of a card number."""
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if i % 2 == 1:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+#: IBAN length per country (ISO 13616 registry, the common ones).
+IBAN_LENGTHS: dict[str, int] = {
+    "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22,
+    "BH": 22, "BR": 29, "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18,
+    "DO": 28, "EE": 20, "EG": 29, "ES": 24, "FI": 18, "FO": 18, "FR": 27, "GB": 22,
+    "GE": 22, "GI": 23, "GL": 18, "GR": 27, "GT": 28, "HR": 21, "HU": 28, "IE": 22,
+    "IL": 23, "IS": 26, "IT": 27, "JO": 30, "KW": 30, "KZ": 20, "LB": 28, "LI": 21,
+    "LT": 20, "LU": 20, "LV": 21, "MC": 27, "MD": 24, "ME": 22, "MK": 19, "MR": 27,
+    "MT": 31, "MU": 30, "NL": 18, "NO": 15, "PK": 24, "PL": 28, "PS": 29, "PT": 25,
+    "QA": 29, "RO": 24, "RS": 22, "SA": 24, "SE": 24, "SI": 19, "SK": 24, "SM": 27,
+    "TN": 24, "TR": 26, "UA": 29, "VG": 24, "XK": 20,
+}  # fmt: skip
+
+
+def iban_ok(compact: str) -> bool:
+    """Country length and the ISO 7064 mod-97 check of an IBAN without spaces."""
+    if IBAN_LENGTHS.get(compact[:2]) != len(compact):
+        return False
+    moved = compact[4:] + compact[:4]
+    number = "".join(str(int(ch, 36)) for ch in moved)
+    return int(number) % 97 == 1
+
+
+def _b64json(part: str) -> object:
+    try:
+        raw = base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+        return json.loads(raw)
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return None
+
+
+def jwt_ok(token: str) -> bool:
+    """A JWT: its header decodes to a JSON object naming an `alg` (a JWS or JWE header)."""
+    header = _b64json(token.split(".", 1)[0])
+    return isinstance(header, dict) and "alg" in header
+
+
+#: RFC 2606 / RFC 6761 names reserved for documentation and tests.
+_RESERVED_TLDS = ("test", "example", "invalid", "localhost", "local", "internal", "lan")
+_RESERVED_DOMAINS = ("example.com", "example.org", "example.net", "example.edu")
+
+
+def reserved_domain(domain: str) -> bool:
+    """True for documentation and test domains (example.com, *.test, *.example, ...)."""
+    d = domain.lower().rstrip(".")
+    if d.rsplit(".", 1)[-1] in _RESERVED_TLDS:
+        return True
+    return any(d == r or d.endswith("." + r) for r in _RESERVED_DOMAINS)
+
+
+def fictional_phone(digits: str) -> bool:
+    """Numbers set aside for fiction and documentation.
+
+    North America's 555-0100..555-0199 (also when a country's number ends
+    in them, as `+385 91 555 0187` does), and Ofcom's drama ranges in the
+    UK (020 7946 0xxx, 0113 496 0xxx, 0161 496 0xxx, 01632 960xxx,
+    07700 900xxx).
+    """
+    if re.search(r"55501\d\d$", digits):
+        return True
+    national = re.sub(r"^44", "0", digits)
+    return bool(
+        re.match(
+            r"^0207946 ?0\d{3}$|^0(113|161|114|115|116|117|118|121|131|141|151|191)4960\d{3}$",
+            national,
+        )
+        or re.match(r"^01632960\d{3}$|^07700900\d{3}$", national)
+    )
+
+
+__all__ = [
+    "IBAN_LENGTHS",
+    "PLACEHOLDER_WORDS",
+    "fictional_phone",
+    "iban_ok",
+    "is_placeholder",
+    "jwt_ok",
+    "luhn_ok",
+    "reserved_domain",
+    "shannon_entropy",
+]

@@ -1,0 +1,175 @@
+"""The privacy scan kept between catalog changes: only files that changed are scanned again.
+
+The app scans every loaded vault after each change of the catalog (a live
+reload, an edit, a redaction).  At 10,000 memories a whole scan costs 6-8 s
+of CPU (the detectors' patterns over every text field), for one changed
+file (`python -m bench privacy`).  The scan is pure over content: what a memory's text fields hold
+comes from its file's bytes, and, for a few formats, from the vault's
+vault-wide files (a WAL, a view store, `_state.json`: `FileScan.vault_wide`).
+So `FindingsCache` keeps, per vault and file, the findings of each of the
+file's memories with what they were computed from: the file's sha256 (its
+scan stamp), a digest of the vault-wide files' sha256s and the vault's name.
+A file whose three still match reuses them; any other is scanned again, as
+is every file without a stamp.  A file shared by many memories (Dream
+Cycle's observations.md, an experiences.jsonl: 2,000 memories each at
+10,000) changes one section or record at a time, so the detectors' answers
+are kept per (text, field name) too: a changed shared file costs reading
+its memories' text fields, and the detectors only over the texts that are new.
+
+Health (a finding's `health`, the memory's unified health as of the scan's
+date) is not kept: it depends on `as_of`, and is worked out again, only for
+the memories that have findings.  The findings are those `scan_vault` gives,
+in its order (tests/core/test_privacy_incremental.py compares the two).
+
+One cache serves one app; two scans may overlap (a newer one cancels the
+older, which may still be finishing a file): entries are immutable tuples
+and each vault's table is replaced by one assignment, so a reader never
+sees half an update.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from ..model import Memory
+from ..scan.vault import Vault
+from . import _read_text, scan_memory
+from .detectors import Hit, detect
+from .findings import Finding
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """One file's findings, per memory in the order the vault lists them, and their inputs."""
+
+    sha256: str
+    wide: str
+    vault: str
+    per_memory: tuple[tuple[Finding, ...], ...]
+    #: `detect`'s answer per (text, field name) of this file's memories: when
+    #: one section or record of a shared file changes, the others' texts are
+    #: the same and are not run through the detectors again.
+    detected: dict[tuple[str, str], tuple[Hit, ...]]
+
+
+def _wide_digest(vault: Vault) -> str:
+    """One digest of the sha256 of every vault-wide file (any change may alter any memory)."""
+    parts = sorted(
+        f"{rel}\0{stamp.sha256}"
+        for rel, fs in vault.scans.items()
+        if fs.vault_wide
+        for stamp in (vault.stamps.get(rel),)
+        if stamp is not None
+    )
+    missing = sum(1 for rel, fs in vault.scans.items() if fs.vault_wide and rel not in vault.stamps)
+    text = "\n".join(parts) + f"\n{missing}"
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _by_file(vault: Vault) -> dict[str, list[Memory]]:
+    """The vault's memories grouped by file, each group in the vault's order."""
+    groups: dict[str, list[Memory]] = {}
+    for m in vault.memories:
+        groups.setdefault(m.path, []).append(m)
+    return groups
+
+
+class _Memo:
+    """`detect` remembering its answers: last version's reused, this version's kept (bounded)."""
+
+    def __init__(self, before: dict[tuple[str, str], tuple[Hit, ...]]) -> None:
+        self.before = before
+        #: The answers for this version's texts only, so the memo never grows past a file.
+        self.now: dict[tuple[str, str], tuple[Hit, ...]] = {}
+
+    def __call__(self, text: str, name: str) -> tuple[Hit, ...]:
+        key = (text, name)
+        hits = self.now.get(key)
+        if hits is None:
+            hits = self.before.get(key)
+            if hits is None:
+                hits = tuple(detect(text, name))
+            self.now[key] = hits
+        return hits
+
+
+class FindingsCache:
+    """Findings per vault and file, kept while the file and its vault-wide files stay the same."""
+
+    def __init__(self) -> None:
+        self._vaults: dict[Path, dict[str, _Entry]] = {}
+        #: Files scanned (not reused) by the last `scan_vault` call: what a change cost.
+        self.rescanned = 0
+        #: Files scanned by every call so far.
+        self.files_scanned = 0
+
+    def scan_vault(
+        self,
+        vault: Vault,
+        as_of: date | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> list[Finding] | None:
+        """`privacy.scan_vault(vault, as_of)`, scanning only files that changed.
+
+        None when `cancelled()` turned true (what was scanned by then is kept).
+        """
+        kept = self._vaults.get(vault.root, {})
+        wide = _wide_digest(vault)
+        entries: dict[str, _Entry] = {}
+        per_file: dict[str, tuple[tuple[Finding, ...], ...]] = {}
+        self.rescanned = 0
+        for path, memories in _by_file(vault).items():
+            if cancelled is not None and cancelled():
+                self._vaults[vault.root] = {**kept, **entries}
+                return None
+            stamp = vault.stamps.get(path)
+            old = kept.get(path)
+            if (
+                stamp is not None
+                and old is not None
+                and (old.sha256, old.wide, old.vault) == (stamp.sha256, wide, vault.rel)
+                and len(old.per_memory) == len(memories)
+            ):
+                per_file[path] = old.per_memory
+                entries[path] = old
+                continue
+            raw = _read_text(memories[0].abs_path)
+            memo = _Memo(old.detected if old is not None else {})
+            found = tuple(tuple(scan_memory(m, vault.rel, raw, detector=memo)) for m in memories)
+            self.rescanned += 1
+            self.files_scanned += 1
+            per_file[path] = found
+            if stamp is not None:
+                entries[path] = _Entry(stamp.sha256, wide, vault.rel, found, memo.now)
+        self._vaults[vault.root] = entries
+        return _assemble(vault, per_file, as_of)
+
+    def forget(self, keep: set[Path]) -> None:
+        """Drop the vaults not in `keep` (closed or no longer loaded)."""
+        self._vaults = {root: v for root, v in self._vaults.items() if root in keep}
+
+
+def _assemble(
+    vault: Vault, per_file: dict[str, tuple[tuple[Finding, ...], ...]], as_of: date | None
+) -> list[Finding]:
+    """The findings in the vault's memory order, each with its memory's health as of `as_of`."""
+    adapter = vault.adapter
+    seen: dict[str, int] = {}
+    out: list[Finding] = []
+    for m in vault.memories:
+        at = seen.get(m.path, 0)
+        seen[m.path] = at + 1
+        found = per_file[m.path][at]
+        if not found:
+            continue
+        health = adapter.decay(m, as_of, explain=False).health.value if as_of else ""
+        out.extend(dataclasses.replace(f, health=health) for f in found)
+    return out
+
+
+__all__ = ["FindingsCache"]
