@@ -210,9 +210,7 @@ def _pool(memories: Sequence[Memory], req: RecallRequest, generation: int) -> li
     """The script's pool: its files read its way, less those it drops before the idf."""
     out: list[_Entry] = []
     for m in _load_order(memories, req, generation):
-        view = read_script_file(m.abs_path, generation)
-        if view is None:
-            continue
+        view = read_script_file(m, generation)
         if generation == 1:
             weight = gen1_confidence(view.fields)
             if weight < req.min_confidence or gen1_decayed(view.fields, req.as_of):

@@ -36,9 +36,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
+from datetime import date
 
 from ...errors import ParseError
+from ...model import Memory
 from ...text.textio import read_text
 
 #: A value the script's reader gives: text, a number, a boolean or a list of text.
@@ -94,20 +95,66 @@ def parse_script_frontmatter(text: str, generation: int) -> ScriptFile:
     return ScriptFile(fields, text[end + 3 :].strip())
 
 
-def read_script_file(path: Path, generation: int) -> ScriptFile | None:
-    """The file at `path` as the script reads it; None if it cannot be read now.
+def _plain(value: object) -> ScriptValue | None:
+    """A parsed (YAML) value as the script would have read it from a plain line."""
+    if isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    return None
+
+
+def view_of_memory(memory: Memory) -> ScriptFile:
+    """The script's reading rebuilt from the parsed memory (when its text cannot be read).
+
+    Exact for the plain values the script and YAML read alike; used for a
+    memory whose file is gone since the scan, or one built in memory.
+    """
+    fields: dict[str, ScriptValue] = {}
+    for key, value in memory.fields.items():
+        plain = _plain(value)
+        if plain is not None:
+            fields[str(key)] = plain
+    typed: dict[str, object] = {
+        "tags": list(memory.tags) if memory.tags else None,
+        "created": memory.created,
+        "source": memory.source,
+        "confidence": memory.confidence,
+        "importance": memory.importance,
+        "decay": memory.native.get("decay"),
+        "max_age": memory.native.get("max_age"),
+        "refs": memory.native.get("refs"),
+        "verified": memory.native.get("verified"),
+    }
+    for key, value in typed.items():
+        plain = _plain(value)
+        if plain is not None and key not in fields:
+            fields[key] = plain
+    return ScriptFile(fields, memory.body.strip())
+
+
+def read_script_file(memory: Memory, generation: int) -> ScriptFile:
+    """The memory's file as the script reads it.
 
     Read fresh at search time: the script's values come from the text, which
     the parsed memory does not keep.  A file gone or unreadable since the
-    scan is left out (None), like any file memlens cannot read.
+    scan is read from the parsed memory instead (`view_of_memory`).
     """
     try:
-        decoded = read_text(path)
+        decoded = read_text(memory.abs_path)
     except (OSError, ParseError):
-        return None
+        return view_of_memory(memory)
     # Python's text mode (the script's read_text) turns \r\n and a lone \r into \n;
     # memlens's reader already turned \r\n into \n.
     return parse_script_frontmatter(decoded.text.replace("\r", "\n"), generation)
 
 
-__all__ = ["ScriptFile", "ScriptValue", "parse_script_frontmatter", "read_script_file"]
+__all__ = [
+    "ScriptFile",
+    "ScriptValue",
+    "parse_script_frontmatter",
+    "read_script_file",
+    "view_of_memory",
+]
