@@ -381,14 +381,34 @@ class QueryCommand(click.Command):
     "out_format",
     type=click.Choice(["text", "json", "ocean"]),
     default=None,
-    help="Output: text (default), json (= --json), or ocean: the Project Ocean "
-    'memory-search.py --json shape {"results": [...], "total": n}.',
+    help="Output: text (default), json (= --json), or ocean: Project Ocean's "
+    "memory-search.py --json, ranked by recall unless --rank says otherwise: the "
+    "script's hits, order, scores and JSON (its absolute paths; a vault with no "
+    "second-generation file as the first generation's script, else as main's).  "
+    "QUERY is then the script's text: no filters, phrases or negation.  On purpose "
+    "unlike the script: invalid files are skipped (validate lists them), a BOM file's "
+    "frontmatter is read, and agent folders beyond the script's six are searched too.",
 )
 @click.option("--agent", default=None, help="Only this agent's memories and shared/.")
-@click.option("--all", "all_agents", is_flag=True, help="Every agent (the default).")
+@click.option(
+    "--all",
+    "all_agents",
+    is_flag=True,
+    help="Every agent (the default); ranked by recall it wins over --agent, as in the script.",
+)
 @click.option("--no-shared", is_flag=True, help="With --agent: leave out shared/.")
-@click.option("--tags", default=None, help="Comma-separated; a hit needs one of them.")
-@click.option("--min-confidence", type=float, default=None, help="Skip lower confidence.")
+@click.option(
+    "--tags",
+    default=None,
+    help="Comma-separated; a hit needs one of them (ranked by recall: as written, "
+    "split at commas only, as the script compares them).",
+)
+@click.option(
+    "--min-confidence",
+    type=float,
+    default=None,
+    help="Skip lower confidence (ranked by recall: first-generation vaults).",
+)
 @click.option(
     "--min-importance", type=float, default=None, help="Skip lower importance (2nd generation)."
 )
