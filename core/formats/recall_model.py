@@ -26,6 +26,8 @@ class RecallRequest:
     #: A hit needs one of these tags (none: no tag filter).
     tags: tuple[str, ...] = field(default_factory=tuple)
     min_importance: float = 0.0
+    #: First generation: skip files whose confidence is below this.
+    min_confidence: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +37,9 @@ class RecallHit:
     memory: Memory
     score: float
     explain: dict[str, Any]
+    #: The hit as the format's own script prints it (Project Ocean: one
+    #: memory-search.py ``--json`` result), for `search --format ocean`.
+    record: dict[str, Any] | None = None
 
 
 __all__ = ["RecallHit", "RecallRequest"]

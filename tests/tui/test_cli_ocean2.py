@@ -42,7 +42,8 @@ def test_search_recall_in_the_scripts_json_shape(vault: Path) -> None:
     scores = [r["score"] for r in out["results"]]
     assert scores == sorted(scores, reverse=True)
     # --agent hawk: hawk's own vault and shared/ only.
-    assert all(r["path"].startswith(("agents/hawk/", "shared/")) for r in out["results"])
+    mine = (f"{vault.resolve()}/agents/hawk/", f"{vault.resolve()}/shared/")
+    assert all(r["path"].startswith(mine) for r in out["results"])
 
 
 def test_search_recall_refuses_filters(vault: Path) -> None:

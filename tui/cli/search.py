@@ -11,6 +11,9 @@ not a problem), 2 for a bad query or usage error.
 
 from __future__ import annotations
 
+import json
+import re
+import sys
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -133,19 +136,23 @@ def _snippet(text: str) -> str:
     return flat if len(flat) <= SNIPPET_CHARS else flat[: SNIPPET_CHARS - 1] + "…"
 
 
-def ocean_record(hit: Hit, base: Path) -> dict[str, Any]:
-    """One result in the reference ``memory-search.py --json`` shape."""
+def ocean_record(hit: Hit, script: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One result in the reference ``memory-search.py --json`` shape.
+
+    A hit of a format's own recall script (Project Ocean's, `--rank recall`)
+    comes with `script`, the script's record, printed exactly: its fields, key order, values and the
+    absolute path it prints.  Any other hit (another format, or `--rank
+    relevance`) gets the first generation's keys filled from the memory,
+    plus its `id` (and the second generation's importance, refs, verified).
+    """
+    if script is not None:
+        return dict(script)
     m = hit.memory
-    try:
-        rel_root = m.vault_root.resolve().relative_to(base.resolve())
-        path = (rel_root / m.path).as_posix()
-    except ValueError:
-        path = str(m.abs_path)
     created = m.created.isoformat() if m.created is not None else None
     rec: dict[str, Any] = {
         "score": round(hit.score, 4),
         "file": Path(m.path).name,
-        "path": path,
+        "path": str(m.vault_root.resolve() / m.path),
         "source": m.source,
         "tags": list(m.tags),
         "confidence": m.confidence,
@@ -161,41 +168,78 @@ def ocean_record(hit: Hit, base: Path) -> dict[str, Any]:
     return rec
 
 
+def _parse(text: str, words_only: bool) -> Query:
+    """The query; `words_only`: just the text's words (no filters, phrases or negations).
+
+    With `--format ocean` the Project Ocean vaults get the text as typed (the
+    script's tokens); vaults of other formats get its words.
+    """
+    from memlens.core.search.query import QueryError, parse_query
+
+    if words_only:
+        text = " ".join(re.findall(r"[^\W_]+", text))
+    try:
+        return parse_query(text)
+    except QueryError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def _emit_ocean(records: list[dict[str, Any]]) -> None:
+    """The results as memory-search.py prints them: ``json.dumps(..., indent=2)``.
+
+    Byte for byte the script's text (its ASCII escapes make every control,
+    bidi or non-ASCII character of a memory a ``\\uXXXX`` escape: nothing
+    reaches the terminal raw).
+    """
+    sys.stdout.write(json.dumps({"results": records, "total": len(records)}, indent=2) + "\n")
+
+
+#: The recall scripts' flags: agent, no_shared, tags, min_importance, min_confidence.
+RecallFlags = tuple[str | None, bool, str | None, float | None, float | None]
+
+
 def _recall_hits(
     path: Path,
     parsed: Query,
+    script_query: str | None,
     when: date,
     n: int,
-    flags: tuple[str | None, bool, str | None, float | None],
+    flags: RecallFlags,
     filters: list[Filter],
-) -> list[Hit]:
+) -> tuple[list[Hit], dict[int, dict[str, Any]]]:
     """`--rank recall`: each format's own recall formula where it has one.
 
-    A vault whose format ranks recall itself (Project Ocean: memory-search.py's
-    cosine × importance × freshness) is ranked by it, with the script's flags;
-    the other vaults keep memlens's TF-IDF recall ranking (cosine × confidence
-    × decay weight).  Hits merge by score, then vault, path and id.
+    A vault whose format ranks recall itself (Project Ocean: memory-search.py)
+    is ranked by it, with the script's flags, on `script_query` (the text as
+    typed, `--format ocean`) or else the query's words; the other vaults keep
+    memlens's TF-IDF recall ranking (cosine × confidence × decay weight).
+    Hits merge by score, then vault; within a vault they keep its own order
+    (the script's ties come in its load order).  Also returns each script
+    hit's own record, by the id of its memory.
     """
     from memlens.core.decay import decay_of
     from memlens.core.formats.recall_model import RecallRequest
     from memlens.core.search.index import Hit
 
-    if parsed.filters or parsed.phrases or parsed.excluded_phrases:
+    if script_query is None and (parsed.filters or parsed.phrases or parsed.excluded_phrases):
         raise click.UsageError(
             "--rank recall takes words only (the formats' own formula); "
             "use --agent, --tags, --no-shared, --min-importance"
         )
-    agent, no_shared, tags, min_importance = flags
+    agent, no_shared, tags, min_importance, min_confidence = flags
     catalog = load_catalog(path)
     request = RecallRequest(
-        query=" ".join(parsed.words),
+        query=script_query if script_query is not None else " ".join(parsed.words),
         as_of=when,
         agent=agent,
         no_shared=no_shared,
-        tags=tuple(t.strip() for t in (tags or "").split(",") if t.strip()),
+        # As the scripts split them: at commas, nothing stripped, compared as written.
+        tags=tuple(tags.split(",")) if tags else (),
         min_importance=min_importance or 0.0,
+        min_confidence=min_confidence or 0.0,
     )
     hits: list[Hit] = []
+    records: dict[int, dict[str, Any]] = {}
     own: set[str] = set()
     for vault in catalog.vaults:
         found = vault.adapter.recall(vault.memories, request)
@@ -205,11 +249,13 @@ def _recall_hits(
         for h in found:
             health = decay_of(h.memory, when, explain=False).health.value
             hits.append(Hit(h.memory, h.score, {**h.explain, "rank": "recall", "health": health}))
+            if h.record is not None:
+                records[id(h.memory)] = h.record
     if len(own) < len(catalog.vaults):
         rest = _search_index(catalog, when).run(parsed, n, extra_filters=filters, rank="recall")
         hits.extend(h for h in rest.hits if str(h.memory.vault_root) not in own)
-    hits.sort(key=lambda h: (-h.score, str(h.memory.vault_root), h.memory.path, h.memory.id))
-    return hits[:n]
+    hits.sort(key=lambda h: (-h.score, str(h.memory.vault_root)))  # stable: each vault's order
+    return hits[:n], records
 
 
 def _relevance_line(e: dict[str, Any]) -> str:
@@ -349,14 +395,34 @@ class QueryCommand(click.Command):
     "out_format",
     type=click.Choice(["text", "json", "ocean"]),
     default=None,
-    help="Output: text (default), json (= --json), or ocean: the Project Ocean "
-    'memory-search.py --json shape {"results": [...], "total": n}.',
+    help="Output: text (default), json (= --json), or ocean: Project Ocean's "
+    "memory-search.py --json, ranked by recall unless --rank says otherwise: the "
+    "script's hits, order, scores and JSON (its absolute paths; a vault with no "
+    "second-generation file as the first generation's script, else as main's).  "
+    "QUERY is then the script's text: no filters, phrases or negation.  On purpose "
+    "unlike the script: invalid files are skipped (validate lists them), a BOM file's "
+    "frontmatter is read, and agent folders beyond the script's six are searched too.",
 )
 @click.option("--agent", default=None, help="Only this agent's memories and shared/.")
-@click.option("--all", "all_agents", is_flag=True, help="Every agent (the default).")
+@click.option(
+    "--all",
+    "all_agents",
+    is_flag=True,
+    help="Every agent (the default); ranked by recall it wins over --agent, as in the script.",
+)
 @click.option("--no-shared", is_flag=True, help="With --agent: leave out shared/.")
-@click.option("--tags", default=None, help="Comma-separated; a hit needs one of them.")
-@click.option("--min-confidence", type=float, default=None, help="Skip lower confidence.")
+@click.option(
+    "--tags",
+    default=None,
+    help="Comma-separated; a hit needs one of them (ranked by recall: as written, "
+    "split at commas only, as the script compares them).",
+)
+@click.option(
+    "--min-confidence",
+    type=float,
+    default=None,
+    help="Skip lower confidence (ranked by recall: first-generation vaults).",
+)
 @click.option(
     "--min-importance", type=float, default=None, help="Skip lower importance (2nd generation)."
 )
@@ -411,19 +477,19 @@ def search(
     fmt = out_format or ("json" if as_json else "text")
     if as_json and out_format not in (None, "json"):
         raise click.UsageError("--json and --format ocean are exclusive")
-    if agent and all_agents:
-        raise click.UsageError("--agent and --all are exclusive")
     when = resolve_as_of(as_of)
     # Scripts written against the Project Ocean tool expect its ranking.
     rank = rank or ("recall" if fmt == "ocean" else "relevance")
+    if agent and all_agents and rank != "recall":
+        # The scripts let --all win over --agent; memlens's own ranking refuses the pair.
+        raise click.UsageError("--agent and --all are exclusive")
     text = " ".join(query)
     from memlens.core.records import memory_record
-    from memlens.core.search.query import Filter, QueryError, parse_query
+    from memlens.core.search.query import Filter
 
-    try:
-        parsed = parse_query(text)
-    except QueryError as exc:
-        raise click.UsageError(str(exc)) from None
+    # --format ocean ranked by recall: the query is the script's text, no query language.
+    script_query = text if fmt == "ocean" and rank == "recall" else None
+    parsed = _parse(text, words_only=script_query is not None)
     n = limit if limit is not None else (OCEAN_DEFAULT_LIMIT if fmt == "ocean" else DEFAULT_LIMIT)
     filters = flag_filters(agent, all_agents, no_shared, tags, min_confidence)
     if min_importance is not None:
@@ -436,9 +502,10 @@ def search(
                 token=f"--min-importance {min_importance}",
             )
         )
+    script_records: dict[int, dict[str, Any]] = {}
     if rank == "recall":
-        flags = (None if all_agents else agent, no_shared, tags, min_importance)
-        hits = _recall_hits(path, parsed, when, n, flags, filters)
+        flags = (None if all_agents else agent, no_shared, tags, min_importance, min_confidence)
+        hits, script_records = _recall_hits(path, parsed, script_query, when, n, flags, filters)
         total = len(hits)
     else:
         index = _fresh_index(path, when)
@@ -469,8 +536,7 @@ def search(
 
     hits = [add_field_counts(h) for h in hits]
     if fmt == "ocean":
-        records = [ocean_record(h, path) for h in hits]
-        emit_json({"results": records, "total": len(records)})
+        _emit_ocean([ocean_record(h, script_records.get(id(h.memory))) for h in hits])
         return
     if fmt == "json":
         out = []

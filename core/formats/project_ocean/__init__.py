@@ -13,8 +13,11 @@ Writing: `writer` holds `ProjectOceanWriter` and its registration, helped by
 `write_fields` (what set and promote accept); `runs` holds the promote and
 decay runs, `references` the second generation's references run
 (memory-ref.py).  `recall` is memory-search.py's ranking (`search --rank
-recall`); `preview` runs the HEARTBEAT recall step for an agent and shows
-what shared/ adds.
+recall`, `--format ocean`), of either generation, on the values the script
+reads: `script_view` reads a file the script's way (its line-by-line header,
+not YAML) and `script_rules` holds its per-file rules (confidence, decay,
+importance, freshness) and its JSON record; `preview` runs the HEARTBEAT
+recall step for an agent and shows what shared/ adds.
 
 Two generations live side by side, file by file.  The first (our spec):
 `confidence` + `decay`.  The second (the repository's current scripts):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -47,14 +48,15 @@ def backlink_name(ref: str) -> str | None:
 SCRIPT_AGENTS: tuple[str, ...] = ("captain", "scout", "shield", "hawk", "forge", "watchtower")
 
 
-def script_agent_order(agents: list[str]) -> list[str]:
-    """The agents in memory-ref.py's order, then any other agent by name.
+def script_agent_order(agents: list[str], known: Sequence[str] = SCRIPT_AGENTS) -> list[str]:
+    """The agents in the script's order (`known`: memory-ref.py's by default), then others by name.
 
     The script reads only its six agents; memlens reads every agent folder,
-    so the others come after them (a decision: the script is silent).
+    so the others come after them (a decision: the script is silent).  The
+    first generation's scripts name `signal` where main names `forge`.
     """
-    known = [a for a in SCRIPT_AGENTS if a in agents]
-    return known + sorted(a for a in agents if a not in SCRIPT_AGENTS)
+    first = [a for a in known if a in agents]
+    return first + sorted(a for a in agents if a not in known)
 
 
 def backlink2_name(ref: str) -> str | None:

@@ -1,29 +1,40 @@
-"""Project Ocean's own recall ranking: memory-search.py's TF-IDF, importance and freshness.
+"""Project Ocean's own recall ranking: memory-search.py, the generation the vault is written in.
 
-`memlens search --rank recall` ranks a Project Ocean vault with this, so the
-hits and their order are the script's (the default `relevance` ranking is
-memlens's own index, the same for every format).  What the script does,
-followed here:
+`memlens search --rank recall` (and `--format ocean`) ranks a Project Ocean
+vault with this, so the hits, their order, scores and JSON are the script's
+(the default `relevance` ranking is memlens's own index, the same for every
+format).  A vault without a second-generation file is ranked as the first
+generation's script (projectoceanx-lab/Ocean11 at 4989190) would rank it;
+a vault with one, as the second generation's (main).  What both do:
 
-- the pool: every agent's `vault/` (the script's six agents and, here, any
-  other), plus `shared/observations/` unless `no_shared`; `agent` narrows it
-  to one agent (+ shared); archives never.  Observations with importance
-  < 0.1, or below `min_importance`, leave the pool before the idf is
-  computed (they change every other score, as in the script);
+- the pool: each agent's `vault/` (the script's six agents in its order, then
+  any other agent folder by name: memlens reads every agent), plus
+  `shared/observations/` unless `no_shared`; `agent` narrows it to one agent
+  (+ shared); archives never; file names sorted.  Files leave the pool before
+  the idf is computed (so they change every other score, as in the script):
+  first generation, a decayed file (`script_rules.gen1_decayed`) or one under
+  `min_confidence`; second generation, importance < 0.1 or under
+  `min_importance`;
+- every value (tags, confidence, importance, decay, created, source, body) is
+  the one the script's own header reading gives (`script_view`), not YAML's;
 - tokens: lowercase `[a-z0-9]+`, the script's stopwords removed, one-letter
-  tokens dropped; a document is its tags joined by spaces, that string
-  twice with nothing between (so "a b" gives "a ba b": the script's
-  spelling, whose middle token merges two tags), a space, then the body;
+  tokens dropped; a document is its tags joined by spaces (the second
+  generation: that string twice with nothing between, so "a b" gives
+  "a ba b", whose middle token merges two tags), a space, then the body;
 - tf = count / tokens, idf = ln((n + 1) / (df + 1)) + 1, a query term
   unknown to the pool weighs idf 1; cosine of the two sparse vectors;
-- score = cosine × importance × freshness (`decay2.freshness`); a hit needs
-  a score above 0.001; `tags` keeps a hit with one of them;
-- order: the score rounded to 4 places (what the script sorts), ties in the
-  script's load order (agents in its order, file names sorted, then shared).
+- score = cosine × confidence × decay weight (first generation) or cosine ×
+  importance × freshness (second); a hit needs a score above 0.001; `tags`
+  keeps a hit whose tags hold one of them, compared as written;
+- order: the score rounded to 4 places (what the script sorts and prints),
+  ties in load order.
 
-A first-generation file in the pool counts for the idf as the script reads
-it; its score is its own generation's: cosine × confidence × decay weight,
-and an expired one is no hit (memlens reads each file by its generation).
+memlens's own choices: invalid files are not in the pool (the script reads
+them, or stops); a BOM file's frontmatter is read (`script_view`).  In a
+vault of both generations (the second generation's script), a
+first-generation file counts for the idf as that script reads it, but its
+score is its own generation's (cosine × confidence × decay weight, no hit
+once expired): memlens reads each file by its generation.
 """
 
 from __future__ import annotations
@@ -32,14 +43,29 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
-from datetime import date
+from dataclasses import dataclass
+from typing import Any
 
 from ...model import Memory
-from ...text.dates import day_of
 from ..recall_model import RecallHit, RecallRequest
 from .decay import observation_decay
-from .decay2 import RECALL_SKIP_BELOW, effective_days, freshness
-from .linking import script_agent_order
+from .decay2 import RECALL_SKIP_BELOW
+from .linking import SCRIPT_AGENTS, script_agent_order
+from .script_rules import (
+    gen1_confidence,
+    gen1_decayed,
+    gen1_record,
+    gen1_weight,
+    gen2_freshness,
+    gen2_importance,
+    gen2_record,
+    tag_set,
+    tag_text,
+)
+from .script_view import ScriptFile, read_script_file
+
+#: The first generation's script reads these agents, in this order (main: forge, not signal).
+GEN1_SCRIPT_AGENTS: tuple[str, ...] = ("captain", "scout", "shield", "hawk", "signal", "watchtower")
 
 STOPWORDS = frozenset(
     {
@@ -145,15 +171,26 @@ def tokenize(text: str) -> list[str]:
     return [t for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS and len(t) > 1]
 
 
-def _importance(m: Memory) -> float:
-    """The importance the script reads (0.5 when the file has none: a first-generation file)."""
-    return float(m.importance) if m.importance is not None else 0.5
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """One file of the pool: the memory, the script's reading of it, and its weight."""
+
+    memory: Memory
+    view: ScriptFile
+    #: Confidence (first generation) or importance (second), as the script reads it.
+    weight: float
 
 
-def _pool(memories: Sequence[Memory], req: RecallRequest) -> list[Memory]:
-    """The files the script loads, in its load order."""
+def script_generation(memories: Sequence[Memory]) -> int:
+    """Which script ranks the vault: 2 when any file is second-generation, else 1."""
+    return 2 if any(m.native.get("generation") == 2 for m in memories) else 1
+
+
+def _load_order(memories: Sequence[Memory], req: RecallRequest, generation: int) -> list[Memory]:
+    """The files the script globs, in its order (agents, then shared/), before its filters."""
     agents = sorted({str(m.native.get("agent")) for m in memories if not m.native.get("shared")})
-    rank = {a: i for i, a in enumerate(script_agent_order(agents))}
+    known = GEN1_SCRIPT_AGENTS if generation == 1 else SCRIPT_AGENTS
+    rank = {a: i for i, a in enumerate(script_agent_order(agents, known))}
     chosen: list[tuple[tuple[int, int, str], Memory]] = []
     for m in memories:
         if m.archived or m.tombstoned:
@@ -163,13 +200,32 @@ def _pool(memories: Sequence[Memory], req: RecallRequest) -> list[Memory]:
             continue
         if not shared and req.agent is not None and m.native.get("agent") != req.agent:
             continue
-        imp = _importance(m)
-        if imp < req.min_importance or imp < RECALL_SKIP_BELOW:
-            continue
         where = (1, 0) if shared else (0, rank[str(m.native.get("agent"))])
         chosen.append(((*where, m.path.rsplit("/", 1)[-1]), m))
     chosen.sort(key=lambda pair: pair[0])
     return [m for _, m in chosen]
+
+
+def _pool(memories: Sequence[Memory], req: RecallRequest, generation: int) -> list[_Entry]:
+    """The script's pool: its files read its way, less those it drops before the idf."""
+    out: list[_Entry] = []
+    for m in _load_order(memories, req, generation):
+        view = read_script_file(m, generation)
+        if generation == 1:
+            weight = gen1_confidence(view.fields)
+            if weight < req.min_confidence or gen1_decayed(view.fields, req.as_of):
+                continue
+        else:
+            weight = gen2_importance(view.fields, m)
+            if weight < req.min_importance or weight < RECALL_SKIP_BELOW:
+                continue
+        out.append(_Entry(m, view, weight))
+    return out
+
+
+def _document(entry: _Entry, generation: int) -> list[str]:
+    tags = tag_text(entry.view.fields.get("tags", []))
+    return tokenize((tags if generation == 1 else tags * 2) + " " + entry.view.body)
 
 
 def _vectors(docs: list[list[str]]) -> tuple[list[dict[str, float]], dict[str, float]]:
@@ -186,58 +242,79 @@ def _vectors(docs: list[list[str]]) -> tuple[list[dict[str, float]], dict[str, f
 
 
 def _cosine(a: dict[str, float], b: dict[str, float]) -> float:
+    # Terms of only one vector add 0.0 to the script's sum over both: left out.
     dot = sum(v * b.get(t, 0.0) for t, v in a.items())
-    mag_a = math.sqrt(sum(v * v for v in a.values())) or 1.0
-    mag_b = math.sqrt(sum(v * v for v in b.values())) or 1.0
+    mag_a = math.sqrt(sum(v**2 for v in a.values())) or 1.0
+    mag_b = math.sqrt(sum(v**2 for v in b.values())) or 1.0
     return dot / (mag_a * mag_b)
 
 
-def _factor(m: Memory, as_of: date) -> tuple[float, float, str] | None:
-    """(importance or confidence, freshness or decay weight, label); None: not a hit."""
+def _factor(entry: _Entry, generation: int, req: RecallRequest) -> tuple[float, str] | None:
+    """(the second factor of the score, its label); None: not a hit."""
+    m, fields = entry.memory, entry.view.fields
+    if generation == 1:
+        return gen1_weight(fields, req.as_of), "confidence × decay weight"
     if m.native.get("generation") == 2:
-        imp = _importance(m)
-        age = (as_of - day_of(m.created)).days if m.created is not None else None
-        eff = effective_days(m.native.get("max_age_days"), imp)
-        return imp, freshness(age, eff), "importance × freshness"
-    info = observation_decay(m, as_of, explain=False)
+        return gen2_freshness(fields, entry.weight, req.as_of), "importance × freshness"
+    info = observation_decay(m, req.as_of, explain=False)  # first generation, mixed vault
     if info.status == "expired":
         return None
-    conf = float(m.confidence) if isinstance(m.confidence, int | float) else 1.0
-    return conf, info.weight, "confidence × decay weight (first generation)"
+    return info.weight, "confidence × decay weight (first generation)"
+
+
+def _weight(entry: _Entry, generation: int) -> float:
+    """The score's first factor: the first generation's confidence in a mixed vault."""
+    m = entry.memory
+    if generation == 2 and m.native.get("generation") != 2:
+        return float(m.confidence) if isinstance(m.confidence, int | float) else 1.0
+    return entry.weight
+
+
+def _record(entry: _Entry, generation: int, score: float) -> dict[str, Any]:
+    m, view = entry.memory, entry.view
+    if generation == 1:
+        return gen1_record(m, view.fields, view.body, score, entry.weight)
+    return gen2_record(m, view.fields, view.body, score, entry.weight)
 
 
 def recall(memories: Sequence[Memory], req: RecallRequest) -> list[RecallHit]:
-    """Every hit of `req.query`, best first, with the parts of its score."""
+    """Every hit of `req.query`, best first, with the parts of its score and the script's record."""
     q_tokens = tokenize(req.query)
-    pool = _pool(memories, req)
-    if not q_tokens or not pool:
+    if not q_tokens:
         return []
-    docs = [tokenize(" ".join(m.tags) * 2 + " " + m.body.strip()) for m in pool]
-    vecs, idf = _vectors(docs)
+    generation = script_generation(memories)
+    pool = _pool(memories, req, generation)
+    if not pool:
+        return []
+    vecs, idf = _vectors([_document(e, generation) for e in pool])
     total = len(q_tokens)
     q_vec = {t: (c / total) * idf.get(t, 1.0) for t, c in Counter(q_tokens).items()}
     wanted = set(req.tags)
-    hits: list[tuple[float, int, Memory, dict[str, object]]] = []
-    for i, m in enumerate(pool):
-        if wanted and not wanted.intersection(m.tags):
+    hits: list[tuple[float, int, _Entry, dict[str, object]]] = []
+    for i, entry in enumerate(pool):
+        if wanted and not wanted.intersection(tag_set(entry.view.fields.get("tags", []))):
             continue
-        factor = _factor(m, req.as_of)
+        factor = _factor(entry, generation, req)
         if factor is None:
             continue
-        weight, fresh, label = factor
+        fresh, label = factor
+        weight = _weight(entry, generation)
         sim = _cosine(q_vec, vecs[i])
         score = sim * weight * fresh
         if score > MIN_SCORE:
             explain: dict[str, object] = {
-                "formula": f"score = cosine × {label} (memory-search.py)",
+                "formula": f"score = cosine × {label} (memory-search.py, generation {generation})",
                 "cosine": sim,
                 "weight": weight,
                 "freshness": fresh,
                 "score": score,
             }
-            hits.append((round(score, 4), i, m, explain))
+            hits.append((round(score, 4), i, entry, explain))
     hits.sort(key=lambda h: (-h[0], h[1]))
-    return [RecallHit(m, score, dict(explain)) for score, _i, m, explain in hits]
+    return [
+        RecallHit(e.memory, score, dict(explain), _record(e, generation, score))
+        for score, _i, e, explain in hits
+    ]
 
 
-__all__ = ["MIN_SCORE", "recall", "tokenize"]
+__all__ = ["GEN1_SCRIPT_AGENTS", "MIN_SCORE", "recall", "script_generation", "tokenize"]
