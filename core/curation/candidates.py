@@ -36,7 +36,7 @@ import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 from functools import lru_cache
 from itertools import combinations
 from pathlib import Path
@@ -70,6 +70,8 @@ DUP_TFIDF = 0.8
 DUP_JACCARD = 0.7
 DUP_CHAR = 0.85
 DUP_VECTOR = 0.92
+#: Content-word Jaccard below which character 3-grams are not measured.
+CHAR_GATE = 0.4
 #: Content-word Jaccard of two memories from which a clause conflict counts...
 MIN_MEMORY_SIMILARITY = 0.25
 #: ...or the share of the smaller memory's content words the clause holds.
@@ -111,7 +113,15 @@ def text_of(m: Memory) -> str:
 def _doc(m: Memory) -> _Doc:
     text = text_of(m)
     values = frozenset(w for w in words(text) if is_value(w))
-    return _Doc(m, text, content_stems(text), claims(m.title, m.body), values)
+    return _Doc(m, text, content_stems(text), claims(m.title, m.body, memory_day(m)), values)
+
+
+def memory_day(m: Memory) -> str | None:
+    """The day a memory was written (the time of the observations it does not date)."""
+    when = m.created
+    if isinstance(when, datetime):
+        return when.date().isoformat()
+    return when.isoformat() if when is not None else None
 
 
 def candidate_id(members: Sequence[Memory]) -> str:
@@ -142,6 +152,8 @@ class _Doc:
 class _Pair:
     tfidf: float = 0.0
     vector: float | None = None
+    #: Two claims of one signature disagree (`_claim_pairs`): worth a conflict check.
+    claim: bool = False
 
 
 def _tfidf_pairs(docs: list[_Doc], as_of: date, pairs: dict[tuple[int, int], _Pair]) -> None:
@@ -187,7 +199,7 @@ def _claim_pairs(docs: list[_Doc], pairs: dict[tuple[int, int], _Pair]) -> None:
             continue
         for (i, ci), (j, cj) in combinations(group, 2):
             if i != j and compare(ci, cj) is not None:
-                pairs.setdefault((min(i, j), max(i, j)), _Pair())
+                pairs.setdefault((min(i, j), max(i, j)), _Pair()).claim = True
 
 
 def _conflict(a: _Doc, b: _Doc) -> tuple[Conflict | None, float]:
@@ -205,8 +217,10 @@ def _conflict(a: _Doc, b: _Doc) -> tuple[Conflict | None, float]:
             if conflict is None:
                 # A statement both make with the same values settles nothing.
                 agreed.add(ca.signature)
-            elif conflict.how == "setting":
-                if same_subject(a.memory.title, a.text, b.memory.title, b.text)[0]:
+            elif conflict.how == "setting" or ca.contextual:
+                # A key or "the fix" alone does not say whose: the memories must
+                # be about one subject.
+                if same_subject(a.memory.title, a.stems, b.memory.title, b.stems)[0]:
                     found.append(conflict)
             elif sim >= MIN_MEMORY_SIMILARITY or ca.subject_words / smaller >= MIN_CLAUSE_SHARE:
                 # The memories are about one thing, or the clause is most of one of
@@ -225,11 +239,12 @@ def _contradiction_confidence(conflict: Conflict, sim: float) -> float:
 
 def _duplicate(a: _Doc, b: _Doc, p: _Pair) -> tuple[float, dict[str, float]] | None:
     """(confidence, measures) if the pair is a near-duplicate, else None."""
-    measures = {
-        "tfidf": p.tfidf,
-        "jaccard": token_jaccard(a.stems, b.stems),
-        "char3": cosine(a.grams, b.grams),
-    }
+    jaccard = token_jaccard(a.stems, b.stems)
+    measures = {"tfidf": p.tfidf, "jaccard": jaccard, "char3": 0.0}
+    if jaccard >= CHAR_GATE or p.tfidf >= DUP_TFIDF:
+        # 3-grams cost a millisecond a pair; texts sharing under CHAR_GATE of
+        # their content words do not share DUP_CHAR of their 3-grams.
+        measures["char3"] = cosine(a.grams, b.grams)
     if p.vector is not None:
         measures["vector"] = p.vector
     limits = {"tfidf": DUP_TFIDF, "jaccard": DUP_JACCARD, "char3": DUP_CHAR, "vector": DUP_VECTOR}
@@ -244,7 +259,7 @@ def _duplicate(a: _Doc, b: _Doc, p: _Pair) -> tuple[float, dict[str, float]] | N
 def _measure(docs: list[_Doc], i: int, j: int, p: _Pair, root: Path) -> Candidate | None:
     a, b = docs[i], docs[j]
     members = (a.memory, b.memory)
-    conflict, sim = _conflict(a, b)
+    conflict, sim = _conflict(a, b) if p.claim else (None, 0.0)
     if conflict is not None:
         return Candidate(
             candidate_id(members),

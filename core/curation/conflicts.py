@@ -37,16 +37,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .wording import (
-    ANTONYMS,
-    FILLERS,
-    NEGATIONS,
-    STOP_WORDS,
+    ANTONYM,
+    CONTEXT_HEADS,
+    NEGATION,
+    SKIP,
+    VALUE,
     clauses,
-    content_stems,
     is_content,
-    is_value,
+    is_identifier,
+    is_timed,
+    is_timestamp,
     stem,
     token_jaccard,
+    token_role,
     word_set,
     words,
 )
@@ -80,6 +83,18 @@ class Claim:
     #: Content words of the signature (how specific the subject is).
     subject_words: int
     setting: bool = False
+    #: An observation or event rather than a standing fact: past tense, anchored
+    #: to a happening ("after that", "since"), or a measured quantity that varies
+    #: (usage, latency, a percentage, a rate).  Such claims conflict only when
+    #: they are about the same time (`when`).
+    timed: bool = False
+    #: When a timed claim holds: the dates and times it names, else its
+    #: memory's date; None when unknown (then it conflicts with nothing).
+    when: str | None = None
+    #: The subject or time is named only by the memory around it ("the fix is
+    #: in 1.2", "the issue ...", an undated observation): it conflicts only
+    #: between memories on one subject.
+    contextual: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,32 +119,70 @@ class Conflict:
         return f"different value for the same quantity: {self.a.text!r} vs {self.b.text!r}"
 
 
-def clause_claim(text: str) -> Claim | None:
-    """The claim of one clause, or None when it names no subject (see module doc)."""
-    toks = words(text)
+def _roles(toks: list[str]) -> tuple[list[str], list[str], bool]:
+    """(signature, values, positive) of a clause's tokens (see the module doc)."""
     positive = True
     signature: list[str] = []
     values: list[str] = []
     for w in toks:
-        if w in NEGATIONS:
+        role, form = token_role(w)
+        if role == NEGATION:
             positive = not positive
-        elif w in FILLERS or w in STOP_WORDS:
+        elif role == SKIP:
             # Auxiliaries and articles say nothing of the subject: "X is
             # enabled" and "X has been disabled" share the signature (x, enabled).
             continue
-        elif w in ANTONYMS:
+        elif role == ANTONYM:
             positive = not positive
-            signature.append(stem(ANTONYMS[w]))
-        elif is_value(w):
+            signature.append(form)
+        elif role == VALUE:
             signature.append("<v>")
             values.append(w)
         else:
             # Stemmed: "prefers" and "does not prefer" name one claim.
-            signature.append(stem(w))
-    subject = sum(1 for w in signature if w != "<v>" and is_content(w))
-    if subject < MIN_SUBJECT_WORDS:
+            signature.append(form)
+    return signature, values, positive
+
+
+def clause_claim(text: str, memory_date: str | None = None) -> Claim | None:
+    """The claim of one clause, or None when it names no subject (see module doc).
+
+    `memory_date` is when the memory was written: the time of an
+    observation that names none itself.
+    """
+    if text.rstrip().endswith("?"):
+        return None  # a question asserts nothing
+    toks = words(text)
+    signature, values, positive = _roles(toks)
+    content = [w for w in signature if w != "<v>" and is_content(w)]
+    if len(content) == 1 and values:
+        names = [w for w in toks if is_identifier(w)]
+        if len(names) == 1:
+            # "max_connections is 100": a named setting written as prose.
+            return Claim(("<setting>", names[0]), True, tuple(values), text.strip(), 1, True)
+    if len(content) < MIN_SUBJECT_WORDS:
         return None
-    return Claim(tuple(signature), positive, tuple(values), text.strip(), subject)
+    timed = is_timed(toks, content, values)
+    when = memory_date
+    stamps: list[str] = []
+    if timed:
+        stamps = [v for v in values if is_timestamp(v)]
+        if stamps:
+            when = " ".join(stamps)
+        values = [v for v in values if not is_timestamp(v)]
+    return Claim(
+        tuple(signature),
+        positive,
+        tuple(values),
+        text.strip(),
+        len(content),
+        timed=timed,
+        when=when,
+        # An observation dated only by its memory ("after that restores take 8
+        # minutes") is about that memory's incident: two memories of one day
+        # conflict only when they are about one subject.
+        contextual=content[0] in CONTEXT_HEADS or (timed and not stamps),
+    )
 
 
 def setting_claims(text: str) -> list[Claim]:
@@ -147,11 +200,14 @@ def setting_claims(text: str) -> list[Claim]:
     return out
 
 
-def claims(title: str, body: str) -> list[Claim]:
+def claims(title: str, body: str, memory_date: str | None = None) -> list[Claim]:
     """Every claim of a memory: its title's and body's clauses, and its settings."""
     out: list[Claim] = []
     for part in (title, body):
-        out += [c for c in (clause_claim(x) for x in clauses(part)) if c is not None]
+        for x in clauses(part):
+            c = clause_claim(x, memory_date)
+            if c is not None:
+                out.append(c)
     out += setting_claims(body)
     return out
 
@@ -160,6 +216,8 @@ def compare(a: Claim, b: Claim) -> Conflict | None:
     """The conflict between two claims of the same signature, if they disagree."""
     if a.signature != b.signature:
         return None
+    if (a.timed or b.timed) and (a.when is None or a.when != b.when):
+        return None  # two observations of different times: things change
     if a.setting:
         return Conflict("setting", a, b) if a.values != b.values else None
     if a.positive != b.positive:
@@ -169,9 +227,15 @@ def compare(a: Claim, b: Claim) -> Conflict | None:
     return None
 
 
-def same_subject(title_a: str, text_a: str, title_b: str, text_b: str) -> tuple[bool, float]:
-    """Whether two memories are about one subject (for setting conflicts), and their Jaccard."""
-    sa, sb = content_stems(text_a), content_stems(text_b)
+def same_subject(
+    title_a: str, stems_a: set[str], title_b: str, stems_b: set[str]
+) -> tuple[bool, float]:
+    """Whether two memories are about one subject (for setting conflicts), and their Jaccard.
+
+    `stems_a` / `stems_b`: the `content_stems` of each memory's text (kept
+    per memory by the caller: one memory meets many others).
+    """
+    sa, sb = stems_a, stems_b
     sim = token_jaccard(sa, sb)
     if sim < SETTING_MIN_SIMILARITY:
         return False, sim
