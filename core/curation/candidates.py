@@ -47,13 +47,24 @@ import numpy as np
 from ..model import Memory
 from ..search.index import SearchIndex
 from ..search.similar import load_stored_vectors
-from .conflicts import Claim, Conflict, best_conflict, claims, compare, same_subject
+from .conflicts import (
+    Claim,
+    Conflict,
+    as_written,
+    best_conflict,
+    body_settings,
+    claim_of,
+    compare,
+    same_subject,
+    sketch,
+)
 from .wording import (
     DiffOp,
     char_ngrams,
-    content_stems,
     cosine,
+    is_content,
     is_value,
+    stem,
     token_jaccard,
     word_diff,
     words,
@@ -110,10 +121,21 @@ def text_of(m: Memory) -> str:
     return f"{m.title}\n{m.body}"
 
 
-def _doc(m: Memory) -> _Doc:
-    text = text_of(m)
-    values = frozenset(w for w in words(text) if is_value(w))
-    return _Doc(m, text, content_stems(text), claims(m.title, m.body, memory_day(m)), values)
+def _docs(memories: Sequence[Memory]) -> list[_Doc]:
+    """The memories measured: words, stems, values, and the claims another memory shares."""
+    sketched = [sketch(m.title, m.body) for m in memories]
+    seen: Counter[tuple[str, ...]] = Counter()
+    for sketches, _toks in sketched:
+        seen.update({s[0] for s in sketches})
+    docs: list[_Doc] = []
+    for m, (sketches, toks) in zip(memories, sketched, strict=True):
+        day = memory_day(m)
+        shared = (claim_of(s, day) for s in sketches if 1 < seen[s[0]] <= MAX_GROUP)
+        found = [c for c in shared if c is not None] + body_settings(m.body)
+        stems = {stem(w) for w in toks if is_content(w)}
+        values = frozenset(w for w in toks if is_value(w))
+        docs.append(_Doc(m, text_of(m), stems, found, values))
+    return docs
 
 
 def memory_day(m: Memory) -> str | None:
@@ -261,6 +283,11 @@ def _measure(docs: list[_Doc], i: int, j: int, p: _Pair, root: Path) -> Candidat
     members = (a.memory, b.memory)
     conflict, sim = _conflict(a, b) if p.claim else (None, 0.0)
     if conflict is not None:
+        conflict = Conflict(
+            conflict.how,
+            as_written(conflict.a, a.memory.title, a.memory.body),
+            as_written(conflict.b, b.memory.title, b.memory.body),
+        )
         return Candidate(
             candidate_id(members),
             KIND_CONTRADICTION,
@@ -305,7 +332,7 @@ def find_in_vault(
     on purpose; they are never candidates.
     """
     live = sorted((m for m in memories if not m.archived and not m.tombstoned), key=lambda m: m.id)
-    docs = [_doc(m) for m in live]
+    docs = _docs(live)
     pairs: dict[tuple[int, int], _Pair] = {}
     if len(docs) >= 2:
         _tfidf_pairs(docs, as_of, pairs)

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .wording import (
     ANTONYM,
@@ -42,6 +42,7 @@ from .wording import (
     NEGATION,
     SKIP,
     VALUE,
+    clause_tokens,
     clauses,
     is_content,
     is_identifier,
@@ -152,14 +153,22 @@ def clause_claim(text: str, memory_date: str | None = None) -> Claim | None:
     """
     if text.rstrip().endswith("?"):
         return None  # a question asserts nothing
-    toks = words(text)
-    signature, values, positive = _roles(toks)
+    return _claim_of(words(text), text.strip(), memory_date)
+
+
+def _claim_of(
+    toks: list[str],
+    text: str,
+    memory_date: str | None,
+    roles: tuple[list[str], list[str], bool] | None = None,
+) -> Claim | None:
+    signature, values, positive = roles if roles is not None else _roles(toks)
     content = [w for w in signature if w != "<v>" and is_content(w)]
     if len(content) == 1 and values:
         names = [w for w in toks if is_identifier(w)]
         if len(names) == 1:
             # "max_connections is 100": a named setting written as prose.
-            return Claim(("<setting>", names[0]), True, tuple(values), text.strip(), 1, True)
+            return Claim(("<setting>", names[0]), True, tuple(values), text, 1, True)
     if len(content) < MIN_SUBJECT_WORDS:
         return None
     timed = is_timed(toks, content, values)
@@ -174,7 +183,7 @@ def clause_claim(text: str, memory_date: str | None = None) -> Claim | None:
         tuple(signature),
         positive,
         tuple(values),
-        text.strip(),
+        text,
         len(content),
         timed=timed,
         when=when,
@@ -200,16 +209,57 @@ def setting_claims(text: str) -> list[Claim]:
     return out
 
 
+#: One clause before it becomes a claim: (signature, words, values, positive).
+Sketch = tuple[tuple[str, ...], list[str], list[str], bool]
+
+
 def claims(title: str, body: str, memory_date: str | None = None) -> list[Claim]:
     """Every claim of a memory: its title's and body's clauses, and its settings."""
-    out: list[Claim] = []
+    sketches, _words = sketch(title, body)
+    out = [c for c in (claim_of(s, memory_date) for s in sketches) if c is not None]
+    return out + body_settings(body)
+
+
+def sketch(title: str, body: str) -> tuple[list[Sketch], list[str]]:
+    """The clause sketches of a memory (questions left out) and all its words; one pass.
+
+    Why sketches: a vault's clauses are grouped by signature first, and only
+    those another memory shares become claims (`claim_of`); most clauses
+    of a vault are said once.
+    """
+    out: list[Sketch] = []
+    every: list[str] = []
     for part in (title, body):
-        for x in clauses(part):
-            c = clause_claim(x, memory_date)
-            if c is not None:
-                out.append(c)
-    out += setting_claims(body)
-    return out
+        for toks, question in clause_tokens(part):
+            every += toks
+            if question:
+                continue  # a question asserts nothing
+            signature, values, positive = _roles(toks)
+            if signature:
+                out.append((tuple(signature), toks, values, positive))
+    return out, every
+
+
+def claim_of(s: Sketch, memory_date: str | None) -> Claim | None:
+    """The claim of a sketched clause (None: it names no subject); its text is its words."""
+    signature, toks, values, positive = s
+    return _claim_of(toks, " ".join(toks), memory_date, (list(signature), values, positive))
+
+
+def body_settings(body: str) -> list[Claim]:
+    """The `key: value` / `key = value` settings of a body (none without = or :)."""
+    return setting_claims(body) if "=" in body or ":" in body else []
+
+
+def as_written(claim: Claim, title: str, body: str) -> Claim:
+    """The claim with its clause's text as written in the memory (found again by its words)."""
+    if claim.setting:
+        return claim
+    for part in (title, body):
+        for text in clauses(part):
+            if " ".join(words(text)) == claim.text:
+                return replace(claim, text=text)
+    return claim
 
 
 def compare(a: Claim, b: Claim) -> Conflict | None:

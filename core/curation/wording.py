@@ -201,6 +201,43 @@ def is_content(word: str) -> bool:
     )
 
 
+#: A word (as `_WORD`) or a separator: a sentence end (. ! ? before a space,
+#: a line break, a semicolon) or a comma.
+_TOKEN = re.compile(r"[^\W_]+(?:[._\-:/]+[^\W_]+)*%?|%|[.!?]+(?=\s|$)|[,;\n]")
+_SENTENCE_ENDS = frozenset(".!?;\n")
+#: The conjunctions `_CLAUSE` splits at, as words.
+_CONJUNCTIONS = word_set("but and while whereas although though because however so yet")
+
+
+def clause_tokens(text: str) -> list[tuple[list[str], bool]]:
+    """The words of each clause of `text` (as `clauses` then `words`), and whether it asks.
+
+    One pass over the whole text: a memory is normalized and tokenized
+    once, not once per clause (the review queue reads every memory of a
+    vault).  The second item is True for the clauses of a question.
+    """
+    out: list[tuple[list[str], bool]] = []
+    sentence: list[list[str]] = [[]]
+
+    def close(question: bool) -> None:
+        parts = [p for p in sentence if p]
+        if len(parts) > 1 and parts[0][0] in CONDITIONS:
+            parts = [parts[0] + p for p in parts[1:]]
+        out.extend((p, question) for p in parts)
+
+    for tok in _TOKEN.findall(normalize(text)):
+        first = tok[0]
+        if first in _SENTENCE_ENDS:
+            close("?" in tok)
+            sentence = [[]]
+        elif first == "," or tok in _CONJUNCTIONS:
+            sentence.append([])
+        else:
+            sentence[-1].append(tok)
+    close(False)
+    return out
+
+
 def clauses(text: str) -> list[str]:
     """Sentences and their independent clauses, in order, stripped, non-empty.
 
