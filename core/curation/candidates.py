@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..model import Memory
 from ..search.index import SearchIndex
@@ -74,13 +75,17 @@ KIND_DUPLICATE = "duplicate"
 KIND_CONTRADICTION = "contradiction"
 KINDS = (KIND_DUPLICATE, KIND_CONTRADICTION)
 
-#: TF-IDF cosine from which a pair is measured at all.
-PAIR_TFIDF = 0.3
+#: TF-IDF cosine from which a pair is measured as a possible duplicate.
+PAIR_TFIDF = 0.5
 #: Thresholds of a duplicate, per measure.
 DUP_TFIDF = 0.8
 DUP_JACCARD = 0.7
 DUP_CHAR = 0.85
 DUP_VECTOR = 0.92
+#: Cosine of the search index's meaning vectors (WordLlama, the `semantic`
+#: extra): paraphrases of one note reach 0.95; on 1,000 generated technical
+#: notes of one style 3 pairs in ~500,000 reach 0.9 (99.9th percentile 0.81).
+DUP_MEANING = 0.9
 #: Content-word Jaccard below which character 3-grams are not measured.
 CHAR_GATE = 0.4
 #: Content-word Jaccard of two memories from which a clause conflict counts...
@@ -176,6 +181,8 @@ class _Pair:
     vector: float | None = None
     #: Two claims of one signature disagree (`_claim_pairs`): worth a conflict check.
     claim: bool = False
+    #: Cosine of the search index's meaning vectors (the `semantic` extra).
+    meaning: float | None = None
 
 
 def _tfidf_pairs(docs: list[_Doc], as_of: date, pairs: dict[tuple[int, int], _Pair]) -> None:
@@ -187,27 +194,57 @@ def _tfidf_pairs(docs: list[_Doc], as_of: date, pairs: dict[tuple[int, int], _Pa
             pairs.setdefault((i, j), _Pair()).tfidf = sim
 
 
-def _vector_pairs(root: Path, docs: list[_Doc], pairs: dict[tuple[int, int], _Pair]) -> None:
+#: Unit vectors (one row each) of the memories given, from the search index's
+#: meaning model (`SearchIndex.meaning_vectors`); None: not available.
+MeaningFn = Callable[[Sequence[Memory]], "npt.NDArray[np.float32] | None"]
+
+
+def _cosine_pairs(
+    rows: list[int], mat: npt.NDArray[Any], threshold: float
+) -> list[tuple[int, int, float]]:
+    """(i, j, cosine) of the rows (doc positions) whose unit vectors reach `threshold`."""
+    out: list[tuple[int, int, float]] = []
+    chunk = 1000
+    for start in range(0, len(rows), chunk):
+        sims = mat[start : start + chunk] @ mat.T
+        for a, b in zip(*np.nonzero(sims >= threshold), strict=True):
+            ra, rb = start + int(a), int(b)
+            if ra < rb:
+                out.append((rows[ra], rows[rb], float(sims[a, b])))
+    return out
+
+
+def _vector_pairs(root: Path, docs: list[_Doc], pairs: dict[tuple[int, int], _Pair]) -> bool:
+    """Pairs by the vectors a vault ships (`_embeddings.json`); whether there were any."""
     stored = load_stored_vectors(root)
     if stored is None:
-        return
+        return False
     _model, vecs = stored
     rows = [(i, vecs[d.memory.id]) for i, d in enumerate(docs) if d.memory.id in vecs]
     dims = {len(v) for _, v in rows}
     if len(rows) < 2 or len(dims) != 1:
-        return  # mixed dimensions: the vectors are not comparable
+        return False  # mixed dimensions: the vectors are not comparable
     mat = np.asarray([v for _, v in rows], dtype=np.float64)
     norms = np.linalg.norm(mat, axis=1)
     norms[norms == 0] = 1.0
     mat /= norms[:, None]
-    chunk = 1000
-    for start in range(0, len(rows), chunk):
-        sims = mat[start : start + chunk] @ mat.T
-        for a, b in zip(*np.nonzero(sims >= DUP_VECTOR), strict=True):
-            ra, rb = start + int(a), int(b)
-            if ra < rb:
-                i, j = rows[ra][0], rows[rb][0]
-                pairs.setdefault((i, j), _Pair()).vector = float(sims[a, b])
+    for i, j, sim in _cosine_pairs([i for i, _ in rows], mat, DUP_VECTOR):
+        pairs.setdefault((i, j), _Pair()).vector = sim
+    return True
+
+
+def _meaning_pairs(
+    meaning: MeaningFn, docs: list[_Doc], pairs: dict[tuple[int, int], _Pair]
+) -> bool:
+    """Paraphrase pairs by the search index's meaning vectors; whether they were there."""
+    mat = meaning([d.memory for d in docs])
+    if mat is None or len(mat) != len(docs):
+        return False
+    mat = np.asarray(mat, dtype=np.float32)
+    known = [i for i in range(len(docs)) if mat[i].any()]  # a zero row: not embedded
+    for i, j, sim in _cosine_pairs(known, mat[known], DUP_MEANING):
+        pairs.setdefault((i, j), _Pair()).meaning = sim
+    return True
 
 
 def _claim_pairs(docs: list[_Doc], pairs: dict[tuple[int, int], _Pair]) -> None:
@@ -269,7 +306,15 @@ def _duplicate(a: _Doc, b: _Doc, p: _Pair) -> tuple[float, dict[str, float]] | N
         measures["char3"] = cosine(a.grams, b.grams)
     if p.vector is not None:
         measures["vector"] = p.vector
-    limits = {"tfidf": DUP_TFIDF, "jaccard": DUP_JACCARD, "char3": DUP_CHAR, "vector": DUP_VECTOR}
+    if p.meaning is not None:
+        measures["meaning"] = p.meaning
+    limits = {
+        "tfidf": DUP_TFIDF,
+        "jaccard": DUP_JACCARD,
+        "char3": DUP_CHAR,
+        "vector": DUP_VECTOR,
+        "meaning": DUP_MEANING,
+    }
     over = [(s - limits[k]) / (1 - limits[k]) for k, s in measures.items() if s >= limits[k]]
     if not over:
         return None
@@ -325,19 +370,30 @@ def find_in_vault(
     *,
     should_stop: Callable[[], bool] | None = None,
     copies: Callable[[Memory, Memory], bool] | None = None,
+    meaning: MeaningFn | None = None,
+    used: set[str] | None = None,
 ) -> list[Candidate]:
     """Every candidate among the live memories of the vault at `root`, best first.
 
     `copies` (the format's `deliberate_copies`) names pairs the format keeps
-    on purpose; they are never candidates.
+    on purpose; they are never candidates.  `meaning` gives the search
+    index's meaning vectors when the semantic extra is on; `used` collects
+    the names of the similarities measured ("tfidf", "jaccard", "char3",
+    "vector", "meaning").
     """
     live = sorted((m for m in memories if not m.archived and not m.tombstoned), key=lambda m: m.id)
     docs = _docs(live)
     pairs: dict[tuple[int, int], _Pair] = {}
+    found_by = {"tfidf", "jaccard", "char3"}
     if len(docs) >= 2:
         _tfidf_pairs(docs, as_of, pairs)
-        _vector_pairs(root, docs, pairs)
+        if _vector_pairs(root, docs, pairs):
+            found_by.add("vector")
+        if meaning is not None and _meaning_pairs(meaning, docs, pairs):
+            found_by.add("meaning")
         _claim_pairs(docs, pairs)
+    if used is not None:
+        used |= found_by
     out: list[Candidate] = []
     for (i, j), p in sorted(pairs.items()):
         if should_stop is not None and should_stop():
