@@ -40,8 +40,8 @@ from .wording import (
     ANTONYM,
     CONTEXT_HEADS,
     NEGATION,
-    SKIP,
     VALUE,
+    VALUE_FORM,
     clause_tokens,
     clauses,
     is_content,
@@ -121,28 +121,22 @@ class Conflict:
 
 
 def _roles(toks: list[str]) -> tuple[list[str], list[str], bool]:
-    """(signature, values, positive) of a clause's tokens (see the module doc)."""
-    positive = True
-    signature: list[str] = []
-    values: list[str] = []
-    for w in toks:
-        role, form = token_role(w)
-        if role == NEGATION:
-            positive = not positive
-        elif role == SKIP:
-            # Auxiliaries and articles say nothing of the subject: "X is
-            # enabled" and "X has been disabled" share the signature (x, enabled).
-            continue
-        elif role == ANTONYM:
-            positive = not positive
-            signature.append(form)
-        elif role == VALUE:
-            signature.append("<v>")
-            values.append(w)
-        else:
-            # Stemmed: "prefers" and "does not prefer" name one claim.
-            signature.append(form)
-    return signature, values, positive
+    """(signature, values, positive) of a clause's tokens (see the module doc).
+
+    Negations and antonyms flip the polarity; auxiliaries and articles say
+    nothing of the subject ("X is enabled" and "X has been disabled" share
+    the signature (x, enabled)); words are stemmed ("prefers" and "does not
+    prefer" name one claim); values stand as ``<v>``.
+    """
+    roles = [token_role(w) for w in toks]
+    signature = [form for role, form in roles if role >= ANTONYM]
+    values = (
+        [w for w, (role, _form) in zip(toks, roles, strict=True) if role == VALUE]
+        if VALUE_FORM in signature
+        else []
+    )
+    flips = sum(1 for role, _form in roles if role in (NEGATION, ANTONYM))
+    return signature, values, flips % 2 == 0
 
 
 def clause_claim(text: str, memory_date: str | None = None) -> Claim | None:
@@ -163,7 +157,7 @@ def _claim_of(
     roles: tuple[list[str], list[str], bool] | None = None,
 ) -> Claim | None:
     signature, values, positive = roles if roles is not None else _roles(toks)
-    content = [w for w in signature if w != "<v>" and is_content(w)]
+    content = [w for w in signature if w != VALUE_FORM and is_content(w)]
     if len(content) == 1 and values:
         names = [w for w in toks if is_identifier(w)]
         if len(names) == 1:
@@ -198,8 +192,10 @@ def setting_claims(text: str) -> list[Claim]:
     """Named settings of `text`: `key: value` / `key = value` lines and inline `key = value`."""
     out: list[Claim] = []
     for line in text.splitlines():
+        if "=" not in line and ":" not in line:
+            continue
         m = _SETTING_LINE.match(line)
-        found = [m] if m else list(_SETTING_INLINE.finditer(line))
+        found = [m] if m else list(_SETTING_INLINE.finditer(line)) if "=" in line else []
         for match in found:
             key = match.group("key").lower().strip(".-")
             value = " ".join(words(match.group("value")))

@@ -117,8 +117,14 @@ _PAST_WORDS = word_set("was were had did went")
 #: Irregular past forms (past only when no state word precedes them).
 _IRREGULAR_PAST = word_set(
     "took ran saw came fell rose grew became began broke found gave lost made met paid "
-    "said sent spent stood told thought wrote hung showed shown"
+    "said sent spent stood told thought wrote rewrote hung showed shown drove chose froze "
+    "forgot hid held knew led left rode rang sold shook slept spoke stole struck threw "
+    "woke won undid redid overrode rebuilt built bought brought caught dug drew fed felt "
+    "fought flew taught"
 )
+#: Past and present alike (set, split): past after a person ("we split it to 500").
+_SAME_PAST = word_set("set reset put cut split hit let shut quit spread read upset")
+_PEOPLE = word_set("we i they he she someone somebody nobody everyone")
 #: Words that tie a clause to a happening ("after that ...", "since then").
 _ANCHOR_WORDS = word_set("yesterday today tonight ago recently lately")
 _ANCHOR_BIGRAMS: frozenset[tuple[str, str]] = frozenset(
@@ -160,7 +166,10 @@ SETTING_STEMS = _SETTING_WORDS | {w[:-1] for w in _SETTING_WORDS if w.endswith("
 #: Subject words that name their thing only through the memory around them.
 CONTEXT_HEADS = word_set("fix issue problem bug cause culprit workaround solution change it")
 #: Token roles in a clause signature (`token_role`).
-NEGATION, SKIP, ANTONYM, VALUE, WORD = "neg", "skip", "ant", "value", "word"
+#: Ordered: roles from ANTONYM up are part of the signature.
+NEGATION, SKIP, ANTONYM, VALUE, WORD = 0, 1, 2, 3, 4
+#: How a value stands in a signature.
+VALUE_FORM = "<v>"
 _TIMESTAMP = re.compile(r"^(?:\d{4}-\d{2}-\d{2}(?:t[\d:]+z?)?|\d{1,2}:\d{2}(?::\d{2})?)$")
 
 
@@ -205,6 +214,10 @@ def is_content(word: str) -> bool:
 #: a line break, a semicolon) or a comma.
 _TOKEN = re.compile(r"[^\W_]+(?:[._\-:/]+[^\W_]+)*%?|%|[.!?]+(?=\s|$)|[,;\n]")
 _SENTENCE_ENDS = frozenset(".!?;\n")
+#: A number in parentheses, as titles disambiguate ("Pool limits (517)"): a label.
+_LABEL = re.compile(r"\(#?\d+\)")
+#: Words opening a question or a heading that asks ("How to ...", "Why the ...").
+_ASKING = word_set("how why what which who")
 #: The conjunctions `_CLAUSE` splits at, as words.
 _CONJUNCTIONS = word_set("but and while whereas although though because however so yet")
 
@@ -221,11 +234,12 @@ def clause_tokens(text: str) -> list[tuple[list[str], bool]]:
 
     def close(question: bool) -> None:
         parts = [p for p in sentence if p]
+        question = question or (bool(parts) and parts[0][0] in _ASKING)
         if len(parts) > 1 and parts[0][0] in CONDITIONS:
             parts = [parts[0] + p for p in parts[1:]]
         out.extend((p, question) for p in parts)
 
-    for tok in _TOKEN.findall(normalize(text)):
+    for tok in _TOKEN.findall(_LABEL.sub("", normalize(text))):
         first = tok[0]
         if first in _SENTENCE_ENDS:
             close("?" in tok)
@@ -338,7 +352,7 @@ def joined(parts: Iterable[str]) -> str:
 
 
 @lru_cache(maxsize=1 << 16)
-def token_role(word: str) -> tuple[str, str]:
+def token_role(word: str) -> tuple[int, str]:
     """(role, signature form) of one word of a clause; cached (a vault repeats its words)."""
     if word in NEGATIONS:
         return NEGATION, word
@@ -347,7 +361,7 @@ def token_role(word: str) -> tuple[str, str]:
     if word in ANTONYMS:
         return ANTONYM, stem(ANTONYMS[word])
     if is_value(word):
-        return VALUE, word
+        return VALUE, VALUE_FORM
     return WORD, stem(word)
 
 
@@ -369,6 +383,8 @@ def _past(toks: Sequence[str]) -> bool:
         if prev not in _STATE_BEFORE and (
             w in _IRREGULAR_PAST or (len(w) > 4 and w.endswith("ed") and not w.endswith("eed"))
         ):
+            return True
+        if prev in _PEOPLE and w in _SAME_PAST:
             return True
         prev = w
     return False
