@@ -4,14 +4,20 @@ Candidates are looked for inside one vault only: merge and supersede are one
 transaction in one vault, and two vaults' memories belong to two agents.
 Archived and erased memories are left out (nothing to review there).
 
-Pairs come from three cheap sources, then each pair is measured:
+Pairs are blocked (never all pairs), then each pair is measured:
 
-- the search index's `near_duplicates` at a low TF-IDF threshold
-  (`PAIR_TFIDF`): lexical neighbours;
+- TF-IDF cosine at least `PAIR_TFIDF` (a per-vault index, an exact sparse
+  product in row blocks): lexical neighbours, measured as duplicates;
 - stored vectors (`_embeddings.json` of cognitive-memory vaults), cosine at
   least `DUP_VECTOR`: meaning-based neighbours, when a vault ships them;
-- equal clause signatures and setting keys (`conflicts`): statements about
-  one subject, however different the rest of the memories.
+- the search index's meaning vectors (the `semantic` extra, `meaning`),
+  cosine at least `DUP_MEANING`: paraphrases;
+- equal clause signatures and setting keys (`conflicts`) that disagree:
+  statements about one subject, however different the rest of the
+  memories.  Clauses are sketched first (signature, values, polarity) and
+  only those another memory shares, with other values or the other
+  polarity, become claims; a signature in more than `MAX_GROUP` memories
+  is boilerplate.
 
 A pair with a conflict (`conflicts.compare`) is a **contradiction**; else it
 is a **duplicate** when one similarity passes its threshold and the two do
@@ -22,8 +28,8 @@ Confidence, 0-1, what a reviewer can read off it:
 
 - duplicate: ``0.5 + 0.5 * max_k (s_k - t_k) / (1 - t_k)`` over the
   measures that pass their threshold t_k (TF-IDF cosine, content-word
-  Jaccard, character 3-gram cosine, stored-vector cosine): 0.5 just at a
-  threshold, 1.0 identical text;
+  Jaccard, character 3-gram cosine, stored-vector and meaning cosines):
+  0.5 just at a threshold, 1.0 identical text;
 - contradiction: ``0.6 + 0.05 * (subject words - 2, at most 4) + 0.2 *
   content Jaccard`` for a clause conflict (the longer the shared subject and
   the more alike the memories, the surer), ``0.5 + 0.4 * Jaccard`` for a

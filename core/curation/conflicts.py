@@ -21,8 +21,22 @@ a negation in another clause of the memory is in another signature.  A
 signature needs at least two content words, so "it is 5" never matches
 "it is 7".
 
+Time.  A different number is a contradiction only for the same quantity
+of the same subject *at the same time*.  A standing fact ("the pool size
+is 20", "the deploy window is Tuesday") holds until changed, so two
+memories giving two values disagree whenever written.  A *timed* claim
+(`wording.is_timed`: past tense, "after that" / "since then", or a
+reading of a measured quantity such as usage, latency, a percentage or a
+rate) is an observation of one moment: it conflicts only with one of the
+same moment, the ISO dates or times the clause names, else the day its
+memory was written; and one dated only by its memory must also be about
+the same subject (`same_subject`), as must a clause whose subject is
+named only by its memory ("the fix is in 1.2").  Questions, headings
+that ask ("How to ...") and labels ("(517)") state nothing.
+
 Named settings (``timeout = 30s``, ``pool_size: 20`` at the start of a
-line, or ``key = value`` inside prose) are compared by key.  A key alone
+line, ``key = value`` inside prose, or a code name alone as the subject:
+``max_connections is 100``) are compared by key.  A key alone
 does not say whose setting it is, so a setting conflict also needs the two
 memories to be alike (content-word Jaccard >= SETTING_MIN_SIMILARITY) and
 no title word of one may be missing from the other memory (a title "Search
