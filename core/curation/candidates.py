@@ -68,10 +68,9 @@ from .conflicts import (
 from .wording import (
     DiffOp,
     char_ngrams,
+    content_stem,
     cosine,
-    is_content,
     is_value,
-    stem,
     token_jaccard,
     word_diff,
     words,
@@ -149,7 +148,8 @@ def _docs(memories: Sequence[Memory]) -> list[_Doc]:
         day = memory_day(m)
         shared = (claim_of(s, day) for s in sketches if s[0] in open_sigs)
         found = [c for c in shared if c is not None] + body_settings(m.body)
-        stems = {stem(w) for w in toks if is_content(w)}
+        stems = set(map(content_stem, toks))
+        stems.discard("")
         values = frozenset(w for w in toks if is_value(w))
         docs.append(_Doc(m, text_of(m), stems, found, values))
     return docs

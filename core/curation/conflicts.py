@@ -54,6 +54,7 @@ from .wording import (
     ANTONYM,
     CONTEXT_HEADS,
     NEGATION,
+    POLAR_WORDS,
     VALUE,
     VALUE_FORM,
     clause_tokens,
@@ -149,6 +150,8 @@ def _roles(toks: list[str]) -> tuple[list[str], list[str], bool]:
         if VALUE_FORM in signature
         else []
     )
+    if POLAR_WORDS.isdisjoint(toks):  # most clauses: no negation, no antonym
+        return signature, values, True
     flips = sum(1 for role, _form in roles if role in (NEGATION, ANTONYM))
     return signature, values, flips % 2 == 0
 

@@ -230,25 +230,27 @@ def clause_tokens(text: str) -> list[tuple[list[str], bool]]:
     vault).  The second item is True for the clauses of a question.
     """
     out: list[tuple[list[str], bool]] = []
-    sentence: list[list[str]] = [[]]
-
-    def close(question: bool) -> None:
-        parts = [p for p in sentence if p]
-        question = question or (bool(parts) and parts[0][0] in _ASKING)
-        if len(parts) > 1 and parts[0][0] in CONDITIONS:
-            parts = [parts[0] + p for p in parts[1:]]
-        out.extend((p, question) for p in parts)
-
-    for tok in _TOKEN.findall(_LABEL.sub("", normalize(text))):
+    sentence: list[list[str]] = []
+    clause: list[str] = []
+    ends, conjunctions = _SENTENCE_ENDS, _CONJUNCTIONS
+    for tok in [*_TOKEN.findall(_LABEL.sub("", normalize(text))), "\n"]:
         first = tok[0]
-        if first in _SENTENCE_ENDS:
-            close("?" in tok)
-            sentence = [[]]
-        elif first == "," or tok in _CONJUNCTIONS:
-            sentence.append([])
+        if first in ends:
+            if clause:
+                sentence.append(clause)
+                clause = []
+            if sentence:
+                question = "?" in tok or sentence[0][0] in _ASKING
+                if len(sentence) > 1 and sentence[0][0] in CONDITIONS:
+                    sentence = [sentence[0] + p for p in sentence[1:]]
+                out += [(p, question) for p in sentence]
+                sentence = []
+        elif first == "," or tok in conjunctions:
+            if clause:
+                sentence.append(clause)
+                clause = []
         else:
-            sentence[-1].append(tok)
-    close(False)
+            clause.append(tok)
     return out
 
 
@@ -363,6 +365,16 @@ def token_role(word: str) -> tuple[int, str]:
     if is_value(word):
         return VALUE, VALUE_FORM
     return WORD, stem(word)
+
+
+#: The words that flip a clause's polarity (`token_role` NEGATION or ANTONYM).
+POLAR_WORDS: frozenset[str] = NEGATIONS | frozenset(ANTONYMS)
+
+
+@lru_cache(maxsize=1 << 16)
+def content_stem(word: str) -> str:
+    """The stem of a content word, "" for any other word (one cached call a word)."""
+    return stem(word) if is_content(word) else ""
 
 
 def is_identifier(word: str) -> bool:
