@@ -23,6 +23,7 @@ BENCHMARKS: dict[str, str] = {
     "app-reload": "bench.app_reload_bench",
     "history": "bench.history_bench",
     "relevance": "bench.relevance",
+    "review": "bench.review_bench",
 }
 
 
