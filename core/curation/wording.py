@@ -170,6 +170,8 @@ CONTEXT_HEADS = word_set("fix issue problem bug cause culprit workaround solutio
 NEGATION, SKIP, ANTONYM, VALUE, WORD = 0, 1, 2, 3, 4
 #: How a value stands in a signature.
 VALUE_FORM = "<v>"
+#: A year or an ISO date (a calendar value, unlike a time of day or a weekday).
+_CALENDAR = re.compile(r"^(?:1[89]\d\d|20\d\d|\d{4}-\d{2}-\d{2})$")
 _TIMESTAMP = re.compile(r"^(?:\d{4}-\d{2}-\d{2}(?:t[\d:]+z?)?|\d{1,2}:\d{2}(?::\d{2})?)$")
 
 
@@ -409,8 +411,14 @@ def is_timed(toks: Sequence[str], content: Sequence[str], values: Sequence[str])
     happening ("after that", "since then", "yesterday"), or a reading of
     a measured quantity (usage, latency, a percentage, a rate "per ...")
     that names no setting (size, limit, timeout, ...).  Two such clauses
-    with different numbers describe two moments, not a disagreement.
+    with different numbers describe two moments, not a disagreement.  A
+    clause whose only values are years, months or ISO dates says when a
+    one-off thing happened: a fact, not timed.
     """
+    if values and all(_CALENDAR.match(v) or v in _MONTHS for v in values):
+        # "Alice joined in 2023", "the release shipped on 2026-03-01": the value
+        # is when a one-off thing happened, a fact two memories can disagree on.
+        return False
     if _past(toks):
         return True
     if any(w in _ANCHOR_WORDS for w in toks) or any(

@@ -114,6 +114,14 @@ def test_observations_of_different_times_do_not_conflict(a: str, b: str) -> None
             "negation",
             False,
         ),
+        # When a one-off thing happened is a fact too.
+        ("Alice joined the team in 2023.", "Alice joined the team in 2021.", "value", False),
+        (
+            "The billing release shipped on 2026-03-01.",
+            "The billing release shipped on 2026-03-15.",
+            "value",
+            False,
+        ),
         # An event of one named date, or readings of one day, are one moment.
         (
             "On 2026-11-14 the restore took 40 minutes.",
