@@ -24,6 +24,7 @@ BENCHMARKS: dict[str, str] = {
     "history": "bench.history_bench",
     "privacy": "bench.privacy_bench",
     "relevance": "bench.relevance",
+    "review": "bench.review_bench",
 }
 
 

@@ -6,7 +6,9 @@ every format is checked against the same planted pairs:
 - `PLANTED`: pairs the review queue must report, with their kind;
 - `DECOYS`: pairs that share words but do not conflict and are not the same
   memory (agreement on a value, the same setting of two different
-  subjects, a negation in an unrelated clause): never reported;
+  subjects, a negation in an unrelated clause, a reading or an event on
+  two days, templated notes counting different things, a question):
+  never reported;
 - the rest are unrelated fillers.
 
 `build(tmp, fmt)` writes the vault and returns its root; `ids(root)` maps
@@ -123,6 +125,58 @@ ITEMS: dict[str, tuple[str, str]] = {
         "Design review cadence",
         "Design reviews happen asynchronously in the shared document.",
     ),
+    # A reading that varies: the same disk on two days is two observations.
+    "disk_a": ("Disk check on db-03", "Disk usage on db-03 is at 71%."),
+    "disk_b": ("Disk check on db-03", "Disk usage on db-03 is at 80%."),
+    # Past events with counts (a run's duration, a log line): two runs, two numbers.
+    "evt_a": (
+        "Nightly backup duration",
+        "The nightly backup of the ledger took 40 minutes. Logs showed 12 timeouts "
+        "from the payments gateway.",
+    ),
+    "evt_b": (
+        "Ledger backup timing",
+        "The nightly backup of the ledger took 95 minutes. Logs showed 30 timeouts "
+        "from the payments gateway.",
+    ),
+    # One event, one date, two durations: the same fact at the same time.
+    "snap_a": (
+        "Backup incident 2026-11-14",
+        "On 2026-11-14 the restore of the billing database took 40 minutes.",
+    ),
+    "snap_b": (
+        "Restore timing for the billing database",
+        "On 2026-11-14 the restore of the billing database took 95 minutes.",
+    ),
+    # A named setting written as prose.
+    "mc_a": ("Orders primary connections", "max_connections is 100 on the orders primary."),
+    "mc_b": ("Orders primary limits", "max_connections is 200 on the orders primary."),
+    # A weekday for one named thing.
+    "win_a": ("Deploy window", "The deploy window for the storefront is Tuesday."),
+    "win_b": ("Release schedule", "The deploy window for the storefront is Thursday."),
+    # Templated notes: the same sentence shape counting different things.
+    "tpl_a": (
+        "Search indexer tuning",
+        "We raised worker_concurrency to 8 on the search indexer. After that the queue "
+        "drains within 60 seconds.",
+    ),
+    "tpl_b": (
+        "Thumbnail worker tuning",
+        "We raised worker_concurrency to 4 on the thumbnail workers. After that the queue "
+        "drains within 15 seconds.",
+    ),
+    # A paraphrase with other words for most of it.
+    "para_a": (
+        "API keys are rotated every quarter",
+        "The platform team rotates the billing service API keys every quarter.",
+    ),
+    "para_b": (
+        "Quarterly rotation of the API keys",
+        "Every quarter the platform team rotates the API keys of the billing service.",
+    ),
+    # A question and a heading that asks are not claims.
+    "ask_a": ("Pool size question", "Should the checkout pool size be 20?"),
+    "ask_b": ("Checkout pool sizing", "The checkout pool size is 50 since the sale."),
 }
 
 PLANTED: dict[tuple[str, str], str] = {
@@ -132,15 +186,29 @@ PLANTED: dict[tuple[str, str], str] = {
     ("freq_a", "freq_b"): "contradiction",
     ("num_a", "num_b"): "contradiction",
     ("set_a", "set_b"): "contradiction",
+    ("snap_a", "snap_b"): "contradiction",
+    ("mc_a", "mc_b"): "contradiction",
+    ("win_a", "win_b"): "contradiction",
+    ("para_a", "para_b"): "duplicate",
 }
 DECOYS: tuple[tuple[str, str], ...] = (
     ("agree_a", "agree_b"),
     ("who_a", "who_b"),
     ("clause_a", "clause_b"),
+    ("disk_a", "disk_b"),
+    ("evt_a", "evt_b"),
+    ("tpl_a", "tpl_b"),
+    ("ask_a", "ask_b"),
 )
-#: Found only through stored vectors (cognitive-memory's `_embeddings.json`).
+#: Found only through vectors: cognitive-memory's `_embeddings.json`, or the
+#: search index's meaning vectors (`StandInEmbedder` in the tests).
 VECTOR_PAIR = ("vec_a", "vec_b")
 AS_OF = "2026-11-22"
+
+
+def _day(n: int) -> str:
+    """The day item `n` (from 1) was written: 2026-11-n up to the 22nd, then October."""
+    return f"2026-11-{n:02d}" if n <= 22 else f"2026-10-{n - 22:02d}"
 
 
 def _keys() -> list[str]:
@@ -158,9 +226,9 @@ def _ocean(root: Path) -> None:
         # Pairs are consecutive items: each pair stays with one agent.
         agent = "alpha" if (n - 1) // 2 % 2 == 0 else "beta"
         _write(
-            root / "agents" / agent / "memory" / "vault" / f"obs-2026-11-{n:02d}-001.md",
+            root / "agents" / agent / "memory" / "vault" / f"obs-{_day(n)}-001.md",
             f"---\ntags: [ops, {key.split('_')[0].rstrip('ab0123456789') or 'x'}]\n"
-            f"confidence: 0.8\ncreated: 2026-11-{n:02d}\ndecay: linear-90d\n"
+            f"confidence: 0.8\ncreated: {_day(n)}\ndecay: linear-90d\n"
             f"source: {agent}\nbacklinks: []\n---\n{title}\n\n{body}\n",
         )
     (root / "agents" / "alpha" / "memory" / "archive").mkdir(parents=True, exist_ok=True)
@@ -177,8 +245,8 @@ def _cognitive(root: Path) -> None:
         _write(
             root / "graph" / "general" / f"{slug}-{uid[:6]}.md",
             f'---\nid: {uid}\ntype: general\ntitle: "{title}"\ntags: [ops, {key}]\n'
-            f"importance: 0.6\nconfidence: 0.8\ncreated: 2026-11-{n:02d}T09:00:00+00:00\n"
-            f"updated: 2026-11-{n:02d}T09:00:00+00:00\n---\n{body}\n",
+            f"importance: 0.6\nconfidence: 0.8\ncreated: {_day(n)}T09:00:00+00:00\n"
+            f"updated: {_day(n)}T09:00:00+00:00\n---\n{body}\n",
         )
         # One axis per memory; the vector pair shares one (cosine 0.995).
         vec = [0.0] * (len(ITEMS) + 1)
@@ -200,7 +268,7 @@ def _observation(root: Path) -> None:
         _write(
             root / "observations" / f"obs-{n:03d}.md",
             f"---\nspec: observation/v1\nid: obs-{n:03d}\n"
-            f"timestamp: 2026-11-{n:02d}T09:00:00Z\nsource: agent/ops-bot\n"
+            f"timestamp: {_day(n)}T09:00:00Z\nsource: agent/ops-bot\n"
             f'event: "{title}"\ncontext:\n  project: ops\n  item: {key}\n---\n\n'
             f"# {title}\n\n{body}\n",
         )
@@ -212,7 +280,7 @@ def _dream(root: Path) -> None:
         title, body = ITEMS[key]
         parts.append(
             f"\n## {title}\n<!-- dc:type=fact dc:importance=6.0 dc:ttl=180 "
-            f"dc:date=2026-11-{n:02d} -->\n{body}\n"
+            f"dc:date={_day(n)} -->\n{body}\n"
         )
     _write(root / "observations.md", "".join(parts))
     _write(root / "archive.jsonl", "")
@@ -225,9 +293,9 @@ def _experience(root: Path) -> None:
         lines.append(
             json.dumps(
                 {
-                    "id": f"exp_2026-11-{n:02d}T09:00:00Z_{n:04x}",
+                    "id": f"exp_{_day(n)}T09:00:00Z_{n:04x}",
                     "type": "observation",
-                    "created_at": f"2026-11-{n:02d}T09:00:00Z",
+                    "created_at": f"{_day(n)}T09:00:00Z",
                     "content": {"text": f"{title}. {body}", "media": [], "structured": {}},
                     "provenance": {"sources": [], "actor": "agent", "method": "capture"},
                     "evidence_ptrs": [],

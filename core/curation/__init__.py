@@ -29,8 +29,18 @@ from ..formats import adapter_for
 from ..formats.curating import CurationOptions, Step, refreshed
 from ..model import Memory
 from ..scan.vault import Vault
+from ..search.embeddings import MODEL
 from ..write.journal import Plan
-from .candidates import KIND_CONTRADICTION, KIND_DUPLICATE, KINDS, Candidate, find_in_vault, rank
+from .candidates import (
+    DUP_MEANING,
+    KIND_CONTRADICTION,
+    KIND_DUPLICATE,
+    KINDS,
+    Candidate,
+    MeaningFn,
+    find_in_vault,
+    rank,
+)
 from .decisions import DECISIONS_REL, is_settled, load_decisions, plan_decision
 
 __all__ = [
@@ -39,13 +49,16 @@ __all__ = [
     "KIND_CONTRADICTION",
     "KIND_DUPLICATE",
     "Candidate",
+    "MeaningFn",
     "ReviewItem",
+    "ReviewRun",
     "apply_curation",
     "candidate_json",
     "dismiss",
     "plan_steps",
     "review",
     "review_json",
+    "review_run",
 ]
 
 
@@ -57,6 +70,17 @@ class ReviewItem:
     vault_rel: str
 
 
+@dataclass(frozen=True, slots=True)
+class ReviewRun:
+    """The candidates of a review, and the similarities that were measured to find them."""
+
+    items: list[ReviewItem]
+    #: Names of the similarities measured in at least one vault ("tfidf",
+    #: "jaccard", "char3", "vector": a vault's own `_embeddings.json`,
+    #: "meaning": the search index's meaning vectors).
+    similarities: tuple[str, ...]
+
+
 def review(
     vaults: Iterable[Vault],
     as_of: date,
@@ -65,14 +89,39 @@ def review(
     limit: int | None = None,
     include_settled: bool = False,
     should_stop: Callable[[], bool] | None = None,
+    meaning: MeaningFn | None = None,
 ) -> list[ReviewItem]:
+    """Every open candidate of every vault, best first (`rank`), at most `limit`."""
+    return review_run(
+        vaults,
+        as_of,
+        kind=kind,
+        limit=limit,
+        include_settled=include_settled,
+        should_stop=should_stop,
+        meaning=meaning,
+    ).items
+
+
+def review_run(
+    vaults: Iterable[Vault],
+    as_of: date,
+    *,
+    kind: str | None = None,
+    limit: int | None = None,
+    include_settled: bool = False,
+    should_stop: Callable[[], bool] | None = None,
+    meaning: MeaningFn | None = None,
+) -> ReviewRun:
     """Every open candidate of every vault, best first (`rank`), at most `limit`.
 
     Candidates a decision settled (dismissed, or superseded with the old
     kept) are left out while both members are unchanged, unless
-    `include_settled`.
+    `include_settled`.  `meaning` (the search index's `meaning_vectors`,
+    when the semantic extra is on) adds paraphrase duplicates.
     """
     items: list[ReviewItem] = []
+    used: set[str] = set()
     for vault in vaults:
         decisions = load_decisions(vault.root)
         found = find_in_vault(
@@ -81,6 +130,8 @@ def review(
             as_of,
             should_stop=should_stop,
             copies=vault.adapter.deliberate_copies,
+            meaning=meaning,
+            used=used,
         )
         for c in found:
             if kind is not None and c.kind != kind:
@@ -90,7 +141,8 @@ def review(
             items.append(ReviewItem(c, vault.rel))
     order = {id(c): n for n, c in enumerate(rank([i.candidate for i in items]))}
     items.sort(key=lambda i: (order[id(i.candidate)], i.vault_rel))
-    return items[:limit] if limit is not None else items
+    kept = items[:limit] if limit is not None else items
+    return ReviewRun(kept, tuple(sorted(used)))
 
 
 def candidate_json(item: ReviewItem, as_of: date) -> dict[str, Any]:
@@ -122,9 +174,17 @@ def candidate_json(item: ReviewItem, as_of: date) -> dict[str, Any]:
     }
 
 
-def review_json(items: Iterable[ReviewItem], as_of: date) -> dict[str, Any]:
-    """The `memlens review --json` document."""
+def review_json(
+    items: Iterable[ReviewItem], as_of: date, similarities: Iterable[str] | None = None
+) -> dict[str, Any]:
+    """The `memlens review --json` document.
+
+    `similarities`: what `review_run` measured; the document says whether
+    meaning-based duplicates were looked for (`similarities.meaning`).
+    """
     cands = [candidate_json(i, as_of) for i in items]
+    used = sorted(similarities) if similarities is not None else ["char3", "jaccard", "tfidf"]
+    meaning = "meaning" in used
     return {
         "as_of": as_of.isoformat(),
         "confidence": (
@@ -132,6 +192,16 @@ def review_json(items: Iterable[ReviewItem], as_of: date) -> dict[str, Any]:
             "0.6 + 0.05 per subject word beyond 2 (max 4) + 0.2 x content Jaccard, "
             "setting conflicts 0.5 + 0.4 x Jaccard"
         ),
+        "similarities": {
+            "used": used,
+            "meaning": meaning,
+            "note": (
+                f"meaning: the search index's {MODEL} vectors, cosine >= {DUP_MEANING}"
+                if meaning
+                else "lexical only: meaning vectors need the semantic extra "
+                "(pip install 'memlens[semantic]'; MEMLENS_SEMANTIC=0 turns it off)"
+            ),
+        },
         "count": len(cands),
         "candidates": cands,
     }

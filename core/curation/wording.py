@@ -28,6 +28,8 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from itertools import pairwise
 
 from ..text.sanitize import visible
 
@@ -48,8 +50,9 @@ _CONTRACTIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     )
 )
 #: A word: letters/digits, inner dots, underscores, dashes, colons or slashes (1.5,
-#: 2026-11-22, v2.3.1, 10:30, a/b, retry_limit), an optional trailing percent sign.
-_WORD = re.compile(r"[^\W_]+(?:[._\-:/][^\W_]+)*%?|%")
+#: 2026-11-22, v2.3.1, 10:30, a/b, retry_limit, llama--23), an optional trailing
+#: percent sign.
+_WORD = re.compile(r"[^\W_]+(?:[._\-:/]+[^\W_]+)*%?|%")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+|;\s*")
 _CLAUSE = re.compile(
     r",\s*|\s+(?:but|and|while|whereas|although|though|because|however|so|yet)\s+", re.I
@@ -102,6 +105,76 @@ _VALUE = re.compile(r"^v?\d[\d.,:/\-]*(?:[a-z]{1,3}|%)?$")
 _VALUE_WORDS = frozenset({"true", "false", "yes"})
 
 
+#: Words whose -ed or irregular past form after them is a state, not an event
+#: ("is enabled", "have been disabled", "the shared document").
+_STATE_BEFORE = word_set(
+    "is are be been being am get gets got remains remain stays stay seems not never "
+    "always the a an this that these those its their our your his her my fully now still "
+    "currently by"
+)
+#: Always the past tense: an event, not a standing fact.
+_PAST_WORDS = word_set("was were had did went")
+#: Irregular past forms (past only when no state word precedes them).
+_IRREGULAR_PAST = word_set(
+    "took ran saw came fell rose grew became began broke found gave lost made met paid "
+    "said sent spent stood told thought wrote rewrote hung showed shown drove chose froze "
+    "forgot hid held knew led left rode rang sold shook slept spoke stole struck threw "
+    "woke won undid redid overrode rebuilt built bought brought caught dug drew fed felt "
+    "fought flew taught"
+)
+#: Past and present alike (set, split): past after a person ("we split it to 500").
+_SAME_PAST = word_set("set reset put cut split hit let shut quit spread read upset")
+_PEOPLE = word_set("we i they he she someone somebody nobody everyone")
+#: Words that tie a clause to a happening ("after that ...", "since then").
+_ANCHOR_WORDS = word_set("yesterday today tonight ago recently lately")
+_ANCHOR_BIGRAMS: frozenset[tuple[str, str]] = frozenset(
+    (first, second)
+    for first, second in (
+        p.split()
+        for p in (
+            "after that",
+            "after this",
+            "after upgrade",
+            "after upgrading",
+            "since then",
+            "since upgrade",
+            "since upgrading",
+            "last night",
+            "last week",
+            "this morning",
+            "this week",
+            "back to",
+            "so far",
+        )
+    )
+)
+#: What is measured and varies over time (a reading, not a setting).
+_METRIC_WORDS = word_set(
+    "usage load latency throughput lag utilization utilisation cpu traffic error errors "
+    "backlog depth count p50 p90 p95 p99 uptime temperature hits misses requests rps "
+    "qps occupancy consumption spend visitors signups reading readings free used"
+)
+#: What is set or decided and holds until changed (a setting, not a reading).
+_SETTING_WORDS = word_set(
+    "size limit limits timeout ttl max min maximum minimum port window interval "
+    "retention threshold quota version default replicas pool policy deadline cap "
+    "budget target slo schedule setting config capacity ceiling"
+)
+#: Both, as the stems a clause signature holds (plurals folded).
+METRIC_STEMS = _METRIC_WORDS | {w[:-1] for w in _METRIC_WORDS if w.endswith("s")}
+SETTING_STEMS = _SETTING_WORDS | {w[:-1] for w in _SETTING_WORDS if w.endswith("s")}
+#: Subject words that name their thing only through the memory around them.
+CONTEXT_HEADS = word_set("fix issue problem bug cause culprit workaround solution change it")
+#: Token roles in a clause signature (`token_role`).
+#: Ordered: roles from ANTONYM up are part of the signature.
+NEGATION, SKIP, ANTONYM, VALUE, WORD = 0, 1, 2, 3, 4
+#: How a value stands in a signature.
+VALUE_FORM = "<v>"
+#: A year or an ISO date (a calendar value, unlike a time of day or a weekday).
+_CALENDAR = re.compile(r"^(?:1[89]\d\d|20\d\d|\d{4}-\d{2}-\d{2})$")
+_TIMESTAMP = re.compile(r"^(?:\d{4}-\d{2}-\d{2}(?:t[\d:]+z?)?|\d{1,2}:\d{2}(?::\d{2})?)$")
+
+
 def normalize(text: str) -> str:
     """Lower case, contractions opened, control characters made visible."""
     out = visible(text).lower().replace("’", "'")
@@ -116,6 +189,7 @@ def words(text: str) -> list[str]:
     return _WORD.findall(normalize(text))
 
 
+@lru_cache(maxsize=1 << 16)
 def is_value(word: str) -> bool:
     """A number, a date or time, a version, a month or weekday: what a quantity says.
 
@@ -126,6 +200,7 @@ def is_value(word: str) -> bool:
     return bool(_VALUE.match(word)) or word in _MONTHS or word in _WEEKDAYS or word in _VALUE_WORDS
 
 
+@lru_cache(maxsize=1 << 16)
 def is_content(word: str) -> bool:
     """A word that says what a statement is about (not a stop word, negation or value)."""
     return (
@@ -135,6 +210,50 @@ def is_content(word: str) -> bool:
         and not is_value(word)
         and len(word) > 1
     )
+
+
+#: A word (as `_WORD`) or a separator: a sentence end (. ! ? before a space,
+#: a line break, a semicolon) or a comma.
+_TOKEN = re.compile(r"[^\W_]+(?:[._\-:/]+[^\W_]+)*%?|%|[.!?]+(?=\s|$)|[,;\n]")
+_SENTENCE_ENDS = frozenset(".!?;\n")
+#: A number in parentheses, as titles disambiguate ("Pool limits (517)"): a label.
+_LABEL = re.compile(r"\(#?\d+\)")
+#: Words opening a question or a heading that asks ("How to ...", "Why the ...").
+_ASKING = word_set("how why what which who")
+#: The conjunctions `_CLAUSE` splits at, as words.
+_CONJUNCTIONS = word_set("but and while whereas although though because however so yet")
+
+
+def clause_tokens(text: str) -> list[tuple[list[str], bool]]:
+    """The words of each clause of `text` (as `clauses` then `words`), and whether it asks.
+
+    One pass over the whole text: a memory is normalized and tokenized
+    once, not once per clause (the review queue reads every memory of a
+    vault).  The second item is True for the clauses of a question.
+    """
+    out: list[tuple[list[str], bool]] = []
+    sentence: list[list[str]] = []
+    clause: list[str] = []
+    ends, conjunctions = _SENTENCE_ENDS, _CONJUNCTIONS
+    for tok in [*_TOKEN.findall(_LABEL.sub("", normalize(text))), "\n"]:
+        first = tok[0]
+        if first in ends:
+            if clause:
+                sentence.append(clause)
+                clause = []
+            if sentence:
+                question = "?" in tok or sentence[0][0] in _ASKING
+                if len(sentence) > 1 and sentence[0][0] in CONDITIONS:
+                    sentence = [sentence[0] + p for p in sentence[1:]]
+                out += [(p, question) for p in sentence]
+                sentence = []
+        elif first == "," or tok in conjunctions:
+            if clause:
+                sentence.append(clause)
+                clause = []
+        else:
+            clause.append(tok)
+    return out
 
 
 def clauses(text: str) -> list[str]:
@@ -155,6 +274,7 @@ def clauses(text: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A light suffix stem, enough for plural and tense variants of one word."""
     for suffix in ("ing", "ed", "es", "s"):
@@ -233,3 +353,83 @@ def display_words(text: str) -> list[str]:
 
 def joined(parts: Iterable[str]) -> str:
     return " ".join(p for p in parts if p)
+
+
+@lru_cache(maxsize=1 << 16)
+def token_role(word: str) -> tuple[int, str]:
+    """(role, signature form) of one word of a clause; cached (a vault repeats its words)."""
+    if word in NEGATIONS:
+        return NEGATION, word
+    if word in FILLERS or word in STOP_WORDS:
+        return SKIP, word
+    if word in ANTONYMS:
+        return ANTONYM, stem(ANTONYMS[word])
+    if is_value(word):
+        return VALUE, VALUE_FORM
+    return WORD, stem(word)
+
+
+#: The words that flip a clause's polarity (`token_role` NEGATION or ANTONYM).
+POLAR_WORDS: frozenset[str] = NEGATIONS | frozenset(ANTONYMS)
+
+
+@lru_cache(maxsize=1 << 16)
+def content_stem(word: str) -> str:
+    """The stem of a content word, "" for any other word (one cached call a word)."""
+    return stem(word) if is_content(word) else ""
+
+
+def is_identifier(word: str) -> bool:
+    """A name as code writes it (max_connections, vm.swappiness): a subject on its own."""
+    return ("_" in word or "." in word) and not is_value(word) and word[0].isalpha()
+
+
+def is_timestamp(word: str) -> bool:
+    """An ISO date or a time of day: when an observation was made, not what it measured."""
+    return bool(_TIMESTAMP.match(word))
+
+
+def _past(toks: Sequence[str]) -> bool:
+    prev = ""
+    for w in toks:
+        if w in _PAST_WORDS:
+            return True
+        if prev not in _STATE_BEFORE and (
+            w in _IRREGULAR_PAST or (len(w) > 4 and w.endswith("ed") and not w.endswith("eed"))
+        ):
+            return True
+        if prev in _PEOPLE and w in _SAME_PAST:
+            return True
+        prev = w
+    return False
+
+
+def is_timed(toks: Sequence[str], content: Sequence[str], values: Sequence[str]) -> bool:
+    """Whether a clause reports an observation or event rather than a standing fact.
+
+    Past tense ("we raised it to 20", "logs showed ..."), anchored to a
+    happening ("after that", "since then", "yesterday"), or a reading of
+    a measured quantity (usage, latency, a percentage, a rate "per ...")
+    that names no setting (size, limit, timeout, ...).  Two such clauses
+    with different numbers describe two moments, not a disagreement.  A
+    clause whose only values are years, months or ISO dates says when a
+    one-off thing happened: a fact, not timed.
+    """
+    if values and all(_CALENDAR.match(v) or v in _MONTHS for v in values):
+        # "Alice joined in 2023", "the release shipped on 2026-03-01": the value
+        # is when a one-off thing happened, a fact two memories can disagree on.
+        return False
+    if _past(toks):
+        return True
+    if any(w in _ANCHOR_WORDS for w in toks) or any(
+        pair in _ANCHOR_BIGRAMS for pair in pairwise(toks)
+    ):
+        return True
+    if not values or any(c in SETTING_STEMS for c in content):
+        return False
+    return (
+        any(c in METRIC_STEMS for c in content)
+        or any(v.endswith("%") for v in values)
+        or "percent" in toks
+        or "per" in toks
+    )

@@ -81,7 +81,7 @@ from .bm25 import LexicalIndex, LexView
 from .briefs import decay_brief_fn
 from .candidates import query_mask, tfidf_candidates
 from .duplicates import DuplicateGroup, near_duplicates
-from .embeddings import Embedder, SemanticIndex, VectorSource
+from .embeddings import DIM, Embedder, SemanticIndex, Vectors, VectorSource
 from .filters import DEFAULT_EXCLUDED_HEALTH
 from .fit import count_terms, fit, split_fit
 from .fuzzy import FUZZY_CUTOFF, FUZZY_WEIGHT
@@ -593,6 +593,22 @@ class SearchIndex:
         if by not in ("tfidf", "semantic"):
             raise ValueError(f"unknown similarity {by!r} (tfidf, vectors or semantic)")
         return similar_by_terms(self._memories, columns, self.state.terms, row, k, include_inactive)
+
+    def meaning_vectors(self, memories: Sequence[Memory]) -> Vectors | None:
+        """Unit meaning vectors of these memories (zero rows where not indexed).
+
+        None until `enable_semantic`: the review queue's paraphrase check
+        reads the vectors search already computed (and the persisted index kept).
+        """
+        if self.semantic is None:
+            return None
+        out = np.zeros((len(memories), DIM), dtype=np.float32)
+        vectors = self.semantic.vectors
+        for n, m in enumerate(memories):
+            row = self._row_of.get(m.key)
+            if row is not None and row < len(vectors):
+                out[n] = vectors[row]
+        return out
 
     def stored_vectors(self, root: Path) -> StoredVectors | None:
         """The vectors a vault root ships, loaded once."""

@@ -119,3 +119,15 @@ def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:
     assert both.exit_code == 2
     keep_old = run("review", str(root), "--keep-old")
     assert keep_old.exit_code == 2
+
+
+def test_review_json_says_which_similarities_were_used(tmp_path: Path) -> None:
+    # The tests run with MEMLENS_SEMANTIC=0: lexical only, and the document says so.
+    path = _all(tmp_path)
+    doc = json.loads(run("review", str(path), "--as-of", "2026-11-22", "--json").output)
+    sims = doc["similarities"]
+    assert sims["meaning"] is False and "lexical only" in sims["note"]
+    # The cognitive-memory vault ships `_embeddings.json`: its vectors were compared.
+    assert sims["used"] == ["char3", "jaccard", "tfidf", "vector"]
+    text = run("review", str(path / "observation-v1"), "--as-of", "2026-11-22")
+    assert "lexical similarity only" in text.output

@@ -6,12 +6,16 @@ Regenerate after an intended change: `make snapshots`
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.pilot import Pilot
 
+from memlens.tui.app import MemlensApp
 from memlens.tui.screens.main import MainScreen
 from memlens.tui.screens.problems import ProblemTable
 
-from .conftest import SIZE, AppFactory, settle
+from .conftest import AS_OF, SIZE, AppFactory, settle
+from .test_review_pane import rv
 
 
 def test_main_screen(snap_compare, make_app: AppFactory) -> None:  # type: ignore[no-untyped-def]
@@ -82,3 +86,17 @@ def test_help_screen(snap_compare, make_app: AppFactory) -> None:  # type: ignor
         await settle(pilot)
 
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
+
+
+def test_review_pane(snap_compare, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # The planted review vault (tests/review_vaults.py), observation/v1 layout:
+    # the ranked queue and the first pair side by side, differing words marked.
+    root = rv.build(tmp_path, "observation-v1")
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settle(pilot)
+        await pilot.press("9")
+        await settle(pilot)
+
+    app = MemlensApp([root], as_of=AS_OF, live_reload=False)
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -32,10 +32,11 @@ from .common import (
     json_option,
     load_catalog,
     resolve_as_of,
+    use_cache,
 )
 
 if TYPE_CHECKING:
-    from memlens.core.curation import ReviewItem
+    from memlens.core.curation import MeaningFn, ReviewItem
     from memlens.core.model import Memory
     from memlens.core.scan.vault import Catalog
 
@@ -53,6 +54,26 @@ def _print_items(items: list[ReviewItem]) -> None:
         words = [f"{'/'.join(op.a) or '-'} -> {'/'.join(op.b) or '-'}" for op in c.diff[:8]]
         if words:
             echo(f"  differs: {one_line('; '.join(words), 150)}")
+
+
+def _meaning(catalog: Catalog, when: date) -> MeaningFn | None:
+    """The search index's meaning vectors when the semantic extra is on (else None).
+
+    The persisted index keeps them (`memlens.core.search.persisted_vectors`):
+    only memories new since the last semantic search are embedded.
+    """
+    from memlens.core.search.embeddings import semantic_available
+
+    if not semantic_available():
+        return None
+    from memlens.core.search.index import SearchIndex
+    from memlens.core.search.persisted import open_index
+
+    index = open_index(catalog, when)[0] if use_cache() else None
+    if index is None:
+        index = SearchIndex.from_catalog(catalog, when)
+    index.enable_semantic()
+    return index.meaning_vectors
 
 
 def _memory(catalog: Catalog, memory_id: str) -> Memory:
@@ -93,7 +114,8 @@ def _dismiss(catalog: Catalog, candidate_id: str, when: date, dry_run: bool) -> 
     from memlens.core.curation import dismiss, find_candidate, review
 
     try:
-        item = find_candidate(review(catalog.vaults, when), candidate_id)
+        meaning = _meaning(catalog, when)
+        item = find_candidate(review(catalog.vaults, when, meaning=meaning), candidate_id)
         echo(
             f"dismiss {candidate_id}: keep both of "
             f"{', '.join(one_line(m.id) for m in item.candidate.members)}",
@@ -162,11 +184,15 @@ def review(
 
     Candidates below PATH come best first (by confidence).
 
-    Duplicates: TF-IDF, content-word and character 3-gram similarity, and
-    stored vectors (_embeddings.json) where a vault ships them.
+    Duplicates: TF-IDF, content-word and character 3-gram similarity,
+    stored vectors (_embeddings.json) where a vault ships them, and meaning
+    (the search index's vectors) with the semantic extra; --json says which
+    were used (similarities).
     Contradictions, found offline: a flipped negation (enabled / not enabled,
     always / never), a different number or date for the same quantity, a
-    different value of the same named setting (timeout = 30s / 60s).  Each
+    different value of the same named setting (timeout = 30s / 60s).
+    Observations that vary over time (past events, readings such as disk
+    usage or latency) conflict only when they are of the same time.  Each
     candidate has a stable id, a confidence (0-1) and the differing words.
 
     Actions (one journaled transaction each; memlens undo VAULT reverts it):
@@ -181,8 +207,7 @@ def review(
 
       memlens review ./vaults --merge hawk/obs-2026-11-19-001 hawk/obs-2026-11-20-002
     """
-    from memlens.core.curation import review as find
-    from memlens.core.curation import review_json
+    from memlens.core.curation import review_json, review_run
 
     actions = sum(x is not None for x in (merge, supersede, dismiss_id))
     if actions > 1:
@@ -202,8 +227,10 @@ def review(
     if dismiss_id is not None:
         _dismiss(catalog, dismiss_id, when, dry_run)
         return
-    items = find(catalog.vaults, when, kind=kind, limit=limit)
+    run = review_run(catalog.vaults, when, kind=kind, limit=limit, meaning=_meaning(catalog, when))
     if as_json:
-        emit_json(review_json(items, when))
+        emit_json(review_json(run.items, when, run.similarities))
         return
-    _print_items(items)
+    if "meaning" not in run.similarities:
+        echo("lexical similarity only (meaning needs the semantic extra)", err=True)
+    _print_items(run.items)
