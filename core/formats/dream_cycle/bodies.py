@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from ...model import Memory
 from .files import ARCHIVED_MD
 from .reading import _BOM, _section_lines
@@ -27,6 +25,8 @@ def section_bodies(rel: str, data: bytes, memories: Sequence[Memory]) -> dict[st
     if rel == ARCHIVED_MD:
         return None  # auto-archived sections are read with their neighbours
     pos = 3 if data.startswith(_BOM) else 0
+    import numpy as np  # here, not at import: listing a vault needs no numpy
+
     newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8, offset=pos) == 0x0A) + pos
     out: dict[str, str] = {}
     for m in memories:

@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-import numpy as np
-
 from ...model import Memory
 from .jsonl import _BOM
 from .schema import EXPERIENCES
@@ -26,6 +24,8 @@ def record_bodies(rel: str, data: bytes, memories: Sequence[Memory]) -> dict[str
         return None
     if data.startswith(_BOM):
         data = data[len(_BOM) :]
+    import numpy as np  # here, not at import: listing a vault needs no numpy
+
     newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 0x0A)
     out: dict[str, str] = {}
     for m in memories:
