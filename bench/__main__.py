@@ -25,6 +25,7 @@ BENCHMARKS: dict[str, str] = {
     "privacy": "bench.privacy_bench",
     "relevance": "bench.relevance",
     "review": "bench.review_bench",
+    "keys": "bench.keys_bench",
 }
 
 
