@@ -8,14 +8,12 @@ cancelled scan, each compared with `privacy.scan_vault`.
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
-import sys
 from datetime import date
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import privacy_plant as pp
 import pytest
 
 from memlens.core.privacy import Finding, incremental, scan_vault
@@ -23,21 +21,6 @@ from memlens.core.privacy.incremental import FindingsCache
 from memlens.core.scan.vault import Catalog, Vault, open_catalog, rescan_paths
 
 AS_OF = date(2026, 11, 27)
-
-
-def _load_plant() -> ModuleType:
-    if "privacy_plant" in sys.modules:
-        return sys.modules["privacy_plant"]
-    path = Path(__file__).resolve().parents[1] / "privacy_plant.py"
-    spec = importlib.util.spec_from_file_location("privacy_plant", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["privacy_plant"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-pp = _load_plant()
 
 
 @pytest.fixture

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
+import privacy_plant as pp
 import pytest
 
 from memlens.core.actions import Action, undo
@@ -16,18 +14,6 @@ from memlens.core.formats.privacy_model import Redaction, redacted
 from memlens.core.privacy import memory_findings, redactions_for, scan_catalog
 from memlens.core.scan.vault import open_catalog
 
-
-def _load_plant() -> ModuleType:
-    path = Path(__file__).resolve().parents[1] / "privacy_plant.py"
-    spec = importlib.util.spec_from_file_location("privacy_plant", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["privacy_plant"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-pp = _load_plant()
 IN_PLACE = ("project-ocean", "observation-v1", "cognitive-memory", "dream-cycle")
 
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
+import privacy_plant as pp
 import pytest
 
 from memlens.core.formats import ADAPTERS
@@ -21,19 +19,6 @@ from memlens.core.privacy.detectors import (
     reserved_domain,
 )
 from memlens.core.scan.vault import open_catalog
-
-
-def _load_plant() -> ModuleType:
-    path = Path(__file__).resolve().parents[1] / "privacy_plant.py"
-    spec = importlib.util.spec_from_file_location("privacy_plant", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["privacy_plant"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-pp = _load_plant()
 
 
 @pytest.fixture(scope="module")

@@ -8,14 +8,12 @@ file with the documented edit applied; undo must give back every byte.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from datetime import UTC, date, datetime
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+import review_vaults as rv
 
 from memlens.core.actions import undo
 from memlens.core.curation import (
@@ -31,21 +29,6 @@ from memlens.core.errors import RefusedError
 from memlens.core.formats.experience_record import writer as er_writer
 from memlens.core.scan.vault import Catalog, open_catalog
 
-
-def _load_vaults() -> ModuleType:
-    name = "review_vaults"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = Path(__file__).resolve().parents[1] / "review_vaults.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-rv = _load_vaults()
 AS_OF = date(2026, 11, 22)
 NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 

@@ -11,15 +11,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
+import review_vaults as rv
 
 from bench.generate import generate
 from memlens.core.curation import review, review_json, review_run
@@ -28,21 +26,6 @@ from memlens.core.scan.vault import open_catalog
 from memlens.core.search.embeddings import DIM, Embedder
 from memlens.core.search.index import SearchIndex
 
-
-def _load_vaults() -> ModuleType:
-    name = "review_vaults"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = Path(__file__).resolve().parents[1] / "review_vaults.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-rv = _load_vaults()
 AS_OF = date(2026, 11, 22)
 DAY1, DAY2 = "2026-11-01", "2026-11-02"
 

@@ -2,34 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import privacy_plant as pp
 import pytest
 from click.testing import CliRunner
 
 from memlens.core.actions import undo
 from memlens.core.scan.vault import discover
 from memlens.tui.cli.main import cli
-
-
-def _load_plant() -> ModuleType:
-    path = Path(__file__).resolve().parents[1] / "privacy_plant.py"
-    spec = importlib.util.spec_from_file_location("privacy_plant", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["privacy_plant"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-pp = _load_plant()
 
 
 def run(*args: str) -> Any:

@@ -2,33 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import review_vaults as rv
 from click.testing import CliRunner
 
 from memlens.core.scan.vault import open_catalog
 from memlens.tui.cli.main import cli
-
-
-def _load_vaults() -> ModuleType:
-    name = "review_vaults"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = Path(__file__).resolve().parents[1] / "review_vaults.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-rv = _load_vaults()
 
 
 def run(*args: str) -> Any:

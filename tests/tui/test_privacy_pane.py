@@ -3,12 +3,10 @@ confirmation; findings in the problems pane and as a marker on memory rows."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import privacy_plant as pp
 import pytest
 
 from memlens.tui.app import MemlensApp
@@ -20,19 +18,6 @@ from memlens.tui.widgets.memory_table import MemoryTable
 
 from .conftest import AS_OF, SIZE, settle
 from .test_actions_ui import press
-
-
-def _load_plant() -> ModuleType:
-    path = Path(__file__).resolve().parents[1] / "privacy_plant.py"
-    spec = importlib.util.spec_from_file_location("privacy_plant", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["privacy_plant"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-pp = _load_plant()
 
 
 @pytest.fixture

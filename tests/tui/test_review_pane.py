@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
+import review_vaults as rv
 from textual.widgets import OptionList, Static
 
 from memlens.core.curation import DECISIONS_REL
@@ -16,22 +14,6 @@ from memlens.tui.screens.review import ReviewScreen, highlighted
 
 from .conftest import AS_OF, SIZE, settle
 from .test_actions_ui import journal_actions, press, told
-
-
-def _load_vaults() -> ModuleType:
-    name = "review_vaults"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = Path(__file__).resolve().parents[1] / "review_vaults.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-rv = _load_vaults()
 
 
 def _tree(root: Path) -> dict[str, bytes]:
