@@ -23,18 +23,17 @@ How to rerun: .venv/bin/python -m pytest tests/core/test_faults_inprocess.py -q 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import shutil
-import sys
 import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import faultcases as fc
+import faultlayer as fl
 import pytest
 
 from memlens.core.scan.vault import open_catalog
@@ -42,21 +41,6 @@ from memlens.core.write import writes
 from memlens.core.write.journal import read_journal
 from memlens.core.write.recovery import recover
 from memlens.core.write.undo import undo_last
-
-
-def _load(name: str) -> ModuleType:
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-fl = _load("faultlayer")
-fc = _load("faultcases")
 
 FULL = os.environ.get("MEMLENS_FAULTS_FULL") == "1"
 MODES = ("eio", "enospc", "kill") if FULL else ("oserror", "kill")

@@ -9,16 +9,14 @@ subfolder of the repository.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import history_repo as hr
 import pytest
 from click.testing import CliRunner
 
@@ -40,19 +38,6 @@ from memlens.tui.cli.history import history as history_cmd
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
-
-def _load(name: str) -> ModuleType:
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-hr = _load("history_repo")
 
 A_ID = "studio-lease-832e6e"
 B_ID = "async-reviews-c05230"

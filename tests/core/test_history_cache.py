@@ -9,15 +9,13 @@ branch, a rename).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import sqlite3
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import history_repo as hr
 import pytest
 
 from memlens.core.history import indexed, memory_history
@@ -27,19 +25,6 @@ from memlens.core.scan.vault import open_catalog
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
-
-def _load(name: str) -> ModuleType:
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-hr = _load("history_repo")
 
 #: One memory of each kind: sections (two in one file), records, a renamed
 #: file, a file name that is not UTF-8.

@@ -7,13 +7,11 @@ app's own refresh after a write is at work.
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
-import sys
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 
+import history_repo as hr
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import OptionList, Static
@@ -30,21 +28,6 @@ from .test_actions_ui import main_of, press, select
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
 A_ID = "studio-lease-832e6e"
-
-
-def _load(name: str) -> ModuleType:
-    if name in sys.modules:
-        return sys.modules[name]
-    path = Path(__file__).resolve().parents[1] / "core" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-hr = _load("history_repo")
 
 
 async def _until(pilot: Pilot[None], done: Callable[[], bool]) -> None:
