@@ -19,10 +19,13 @@ each item key to the memory id memlens gives it.  Loaded by file path (see
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+import numpy as np
+
 from memlens.core.model import Memory
+from memlens.core.search.embeddings import DIM, Embedder
 
 FORMATS = (
     "dream-cycle",
@@ -336,3 +339,32 @@ def ids(memories: Iterable[Memory]) -> dict[str, str]:
                 out[key] = m.id
                 break
     return out
+
+
+class StandInEmbedder(Embedder):
+    """A stand-in model: an item's own direction, one shared by the paraphrase pair.
+
+    Every planted item gets the axis of its key (`VECTOR_PAIR`'s second
+    item the first one's), any other text a direction from its words.
+    """
+
+    def __init__(self) -> None:  # no model
+        self.keys = list(ITEMS)
+
+    def _axis(self, text: str) -> int | None:
+        for n, (key, (_title, body)) in enumerate(ITEMS.items()):
+            if body in text:
+                return self.keys.index(VECTOR_PAIR[0]) if key == VECTOR_PAIR[1] else n
+        return None
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:  # type: ignore[type-arg]
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        for i, t in enumerate(texts):
+            axis = self._axis(t)
+            if axis is not None:
+                out[i, axis] = 1.0
+                out[i, DIM - 1] = 0.05 * (i % 3)  # not bit-identical vectors
+            else:
+                out[i] = np.random.default_rng(len(t)).standard_normal(DIM)
+            out[i] /= np.linalg.norm(out[i])
+        return out

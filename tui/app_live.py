@@ -33,7 +33,7 @@ from .widgets.live_banner import LiveBanner
 from .widgets.memory_table import MemoryTable
 
 if TYPE_CHECKING:
-    pass
+    from memlens.core.search.meaning import MeaningVectors
 
 
 #: Seconds between graph rebuilds caused by live changes.
@@ -322,6 +322,16 @@ class LiveReloadApp(AppState):
                     if banner is not None:
                         banner.show_notice(key, banner_kind, text)
                     self.change_notices.append(f"{visible(title)} {what}")
+
+    def search_meaning(self) -> MeaningVectors | None:
+        """The search pane's meaning vectors, once its index has them (else None).
+
+        The review pane uses them rather than embedding every memory again.
+        """
+        screen = self._mode_screen("search")
+        if isinstance(screen, SearchScreen) and screen.has_meaning:
+            return screen.meaning_vectors
+        return None
 
     def _feed_search(self, changes: list[Change]) -> None:
         """Bring the search pane's index in step (incremental; it rebuilds when it must)."""

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 
-import numpy as np
 import pytest
 import review_vaults as rv
 
@@ -23,7 +22,6 @@ from bench.generate import generate
 from memlens.core.curation import review, review_json, review_run
 from memlens.core.curation.conflicts import claims, compare
 from memlens.core.scan.vault import open_catalog
-from memlens.core.search.embeddings import DIM, Embedder
 from memlens.core.search.index import SearchIndex
 
 AS_OF = date(2026, 11, 22)
@@ -133,35 +131,6 @@ def test_generated_template_notes_hold_no_candidate(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ meaning
 
 
-class StandInEmbedder(Embedder):
-    """A stand-in model: an item's own direction, one shared by the paraphrase pair.
-
-    Every planted item gets the axis of its key (`rv.VECTOR_PAIR`'s second
-    item the first one's), any other text a direction from its words.
-    """
-
-    def __init__(self) -> None:  # no model
-        self.keys = list(rv.ITEMS)
-
-    def _axis(self, text: str) -> int | None:
-        for n, (key, (_title, body)) in enumerate(rv.ITEMS.items()):
-            if body in text:
-                return self.keys.index(rv.VECTOR_PAIR[0]) if key == rv.VECTOR_PAIR[1] else n
-        return None
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:  # type: ignore[type-arg]
-        out = np.zeros((len(texts), DIM), dtype=np.float32)
-        for i, t in enumerate(texts):
-            axis = self._axis(t)
-            if axis is not None:
-                out[i, axis] = 1.0
-                out[i, DIM - 1] = 0.05 * (i % 3)  # not bit-identical vectors
-            else:
-                out[i] = np.random.default_rng(len(t)).standard_normal(DIM)
-            out[i] /= np.linalg.norm(out[i])
-        return out
-
-
 def _pairs(items: Sequence[object]) -> dict[frozenset[str], tuple[str, dict[str, float]]]:
     out = {}
     for item in items:
@@ -176,7 +145,7 @@ def test_meaning_vectors_find_the_paraphrase_pair(tmp_path: Path, fmt: str) -> N
     catalog = open_catalog(root)
     ids = rv.ids(catalog.memories())
     index = SearchIndex.build(catalog.memories(), AS_OF, vaults=catalog.vaults)
-    index.enable_semantic(StandInEmbedder())
+    index.enable_semantic(rv.StandInEmbedder())
     run = review_run(catalog.vaults, AS_OF, meaning=index.meaning_vectors)
     assert "meaning" in run.similarities
     found = _pairs(run.items)

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+import pytest
 import review_vaults as rv
 from textual.widgets import OptionList, Static
 
 from memlens.core.curation import DECISIONS_REL
 from memlens.core.scan.vault import open_catalog
+from memlens.core.search import embeddings
+from memlens.core.search import meaning as meanings
+from memlens.core.search.embeddings import Embedder
 from memlens.tui.app import MemlensApp
+from memlens.tui.screens import search as search_screen
 from memlens.tui.screens.review import ReviewScreen, highlighted
 
 from .conftest import AS_OF, SIZE, settle
@@ -143,3 +150,86 @@ async def test_the_palette_offers_the_pane(tmp_path: Path) -> None:
             c for c in app.palette_commands() if c.name == "Review duplicates and contradictions"
         )
         assert cmd.help == "key 9"
+
+
+# ------------------------------------------------------------------ meaning
+
+
+def _with_meaning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: type[Embedder]) -> None:
+    """As if the semantic extra were installed, with `model` as its embedder.
+
+    A cache folder of the test's own: vectors are kept per text there.
+    """
+    monkeypatch.setenv("MEMLENS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(meanings, "semantic_available", lambda: True)
+    monkeypatch.setattr(search_screen, "semantic_available", lambda: True)
+    monkeypatch.setattr(embeddings, "Embedder", model)
+
+
+def _vector_pair(tmp_path: Path) -> tuple[Path, frozenset[str]]:
+    root = rv.build(tmp_path, "observation-v1")
+    ids = rv.ids(open_catalog(root).memories())
+    return root, frozenset(ids[k] for k in rv.VECTOR_PAIR)
+
+
+def _pairs(screen: ReviewScreen) -> set[frozenset[str]]:
+    return {frozenset(m.id for m in i.candidate.members) for i in screen.items}
+
+
+async def test_meaning_vectors_add_the_paraphrase_pair(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, pair = _vector_pair(tmp_path)
+    _with_meaning(tmp_path, monkeypatch, rv.StandInEmbedder)
+    app = MemlensApp([root], as_of=AS_OF, live_reload=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(pilot, app)
+        assert pair in _pairs(screen)
+        assert len(screen.items) == len(rv.PLANTED) + 1
+        assert "meaning used" in _text(screen, "bar")
+        # The persisted search index kept the vectors: `memlens review` reads them back.
+        catalog = open_catalog(root)
+        again = meanings.meaning_of(catalog, AS_OF, embedder=FailingEmbedder())
+        assert again is not None and again(list(catalog.memories())) is not None
+
+
+class FailingEmbedder(rv.StandInEmbedder):
+    """A model that cannot embed (a damaged install)."""
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:  # type: ignore[type-arg]
+        raise OSError("model weights unreadable")
+
+
+async def test_the_search_panes_vectors_are_reused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, pair = _vector_pair(tmp_path)
+    _with_meaning(tmp_path, monkeypatch, rv.StandInEmbedder)
+
+    def not_again(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("the review pane embedded again")
+
+    monkeypatch.setattr(meanings, "meaning_of", not_again)
+    app = MemlensApp([root], as_of=AS_OF, live_reload=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await press(pilot, "4")
+        await settle(pilot)
+        await app.action_show("review")  # "9" would be typed into the search box
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ReviewScreen)
+        assert pair in _pairs(screen)
+        assert "meaning used" in _text(screen, "bar")
+
+
+async def test_without_a_working_model_the_lexical_queue_stays_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, pair = _vector_pair(tmp_path)
+    _with_meaning(tmp_path, monkeypatch, FailingEmbedder)
+    app = MemlensApp([root], as_of=AS_OF, live_reload=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(pilot, app)
+        assert len(screen.items) == len(rv.PLANTED) and pair not in _pairs(screen)
+        assert "meaning failed: OSError: model weights unreadable" in _text(screen, "bar")

@@ -36,9 +36,10 @@ from .common import (
 )
 
 if TYPE_CHECKING:
-    from memlens.core.curation import MeaningFn, ReviewItem
+    from memlens.core.curation import ReviewItem
     from memlens.core.model import Memory
     from memlens.core.scan.vault import Catalog
+    from memlens.core.search.meaning import MeaningVectors
 
 
 def _print_items(items: list[ReviewItem]) -> None:
@@ -56,24 +57,11 @@ def _print_items(items: list[ReviewItem]) -> None:
             echo(f"  differs: {one_line('; '.join(words), 150)}")
 
 
-def _meaning(catalog: Catalog, when: date) -> MeaningFn | None:
-    """The search index's meaning vectors when the semantic extra is on (else None).
+def _meaning(catalog: Catalog, when: date) -> MeaningVectors | None:
+    """The search index's meaning vectors when the semantic extra is on (else None)."""
+    from memlens.core.search.meaning import meaning_of
 
-    The persisted index keeps them (`memlens.core.search.persisted_vectors`):
-    only memories new since the last semantic search are embedded.
-    """
-    from memlens.core.search.embeddings import semantic_available
-
-    if not semantic_available():
-        return None
-    from memlens.core.search.index import SearchIndex
-    from memlens.core.search.persisted import open_index
-
-    index = open_index(catalog, when)[0] if use_cache() else None
-    if index is None:
-        index = SearchIndex.from_catalog(catalog, when)
-    index.enable_semantic()
-    return index.meaning_vectors
+    return meaning_of(catalog, when, use_cache=use_cache())
 
 
 def _memory(catalog: Catalog, memory_id: str) -> Memory:

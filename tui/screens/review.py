@@ -4,7 +4,10 @@ Candidates come from `memlens.core.curation` (as of the app's date), found in
 a thread worker whenever the catalog changes (at once when the pane is
 showing, else when it is shown next).  The ranked list is on the left; the
 selected candidate's two memories are on the right, side by side, each word
-the other lacks highlighted.  Memory text is data: every word goes through
+the other lacks highlighted.  With the semantic extra, paraphrases are
+found by meaning too (the search pane's vectors, or the persisted search
+index's: `memlens.core.search.meaning`), after the lexical candidates are
+shown.  Memory text is data: every word goes through
 `safe` (literal Content, control characters made visible).
 
 Keys: `m` merge (keep the left one, fold in the right one, archive it), `s`
@@ -33,12 +36,13 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from memlens.core.actions import undo
-from memlens.core.curation import ReviewItem, apply_curation, dismiss, review
+from memlens.core.curation import ReviewItem, ReviewRun, apply_curation, dismiss, review_run
 from memlens.core.curation.candidates import text_of
 from memlens.core.curation.wording import differing_flags
 from memlens.core.errors import MemlensError
 from memlens.core.model import Memory
-from memlens.core.scan.vault import Vault
+from memlens.core.scan.vault import Catalog, Vault
+from memlens.core.search import meaning as meanings
 from memlens.core.write.journal import STATE_DIR
 
 from ..action_common import entry_paths, refresh_after_write, tell, wall_clock
@@ -124,12 +128,13 @@ class ReviewScreen(MemlensScreen):
     ]
 
     class Found(Message):
-        """A worker finished the candidates for request `seq`."""
+        """A worker finished the candidates for request `seq` (`meaning`: see `_meaning`)."""
 
-        def __init__(self, seq: int, items: list[ReviewItem]) -> None:
+        def __init__(self, seq: int, run: ReviewRun, meaning: str) -> None:
             super().__init__()
             self.seq = seq
-            self.items = items
+            self.items = run.items
+            self.meaning = meaning
 
     def __init__(self) -> None:
         super().__init__()
@@ -144,6 +149,9 @@ class ReviewScreen(MemlensScreen):
         self._busy = False
         #: The vault of this pane's last action (what `u` undoes).
         self._last_root: Path | None = None
+        #: Meaning-based duplicates: "used", "computing" (the lexical
+        #: candidates are shown meanwhile), "off" (no semantic extra) or why not.
+        self._meaning = "off"
 
     def compose(self) -> ComposeResult:
         yield Static(id="review-bar")
@@ -181,10 +189,38 @@ class ReviewScreen(MemlensScreen):
 
     @work(thread=True, exclusive=True, group="review", exit_on_error=False, name="review")
     def find(self, vaults: list[Vault], seq: int) -> None:
+        """Candidates, then (with the semantic extra) again with meaning vectors.
+
+        The search pane's vectors when it has them; else the persisted
+        search index's (`meaning_of`), whose first run at 100k embeds for
+        minutes: the lexical candidates are shown meanwhile.
+        """
         worker = get_current_worker()
-        items = review(vaults, self.memlens.as_of, should_stop=lambda: worker.is_cancelled)
+        as_of = self.memlens.as_of
+
+        def stop() -> bool:
+            return worker.is_cancelled
+
+        meaning = self.memlens.search_meaning()
+        if meaning is None:
+            wanted = meanings.semantic_available()
+            run = review_run(vaults, as_of, should_stop=stop)
+            if worker.is_cancelled:
+                return
+            self.post_message(self.Found(seq, run, "computing" if wanted else "off"))
+            if not wanted:
+                return
+            try:
+                catalog = Catalog(list(vaults))
+                meaning = meanings.meaning_of(catalog, as_of, use_cache=self.memlens.config.cache)
+            except Exception as exc:  # the lexical queue stands; say why meaning is missing
+                self.post_message(self.Found(seq, run, f"failed: {type(exc).__name__}: {exc}"))
+                return
+            if meaning is None or worker.is_cancelled:
+                return
+        run = review_run(vaults, as_of, should_stop=stop, meaning=meaning)
         if not worker.is_cancelled:
-            self.post_message(self.Found(seq, items))
+            self.post_message(self.Found(seq, run, "used"))
 
     @on(Found)
     def _found(self, event: Found) -> None:
@@ -193,6 +229,7 @@ class ReviewScreen(MemlensScreen):
         listing = self.query_one("#review-list", OptionList)
         keep = self.current.candidate.id if self.current is not None else None
         self.total = len(event.items)
+        self._meaning = event.meaning
         self.items = event.items[:MAX_SHOWN]
         listing.clear_options()
         listing.add_options([Option(option_label(i), id=i.candidate.id) for i in self.items])
@@ -261,6 +298,12 @@ class ReviewScreen(MemlensScreen):
             parts.append((f" (best {len(self.items)} of {self.total})", "$warning"))
         if computing or self.memlens.loading:
             parts.append((" · looking…", "$warning"))
+        elif self._meaning == "computing":
+            parts.append((" · meaning: computing…", "$warning"))
+        elif self._meaning == "used":
+            parts.append(" · meaning used")
+        elif self._meaning != "off":
+            parts.append(safe(f" · meaning {self._meaning}", "$error"))
         if self._busy:
             parts.append((" · writing…", "$warning"))
         parts.append(

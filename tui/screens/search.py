@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -28,9 +29,10 @@ from textual.widgets import Footer, Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from memlens.core.decay import decay_of
+from memlens.core.model import Memory
 from memlens.core.scan.changes import Change, apply_to_search
 from memlens.core.scan.vault import Catalog, Vault
-from memlens.core.search.embeddings import semantic_available
+from memlens.core.search.embeddings import Vectors, semantic_available
 from memlens.core.search.index import Hit, SearchIndex, SearchResults
 from memlens.core.search.index_cache import load_index, save_index
 from memlens.core.search.query import QueryError
@@ -253,6 +255,18 @@ class SearchScreen(MemlensScreen):
     def index_ready(self) -> bool:
         """An index is there and no newer one is being built."""
         return self.index is not None and self._building is None
+
+    @property
+    def has_meaning(self) -> bool:
+        """The index is there with meaning vectors (the review pane reuses them)."""
+        index = self.index
+        return self.index_ready and index is not None and index.semantic is not None
+
+    def meaning_vectors(self, memories: Sequence[Memory]) -> Vectors | None:
+        """`SearchIndex.meaning_vectors` under the index lock (safe from a worker thread)."""
+        with self._index_lock:
+            index = self.index
+            return None if index is None else index.meaning_vectors(memories)
 
     def apply_changes(self, changes: list[Change]) -> bool:
         """Bring the index in step with live changes; True if it should be rebuilt.
