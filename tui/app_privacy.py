@@ -8,7 +8,8 @@ one); its findings feed the Privacy pane (key 7), the problems pane (one
 Screens watch `privacy_version`.  Findings keep their secret in memory only;
 every screen shows `Finding.masked`.  The scan is incremental
 (`core.privacy.incremental.FindingsCache`): after a change only the files
-whose bytes changed are scanned again.
+whose bytes changed are scanned again, and at a start only those that
+changed since the last run or hold findings (`core.privacy.clean_files`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from textual.reactive import reactive
 from textual.worker import get_current_worker
 
 from memlens.core.privacy import Finding, sort_findings
+from memlens.core.privacy.clean_files import CleanFiles
 from memlens.core.privacy.incremental import FindingsCache
 from memlens.core.scan.vault import Vault
 
@@ -60,7 +62,8 @@ class PrivacyApp(LoadingApp):
         found: list[Finding] = []
         worker = get_current_worker()
         if self.findings_cache is None:
-            self.findings_cache = FindingsCache()
+            kept = CleanFiles.open() if self.config.cache else None
+            self.findings_cache = FindingsCache(kept)
         cache = self.findings_cache
         for vault in vaults:
             got = cache.scan_vault(vault, as_of, lambda: worker.is_cancelled)

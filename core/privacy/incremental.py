@@ -16,6 +16,11 @@ Cycle's observations.md, an experiences.jsonl: 2,000 memories each at
 are kept per (text, field name) too: a changed shared file costs reading
 its memories' text fields, and the detectors only over the texts that are new.
 
+Between runs (the app's start, each `memlens secrets`), the files found
+with no secret are kept on disk (`clean_files`: never a finding, which holds
+the secret itself), so a warm start reads and scans only new or changed
+files and the few that hold findings.
+
 Health (a finding's `health`, the memory's unified health as of the scan's
 date) is not kept: it depends on `as_of`, and is worked out again, only for
 the memories that have findings.  The findings are those `scan_vault` gives,
@@ -31,14 +36,15 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 from ..model import Memory
-from ..scan.vault import Vault
-from . import _read_text, scan_memory
+from ..scan.vault import Catalog, Vault
+from . import _read_text, scan_memory, sort_findings
+from .clean_files import Clean, CleanFiles, privacy_code
 from .detectors import Hit, detect
 from .findings import Finding
 
@@ -79,6 +85,11 @@ def _by_file(vault: Vault) -> dict[str, list[Memory]]:
     return groups
 
 
+#: Files scanned between two writes of the clean files (a first scan at 100k
+#: memories runs for a minute: quitting meanwhile keeps what it did).
+KEEP_EVERY = 2000
+
+
 class _Memo:
     """`detect` remembering its answers: last version's reused, this version's kept (bounded)."""
 
@@ -101,8 +112,12 @@ class _Memo:
 class FindingsCache:
     """Findings per vault and file, kept while the file and its vault-wide files stay the same."""
 
-    def __init__(self) -> None:
+    def __init__(self, kept: CleanFiles | None = None) -> None:
         self._vaults: dict[Path, dict[str, _Entry]] = {}
+        #: The files known clean from earlier runs (`clean_files`), and per
+        #: vault what that file holds for it (read once, then kept in step).
+        self.kept = kept
+        self._clean: dict[Path, dict[str, Clean]] = {}
         #: Files scanned (not reused) by the last `scan_vault` call: what a change cost.
         self.rescanned = 0
         #: Files scanned by every call so far.
@@ -120,12 +135,14 @@ class FindingsCache:
         """
         kept = self._vaults.get(vault.root, {})
         wide = _wide_digest(vault)
+        clean = self._kept_clean(vault)
         entries: dict[str, _Entry] = {}
         per_file: dict[str, tuple[tuple[Finding, ...], ...]] = {}
         self.rescanned = 0
         for path, memories in _by_file(vault).items():
             if cancelled is not None and cancelled():
                 self._vaults[vault.root] = {**kept, **entries}
+                self._keep_clean(vault, entries, whole=False)
                 return None
             stamp = vault.stamps.get(path)
             old = kept.get(path)
@@ -138,6 +155,16 @@ class FindingsCache:
                 per_file[path] = old.per_memory
                 entries[path] = old
                 continue
+            if stamp is not None and clean.get(path) == (
+                stamp.sha256,
+                wide,
+                vault.rel,
+                len(memories),
+            ):  # clean when an earlier run scanned these bytes
+                none: tuple[tuple[Finding, ...], ...] = ((),) * len(memories)
+                per_file[path] = none
+                entries[path] = _Entry(stamp.sha256, wide, vault.rel, none, {})
+                continue
             raw = _read_text(memories[0].abs_path)
             memo = _Memo(old.detected if old is not None else {})
             found = tuple(tuple(scan_memory(m, vault.rel, raw, detector=memo)) for m in memories)
@@ -146,12 +173,56 @@ class FindingsCache:
             per_file[path] = found
             if stamp is not None:
                 entries[path] = _Entry(stamp.sha256, wide, vault.rel, found, memo.now)
+            if self.rescanned % KEEP_EVERY == 0:  # a long first scan keeps its work as it goes
+                self._keep_clean(vault, entries, whole=False)
         self._vaults[vault.root] = entries
+        self._keep_clean(vault, entries, whole=True)
         return _assemble(vault, per_file, as_of)
+
+    def _kept_clean(self, vault: Vault) -> dict[str, Clean]:
+        """The vault's files an earlier run found clean (read from `kept` once per vault)."""
+        if self.kept is None:
+            return {}
+        clean = self._clean.get(vault.root)
+        if clean is None:
+            clean = self._clean[vault.root] = self.kept.load(vault.root, privacy_code(vault.format))
+        return clean
+
+    def _keep_clean(self, vault: Vault, entries: dict[str, _Entry], *, whole: bool) -> None:
+        """Write the vault's clean files to `kept` (only rows that changed).
+
+        `whole`: `entries` are every file of the vault; else only those seen
+        so far (a cancelled or unfinished scan), and the others stay as kept.
+        """
+        if self.kept is None:
+            return
+        before = self._clean.get(vault.root, {})
+        now = {} if whole else dict(before)
+        for path, e in entries.items():
+            if any(e.per_memory):
+                now.pop(path, None)
+            else:
+                now[path] = (e.sha256, e.wide, e.vault, len(e.per_memory))
+        self.kept.update(vault.root, privacy_code(vault.format), before, now)
+        self._clean[vault.root] = now
+
+    def scan_catalog(
+        self, catalog: Catalog, as_of: date | None = None, kinds: Iterable[str] | None = None
+    ) -> list[Finding]:
+        """`privacy.scan_catalog`, through this cache (the same findings, in the same order)."""
+        wanted = set(kinds) if kinds is not None else None
+        found = [
+            f
+            for v in catalog.vaults
+            for f in self.scan_vault(v, as_of) or ()
+            if wanted is None or f.kind in wanted
+        ]
+        return sort_findings(found)
 
     def forget(self, keep: set[Path]) -> None:
         """Drop the vaults not in `keep` (closed or no longer loaded)."""
         self._vaults = {root: v for root, v in self._vaults.items() if root in keep}
+        self._clean = {root: v for root, v in self._clean.items() if root in keep}
 
 
 def _assemble(

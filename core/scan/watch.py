@@ -68,6 +68,10 @@ __all__ = ["VaultWatcher", "is_noise", "is_noise_name", "reload_vault", "vault_f
 
 log = logging.getLogger(__name__)
 
+#: Files stat'ed between two looks at the stop flag (a stat walk of 100k
+#: files takes seconds: quitting must not wait for it).
+STOP_CHECK = 512
+
 OnChanges = Callable[[list[Change]], None]
 OnError = Callable[[BaseException], None]
 
@@ -239,7 +243,9 @@ class VaultWatcher:
 
     def _initial_walk(self, st: VaultState, since_ns: int | None) -> None:
         root = st.vault.root
-        for p in vault_files(st.vault):
+        for n, p in enumerate(vault_files(st.vault)):
+            if n % STOP_CHECK == 0 and self._stop.is_set():
+                return  # quitting: a walk of 100k files took seconds to finish
             s = stat_of(p)
             rel = rel_path(root, p)
             st.set_stat(rel, s)
@@ -321,11 +327,22 @@ class VaultWatcher:
                 for root, st in list(self._states.items()):
                     if self._stop.is_set():
                         return
-                    listing = {rel_path(root, p): stat_of(p) for p in vault_files(st.vault)}
+                    listing = self._stat_all(root, st)
+                    if listing is None:
+                        return
                     self._walked.put((root, listing))
                 self._walked.put(None)
             except Exception as exc:
                 self._report(exc)
+
+    def _stat_all(self, root: Path, st: VaultState) -> dict[str, Stat | None] | None:
+        """rel -> stat of every file of the vault; None when stopped meanwhile."""
+        listing: dict[str, Stat | None] = {}
+        for n, p in enumerate(vault_files(st.vault)):
+            if n % STOP_CHECK == 0 and self._stop.is_set():
+                return None
+            listing[rel_path(root, p)] = stat_of(p)
+        return listing
 
     def _take_walks(self) -> None:
         while True:

@@ -538,3 +538,32 @@ def test_folder_holding_a_vault_moved_away(vaults: Path, tmp_path: Path) -> None
         rec.wait_for(ChangeKind.REMOVED, "courier/obs-2026-11-18-001")
         assert wait_until(lambda: not any(v.rel == "deep/po" for v in catalog.vaults))
         assert matches_full_rescan(catalog, w, vaults)
+
+
+# -- stopping during a stat walk ------------------------------------------------------
+
+
+def test_a_stat_walk_stops_soon_after_stop(vaults: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Quitting during the first stat walk (seconds at 100k files) does not wait for its end."""
+    from memlens.core.scan import watch as watch_module
+
+    catalog = open_catalog(vaults / "project-ocean", cache=False)
+    w = VaultWatcher(catalog, lambda _changes: None, rescan_interval=None)
+    st = next(iter(w._states.values()))
+    files = len(watch_module.vault_files(st.vault))
+    assert files > 4
+    monkeypatch.setattr(watch_module, "STOP_CHECK", 1)
+    real_stat = watch_module.stat_of
+    calls = [0]
+
+    def stat_then_stop(p: Path) -> Any:
+        calls[0] += 1
+        if calls[0] == 2:
+            w._stop.set()  # stop() pressed while the walk runs
+        return real_stat(p)
+
+    monkeypatch.setattr(watch_module, "stat_of", stat_then_stop)
+    w._initial_walk(st, None)
+    assert calls[0] == 2
+    assert w._stat_all(st.vault.root, st) is None
+    assert calls[0] == 2

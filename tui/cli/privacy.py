@@ -33,11 +33,13 @@ from .common import (
     json_option,
     load_catalog,
     resolve_as_of,
+    use_cache,
 )
 
 if TYPE_CHECKING:
     from memlens.core.model import Memory
     from memlens.core.privacy import Finding
+    from memlens.core.privacy.incremental import FindingsCache
     from memlens.core.scan.vault import Catalog
 
 _KIND_HELP = (
@@ -117,12 +119,10 @@ def secrets(path: Path, as_of: date | None, as_json: bool, kinds: tuple[str, ...
 
     Example: memlens secrets ~/agent-memory --json
     """
-    from memlens.core.privacy import scan_catalog
-
     wanted = _check_kinds(kinds)
     when = resolve_as_of(as_of)
     catalog = load_catalog(path)
-    findings = scan_catalog(catalog, when, wanted)
+    findings = _scanner().scan_catalog(catalog, when, wanted)
     if as_json:
         emit_json([f.to_dict() for f in findings])
     else:
@@ -141,10 +141,16 @@ def secrets(path: Path, as_of: date | None, as_json: bool, kinds: tuple[str, ...
         sys.exit(EXIT_PROBLEMS)
 
 
+def _scanner() -> FindingsCache:
+    """The scan, with the files earlier runs found clean unless the cache is off."""
+    from memlens.core.privacy.clean_files import CleanFiles
+    from memlens.core.privacy.incremental import FindingsCache
+
+    return FindingsCache(CleanFiles.open() if use_cache() else None)
+
+
 def _targets(catalog: Catalog, ids: tuple[str, ...], all_of_kind: str | None) -> list[Memory]:
     """The memories named by ID, plus (--all-of-kind) every memory holding that kind."""
-    from memlens.core.privacy import scan_catalog
-
     out: dict[tuple[str, str], Memory] = {}
     for memory_id in ids:
         try:
@@ -154,7 +160,7 @@ def _targets(catalog: Catalog, ids: tuple[str, ...], all_of_kind: str | None) ->
             sys.exit(EXIT_PROBLEMS)
         out.setdefault(m.key, m)
     if all_of_kind is not None:
-        keys = {f.memory_key for f in scan_catalog(catalog, kinds=[all_of_kind])}
+        keys = {f.memory_key for f in _scanner().scan_catalog(catalog, kinds=[all_of_kind])}
         for m in catalog.memories():
             if m.key in keys:
                 out.setdefault(m.key, m)
