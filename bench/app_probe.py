@@ -44,7 +44,7 @@ POLL_S = 0.01
 
 async def probe(root: Path, search: bool) -> dict[str, Any]:
     import memlens.tui.app
-    import memlens.tui.cli.main  # noqa: F401  (the entry point imports it first)
+    import memlens.tui.cli.root  # noqa: F401  (the entry point imports it first)
 
     from .generate import AS_OF
 

@@ -73,6 +73,18 @@ def test_version_and_help_import_neither_the_engine_nor_the_ui(args: list[str]) 
     assert COMMAND_MODULES.isdisjoint(modules)
 
 
+def test_a_bare_version_loads_neither_click_nor_the_config() -> None:
+    output, modules = imported_by("--version")
+    assert output.startswith("memlens, version ")
+    assert heavy_in(modules, ("click", "memlens.core", "memlens.tui.cli.root")) == []
+
+
+def test_version_after_other_options_goes_through_the_group() -> None:
+    output, modules = imported_by("--no-cache", "--version")
+    assert output == imported_by("--version")[0]
+    assert "click" in modules and heavy_in(modules) == []
+
+
 #: Modules that still import the engine at their top level (so their `--help` is slow).
 ENGINE_AT_IMPORT = {"cognitive", "dream", "graph"}
 #: What a module may load for its `--help` beyond the light core: the write
