@@ -33,13 +33,13 @@ from ..scan.stored import code_fingerprint
 from ..store.db import cache_dir, connect, private_dir, read_meta, remove_files, untrusted, write
 
 FILE_NAME = "privacy.sqlite3"
-SCHEMA = "1"
+SCHEMA = "2"
 #: What a clean file's row says it was computed from: (sha256, vault-wide
 #: digest, vault name, memories in the file).
 Clean = tuple[str, str, str, int]
 
 _TABLE = (
-    "CREATE TABLE IF NOT EXISTS clean (vault TEXT NOT NULL, rel TEXT NOT NULL,"
+    "CREATE TABLE IF NOT EXISTS clean (vault BLOB NOT NULL, rel BLOB NOT NULL,"
     " code TEXT NOT NULL, sha256 TEXT NOT NULL, wide TEXT NOT NULL, name TEXT NOT NULL,"
     " memories INTEGER NOT NULL, PRIMARY KEY (vault, rel)) WITHOUT ROWID"
 )
@@ -106,12 +106,12 @@ class CleanFiles:
                 rows = self._conn.execute(
                     "SELECT rel, sha256, wide, name, memories FROM clean"
                     " WHERE vault = ? AND code = ?",
-                    (str(vault), code),
+                    (_raw(str(vault)), code),
                 ).fetchall()
             except sqlite3.Error:
                 self._drop()
                 return {}
-        return {str(r[0]): (str(r[1]), str(r[2]), str(r[3]), int(r[4])) for r in rows}
+        return {_text(r[0]): (str(r[1]), str(r[2]), str(r[3]), int(r[4])) for r in rows}
 
     def update(
         self, vault: Path, code: str, before: dict[str, Clean], now: dict[str, Clean]
@@ -120,9 +120,11 @@ class CleanFiles:
 
         Returns how many rows were written or removed.
         """
-        key = str(vault)
-        put = [(key, rel, code, *clean) for rel, clean in now.items() if before.get(rel) != clean]
-        drop = [(key, rel) for rel in before.keys() - now.keys()]
+        key = _raw(str(vault))
+        put = [
+            (key, _raw(rel), code, *clean) for rel, clean in now.items() if before.get(rel) != clean
+        ]
+        drop = [(key, _raw(rel)) for rel in before.keys() - now.keys()]
         if not put and not drop:
             return 0
         with self._lock:
@@ -141,6 +143,15 @@ class CleanFiles:
                 self._drop()
                 return 0
         return len(put) + len(drop)
+
+
+def _raw(text: str) -> bytes:
+    """A path as stored: its bytes (a file name need not be UTF-8: surrogate escapes)."""
+    return text.encode("utf-8", "surrogateescape")
+
+
+def _text(raw: bytes) -> str:
+    return bytes(raw).decode("utf-8", "surrogateescape")
 
 
 def _open(path: Path) -> sqlite3.Connection:

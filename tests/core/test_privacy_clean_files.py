@@ -8,6 +8,7 @@ holds a secret.
 
 from __future__ import annotations
 
+import os
 from datetime import date
 from pathlib import Path
 
@@ -130,3 +131,16 @@ def test_a_cancelled_scan_keeps_what_it_found_clean(tmp_path: Path, kept_path: P
     got = later.scan_vault(vault, AS_OF)
     assert got is not None and _shape(got) == _shape(scan_vault(vault, AS_OF))
     assert later.rescanned == len(files) - len(clean_seen)
+
+
+def test_a_file_name_that_is_not_utf8_is_kept_too(tmp_path: Path, kept_path: Path) -> None:
+    pp.plant(tmp_path / "vaults")
+    vault_dir = tmp_path / "vaults" / "observation" / "observations"
+    source = next(vault_dir.glob("*.md"))
+    odd = vault_dir / os.fsdecode(b"obs-\xff-odd.md")
+    text = source.read_text().replace("id: ", "id: odd-", 1)
+    odd.write_text(text)
+    catalog = open_catalog(tmp_path / "vaults", cache=False)
+    scanned, holding = _run(catalog, kept_path)
+    assert scanned == _files(catalog)
+    assert _run(catalog, kept_path)[0] == holding
