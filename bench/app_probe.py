@@ -10,6 +10,8 @@ its default settings (scan cache on, live reload on) and the cache folder of
 ``$MEMLENS_CACHE_DIR``.  Stages:
 
 - ``first_rows``: the memory list holds its first rows;
+- ``all_shown``: the list holds as many rows as once everything is loaded
+  (on a warm start, the rows the last run kept, while the vaults are read);
 - ``listed``: every vault loaded (``app.loading`` false, every row in);
 - ``load_finished`` / ``persisted``: when the load worker had every vault
   loaded, and when it had finished writing the scan caches after that
@@ -62,13 +64,17 @@ async def _drive(app: Any, out: dict[str, Any], search: bool) -> None:
 
     async with app.run_test(size=SIZE) as pilot:
         table = app.screen.query_one(MemoryTable)
+        seen: list[tuple[float, int]] = []  # (when, rows shown) at each change
         while app.loading:
-            if "first_rows" not in out and len(table.model):
-                out["first_rows"] = time.monotonic()
+            shown = len(table.model)
+            if shown and (not seen or seen[-1][1] != shown):
+                seen.append((time.monotonic(), shown))
             await pilot.pause(POLL_S)
         out["listed"] = time.monotonic()
-        out.setdefault("first_rows", out["listed"])
+        out["first_rows"] = seen[0][0] if seen else out["listed"]
         out["rows"] = table.model.total
+        # Every row on screen (the rows kept from the last run, before the vault is read).
+        out["all_shown"] = next((t for t, n in seen if n >= out["rows"]), out["listed"])
         while not {"persisted", "load_failed"} & app.stamps.keys():
             await pilot.pause(POLL_S)
         if "load_failed" in app.stamps:

@@ -138,7 +138,7 @@ def run_app(root: Path, cache: Path, search: bool) -> dict[str, Any]:
     stamps: dict[str, Any] = json.loads(stdout.decode().strip().splitlines()[-1])
     # The probe's own figure (VmHWM) is not inflated by this process's size.
     out: dict[str, Any] = {"rss_mb": stamps.get("rss_mb", rss), "rows": stamps["rows"]}
-    for stage in ("imported", "first_rows", "listed", "persisted", "searchable"):
+    for stage in ("imported", "first_rows", "all_shown", "listed", "persisted", "searchable"):
         if stage in stamps:
             out[stage] = stamps[stage] - spawned
     if "persisted" in stamps:

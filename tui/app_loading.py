@@ -21,6 +21,7 @@ from textual.worker import get_current_worker
 
 from memlens.core.errors import MemlensError
 from memlens.core.listing import MemoryRow, health_counts, memory_row, rows_for_vault
+from memlens.core.listing.snapshot import save_rows, stored_rows
 from memlens.core.model import Memory
 from memlens.core.scan.cache import ScanProgress
 from memlens.core.scan.vault import Vault, scan_progressive, start_walk_ahead, survey
@@ -86,8 +87,10 @@ class LoadingApp(LiveReloadApp):
         self._recover(found)
         self.post_message(VaultsDiscovered(list(found)))
         shown = [False]  # any rows posted yet (set by `_scan_one`)
-        # Scans whose cache file is still to be written: after every vault is listed.
+        # Scans whose cache file is still to be written: after every vault is
+        # listed; then each vault's rows are kept for the next start's list.
         unsaved: list[Iterator[ScanProgress]] = []
+        listed: list[tuple[Vault, list[MemoryRow]]] = []
         # On a warm start another process stat-walks the vaults meanwhile.
         ahead = start_walk_ahead(found, cache=self.config.cache)
         try:
@@ -95,14 +98,15 @@ class LoadingApp(LiveReloadApp):
                 if worker.is_cancelled:
                     return
                 try:
-                    rest = self._scan_one(v, as_of, generation, shown, ahead)
+                    got = self._scan_one(v, as_of, generation, shown, ahead)
                 except Exception as exc:
                     # Why: an adapter bug in one vault must not hide the others;
                     # the failure is shown in the sidebar and the error dialog.
                     self.post_message(VaultFailed(v.name, exc, v.root))
                 else:
-                    if rest is not None:
-                        unsaved.append(rest)
+                    if got is not None:
+                        unsaved.append(got[0])
+                        listed.append((v, got[1]))
         finally:
             if ahead is not None:
                 ahead.close()
@@ -115,6 +119,12 @@ class LoadingApp(LiveReloadApp):
             with contextlib.suppress(Exception):  # a cache not written is only slower
                 for _ in rest:
                     pass
+        if self.config.cache:
+            for v, rows in listed:
+                if worker.is_cancelled:
+                    return
+                with contextlib.suppress(Exception):  # rows not kept: only a slower start
+                    save_rows(v, rows, as_of)
 
     def _scan_one(
         self,
@@ -123,10 +133,12 @@ class LoadingApp(LiveReloadApp):
         generation: int,
         shown: list[bool],
         ahead: WalkAhead | None = None,
-    ) -> Iterator[ScanProgress] | None:
-        """One vault: early rows if reading it takes a while, the linked rows, the cache.
+    ) -> tuple[Iterator[ScanProgress], list[MemoryRow]] | None:
+        """One vault: early rows, the linked rows; the scan left to save, and those rows.
 
-        Early rows cost a second decay pass, so they are only shown when
+        The rows the last run listed come first when the store kept them
+        (`core.listing.snapshot`: every row at once, ~1 s at 100k).  Else
+        early rows cost a second decay pass, so they are only shown when
         they help: for the very first rows of the app, or once a vault has
         been read for PROGRESS_AFTER seconds (a cold parse).  A vault served
         whole from the cache gives at most the app's first batch early: its
@@ -135,6 +147,10 @@ class LoadingApp(LiveReloadApp):
         worker = get_current_worker()
         started = time.perf_counter()
         pending: list[Memory] = []
+        kept = stored_rows(vault, as_of) if self.config.cache else []
+        if kept:
+            self.post_message(VaultProgress(vault, kept, generation))
+            shown[0] = True
         steps: Iterator[ScanProgress] = scan_progressive(
             vault, batch=LOAD_BATCH, cache=self.config.cache, ahead=ahead
         )
@@ -145,9 +161,12 @@ class LoadingApp(LiveReloadApp):
                 # Rows of the linked result replace the early ones.  The
                 # cache file is written when the caller finishes `steps`:
                 # after every vault is listed.
-                self.post_message(VaultLoaded(vault, rows_for_vault(vault, as_of), generation))
+                rows = rows_for_vault(vault, as_of)
+                self.post_message(VaultLoaded(vault, rows, generation))
                 shown[0] = True
-                return steps
+                return steps, rows
+            if kept:
+                continue  # the kept rows stand until the linked ones come
             stats = progress.stats
             if shown[0] and stats.files and stats.reused == stats.files:
                 # Every file comes from the cache: the linked rows follow

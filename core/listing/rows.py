@@ -107,6 +107,11 @@ class MemoryRow:
     def is_invalid(self) -> bool:
         return self.problem is not None
 
+    @property
+    def pending(self) -> bool:
+        """A row kept from the last run (`snapshot`), shown before its memory is read."""
+        return self.memory is None and self.problem is None
+
 
 def _when(
     info: DecayInfo | None, created: date | None, as_of: date

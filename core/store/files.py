@@ -240,6 +240,37 @@ def open_store(root: Path, format_id: str, code: str) -> Opened:
     return Opened(store, "discarded" if reason else "cold", reason)
 
 
+def put_blobs(root: Path, format_id: str, code: str, blobs: dict[str, bytes]) -> bool:
+    """Keep named blobs beside the rows of an existing store this code wrote (one transaction).
+
+    What is derived from the rows as a whole (the list rows of a vault:
+    `core.listing.snapshot`) lives there so that a store discarded or
+    emptied takes it along.  False when there is no such store or it is busy.
+    """
+    if "zdict" in blobs:
+        raise ValueError("the rows' dictionary is not a named blob")
+    path = store_path(root)
+    if not path.is_file() or untrusted(path) is not None:
+        return False
+    expected = {"schema": str(SCHEMA_VERSION), "root": str(root), "format": format_id, "code": code}
+    try:
+        conn = connect(path)
+    except (sqlite3.Error, OSError):
+        return False
+    try:
+        if read_meta(conn) != expected:
+            return False
+        with write(conn):
+            conn.executemany(
+                "INSERT OR REPLACE INTO blobs (name, value) VALUES (?, ?)", blobs.items()
+            )
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+    return True
+
+
 def _mismatch(found: dict[str, str], expected: dict[str, str]) -> str:
     if found.get("schema") != expected["schema"]:
         return f"store schema version {found.get('schema')}, expected {expected['schema']}"
@@ -250,4 +281,4 @@ def _mismatch(found: dict[str, str], expected: dict[str, str]) -> str:
     return "store meta does not match"
 
 
-__all__ = ["Entries", "Opened", "VaultStore", "open_store"]
+__all__ = ["Entries", "Opened", "VaultStore", "open_store", "put_blobs"]

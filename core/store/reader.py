@@ -81,6 +81,22 @@ class StoreReader:
         except (sqlite3.Error, StoreCorrupt):
             return None
 
+    def shas(self) -> dict[str, bytes] | None:
+        """rel -> sha256 (32 bytes) of every row's file as stored; None if unreadable."""
+        try:
+            rows = self._conn.execute("SELECT rel, sha256 FROM files").fetchall()
+        except sqlite3.Error:
+            return None
+        return {bytes(k).decode("utf-8", "surrogateescape"): bytes(sha) for k, sha in rows}
+
+    def blob(self, name: str) -> bytes | None:
+        """A named blob kept beside the rows (`files.put_blobs`); None if none."""
+        try:
+            row = self._conn.execute("SELECT value FROM blobs WHERE name = ?", (name,)).fetchone()
+        except sqlite3.Error:
+            return None
+        return None if row is None else bytes(row[0])
+
     def raws(self) -> Iterator[tuple[str, bytes]]:
         """(rel, raw pickle) of every readable row."""
         try:

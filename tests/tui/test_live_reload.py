@@ -490,16 +490,15 @@ async def test_progressive_load_ends_equal_to_the_linked_rows(
         roots = [str(r.vault_root) for r in model]
         order = list(dict.fromkeys(roots))
         assert roots == sorted(roots, key=order.index)
-    # Served whole from the cache, a vault's linked rows come at once: only
-    # the app's very first batch comes early.
+    # Served whole from the cache, each vault's rows as the first run kept
+    # them come at once (`core.listing.snapshot`), then its linked rows.
     steps.clear()
     again = MemlensApp([own_fixtures_dir], as_of=AS_OF, live_reload=False)
     async with again.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        # One early step of at most a batch of files' memories (which files come
-        # first is the store's row order; a file may hold no memory, or several).
-        assert len(steps) == 1 and 0 < steps[0] <= 3, steps
+        assert steps == [len(v.memories) for v, _rows in again.loaded], steps
         assert sorted(r.key for r in main_of(again).model) == expected
+        assert not any(r.pending for r in main_of(again).model)
 
 
 async def test_reload_restarts_watching(vaults: Path) -> None:

@@ -33,6 +33,11 @@ from .base import MemlensScreen
 
 #: Seconds the cursor must rest before the detail pane is redrawn.
 DETAIL_DELAY = 0.1
+#: Why a row without a memory cannot be acted on: its vault is still being
+#: read (a row kept from the last run: `MemoryRow.pending`), or it is invalid.
+STILL_LOADING = "Still reading this vault: the memory opens in a moment."
+NOT_MARKABLE = "Invalid items cannot be marked: fix the file first (v)."
+NOT_CHANGED = "Invalid items are not changed by memlens: e opens the file."
 _LABELS = {c.key: c.label for c in COLUMNS}
 
 
@@ -451,7 +456,9 @@ class MainScreen(MemlensScreen):
             self.post_message(OpenRaw(p.vault_root / p.path, line, f"{row.vault}/{p.path}"))
             return
         memory = row.memory
-        assert memory is not None
+        if memory is None:  # a row kept from the last run, its vault still being read
+            tell(self.memlens, STILL_LOADING)
+            return
         needle = None if memory.line is not None else memory.title[:60]
         self.post_message(
             OpenRaw(memory.abs_path, memory.line, f"{row.vault}/{memory.path}", needle)
@@ -469,7 +476,7 @@ class MainScreen(MemlensScreen):
         if row is None:
             return
         if row.memory is None:
-            tell(self.memlens, "Invalid items cannot be marked: fix the file first (v).")
+            tell(self.memlens, STILL_LOADING if row.pending else NOT_MARKABLE)
             return
         if row.key in self.marks:
             self.marks.discard(row.key)
@@ -508,7 +515,7 @@ class MainScreen(MemlensScreen):
         if row is None:
             return [], False
         if row.memory is None:
-            tell(self.memlens, "Invalid items are not changed by memlens: e opens the file.")
+            tell(self.memlens, STILL_LOADING if row.pending else NOT_CHANGED)
             return [], False
         return [row.memory], False
 
@@ -517,7 +524,7 @@ class MainScreen(MemlensScreen):
         if row is None:
             return None
         if row.memory is None:
-            tell(self.memlens, "Invalid items are not changed by memlens: e opens the file.")
+            tell(self.memlens, STILL_LOADING if row.pending else NOT_CHANGED)
             return None
         return row.memory
 

@@ -243,6 +243,8 @@ class MemoryDetail(VerticalScroll, can_focus=True):
         summary.update(self._summary(row))
         if row.health == INVALID:
             self._show_problem(row)
+        elif row.pending:
+            self._show_pending()
         else:
             self._show_memory(row, relations or [])
 
@@ -351,6 +353,17 @@ class MemoryDetail(VerticalScroll, can_focus=True):
             safe(loc, "$text-muted"),
         ]
         return Content.assemble(*parts)
+
+    def _show_pending(self) -> None:
+        """A row kept from the last run: its memory is shown once its vault is read."""
+        note = Content.styled(
+            "Reading this vault… the memory's body, metadata and relations show in a moment"
+            " (this row is as the last run listed it).",
+            "$text-muted italic",
+        )
+        self.query_one("#detail-problem", Static).update(note)
+        self._toggle(problem=True, meta=False, relations=False, body=False, raw=False)
+        self._set_body("")
 
     def _show_problem(self, row: MemoryRow) -> None:
         assert row.problem is not None

@@ -1,0 +1,215 @@
+"""The list rows of a vault, kept in its store so a warm start can show them all at once.
+
+At 100,000 memories a warm start spends ~10 s before its rows are listed:
+every stored memory is decoded (~6 s), the vault linked and each row's decay
+computed.  The rows themselves are small and need none of that to be shown,
+so after each full load the front end keeps them (`save_rows`) beside the
+store's file rows (`core.store.files.put_blobs`: a store discarded takes them
+along), as columns of plain values, and the next start lists them
+(`stored_rows`) while the vault loads, to be replaced by the linked rows.
+
+They are early rows: what the store held when they were kept.  A row is
+shown only when its file's sha256 in the store is still the one it was
+computed from, and only at the same `as_of` (decay columns depend on it)
+and code (`rows_code`); new files' rows come with the linked ones.  Such a
+row has no `memory` (nor `info`): `MemoryRow.pending` says so, and the front
+ends wait for the linked row before opening or changing it.  Invalid items
+are not kept (they come with the linked rows).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import pickle
+import sys
+import zlib
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from ..decay import decay_of
+from ..safe_io import read_regular
+from ..scan.progress import quiet_gc
+from ..scan.stored import code_fingerprint
+from ..scan.vault import Vault
+from ..store.files import put_blobs
+from ..store.reader import StoreReader
+from .rows import MemoryRow
+
+#: The store blobs the rows are kept in, and a digest of what they were made from.
+BLOB = "list-rows"
+KEY_BLOB = "list-rows-key"
+VERSION = 2
+#: Each kept row's fields, in this order (the rest are derived or not kept).
+COLUMNS = (
+    "id",
+    "title",
+    "kind",
+    "tags",
+    "health",
+    "status",
+    "strength",
+    "importance",
+    "confidence",
+    "when",
+    "when_key",
+    "expires_on",
+    "order",
+    "decay_error",
+)
+_codes: dict[str, str] = {}
+
+
+def rows_code(format_id: str) -> str:
+    """sha256 over what decides a row: the store's code, the rows and decay modules, the format."""
+    found = _codes.get(format_id)
+    if found is None:
+        digest = hashlib.sha256(f"v{VERSION}:{code_fingerprint(format_id)}".encode())
+        sources = [Path(__file__).with_name("rows.py"), Path(__file__).with_name("snapshot.py")]
+        decay_module = sys.modules.get(decay_of.__module__)
+        if decay_module is not None and decay_module.__file__:
+            sources.append(Path(decay_module.__file__))
+        for path in sources:
+            with contextlib.suppress(OSError):
+                digest.update(path.name.encode() + b"\0" + read_regular(path))
+        found = _codes[format_id] = digest.hexdigest()
+    return found
+
+
+def save_rows(vault: Vault, rows: list[MemoryRow], as_of: date) -> bool:
+    """Keep the vault's memory rows at `as_of` in its store; False if not kept.
+
+    Not rewritten when the kept ones were made from the same files at the
+    same date (a warm start with nothing changed writes nothing).
+    """
+    files: dict[str, int] = {}
+    shas: list[bytes] = []
+    row_file: list[int] = []
+    columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+    for row in rows:
+        m = row.memory
+        stamp = vault.stamps.get(m.path) if m is not None else None
+        if m is None or stamp is None:
+            continue
+        at = files.get(m.path)
+        if at is None:
+            at = files[m.path] = len(shas)
+            shas.append(bytes.fromhex(stamp.sha256))
+        row_file.append(at)
+        for name in COLUMNS:
+            columns[name].append(getattr(row, name))
+    code = rows_code(vault.format)
+    key = hashlib.sha256(
+        pickle.dumps((VERSION, code, as_of.isoformat(), list(files), shas, row_file, columns))
+    ).digest()
+    store_code = code_fingerprint(vault.format)
+    reader = StoreReader.open(vault.root, vault.format, store_code)
+    if reader is not None:
+        try:
+            # The key, and the digest of the rows blob it was written with
+            # (a damaged blob is written again).
+            seal, blob = reader.blob(KEY_BLOB), reader.blob(BLOB)
+            if blob is not None and seal == key + hashlib.sha256(blob).digest():
+                return True
+        finally:
+            reader.close()
+    doc = {
+        "version": VERSION,
+        "code": code,
+        "as_of": as_of.isoformat(),
+        "files": list(files),
+        "shas": shas,
+        "row_file": row_file,
+        "columns": columns,
+    }
+    blob = zlib.compress(pickle.dumps(doc, protocol=pickle.HIGHEST_PROTOCOL), 6)
+    seal = key + hashlib.sha256(blob).digest()
+    return put_blobs(vault.root, vault.format, store_code, {BLOB: blob, KEY_BLOB: seal})
+
+
+def stored_rows(vault: Vault, as_of: date) -> list[MemoryRow]:
+    """The kept rows whose files the store still holds as they were, at `as_of` ([] if none)."""
+    reader = StoreReader.open(vault.root, vault.format, code_fingerprint(vault.format))
+    if reader is None:
+        return []
+    try:
+        doc = _doc(reader.blob(BLOB))
+        if (
+            doc is None
+            or doc.get("code") != rows_code(vault.format)
+            or doc.get("as_of") != as_of.isoformat()
+        ):
+            return []
+        now = reader.shas()
+    finally:
+        reader.close()
+    if now is None:
+        return []
+    try:
+        with quiet_gc():  # 100k rows hold no cycles: the collector's passes cost a third
+            return _rows(vault, doc, now, as_of)
+    except (KeyError, TypeError, ValueError, IndexError):
+        return []  # a blob of another shape: only slower
+
+
+def _rows(vault: Vault, doc: dict[str, Any], now: dict[str, bytes], as_of: date) -> list[MemoryRow]:
+    pairs = zip(doc["files"], doc["shas"], strict=True)
+    same = [now.get(rel) == sha for rel, sha in pairs]
+    cols = doc["columns"]
+    name, root, fmt = vault.name, vault.root, vault.format
+    out: list[MemoryRow] = []
+    add = out.append
+    for file_at, *values in zip(doc["row_file"], *(cols[c] for c in COLUMNS), strict=True):
+        if not same[file_at]:
+            continue
+        # COLUMNS' order; MemoryRow's fields are given by position (faster at 100k).
+        ident, title, kind, tags, health, status, strong, imp, conf, when, key, exp, at, e = values
+        add(
+            MemoryRow(
+                name,
+                root,
+                fmt,
+                ident,
+                title,
+                kind,
+                tags,
+                health,
+                status,
+                strong,
+                imp,
+                conf,
+                when,
+                key,
+                exp,
+                None,
+                None,
+                None,
+                at,
+                "\n".join((title, " ".join(tags), ident)).lower(),
+                e,
+                as_of,
+            )
+        )
+    return out
+
+
+def _doc(blob: bytes | None) -> dict[str, Any] | None:
+    """The kept document, or None when absent, damaged or of another version.
+
+    Pickle is safe here for the reason the store's rows are (`core.store.db`):
+    our own file in a private folder, checked by the store's owner and mode.
+    """
+    if blob is None:
+        return None
+    try:
+        with quiet_gc():
+            doc = pickle.loads(zlib.decompress(blob))
+    except Exception:  # a damaged blob is only a slower start
+        return None
+    if not isinstance(doc, dict) or doc.get("version") != VERSION:
+        return None
+    return doc
+
+
+__all__ = ["BLOB", "rows_code", "save_rows", "stored_rows"]

@@ -1,0 +1,132 @@
+"""List rows kept in the store for the next start (core/listing/snapshot.py).
+
+The kept rows equal the linked rows they were made from, field for field
+(without the memory); a file changed in the store since leaves its rows
+out; another date, a damaged blob or an emptied store gives none.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import fields
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from memlens.core.listing import rows_for_vault, snapshot
+from memlens.core.listing.rows import MemoryRow
+from memlens.core.listing.snapshot import BLOB, save_rows, stored_rows
+from memlens.core.scan.cache import cache_path
+from memlens.core.scan.vault import Vault, discover, rescan_paths, save_cache, scan_vault
+
+AS_OF = date(2026, 11, 22)
+FORMATS = (
+    "dream-cycle",
+    "observation-v1",
+    "experience-records",
+    "project-ocean",
+    "cognitive-memory",
+)
+#: What a kept row does not hold: the memory and its decay details come with the linked row.
+NOT_KEPT = {"memory", "problem", "info", "_key"}
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "user-cache"
+    monkeypatch.setenv("MEMLENS_CACHE_DIR", str(folder))
+    return folder
+
+
+def _scanned(root: Path, fmt: str) -> Vault:
+    (found,) = [v for v in discover(root) if v.format == fmt]
+    vault = Vault(root=found.root, format=fmt, rel=".")
+    scan_vault(vault, cache=True)
+    return vault
+
+
+def _shape(row: MemoryRow) -> dict[str, object]:
+    return {f.name: getattr(row, f.name) for f in fields(row) if f.name not in NOT_KEPT}
+
+
+def _memory_rows(vault: Vault) -> list[MemoryRow]:
+    return [r for r in rows_for_vault(vault, AS_OF) if r.memory is not None]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_kept_rows_are_the_linked_rows_without_their_memory(
+    own_fixtures_copy: Path, fmt: str
+) -> None:
+    vault = _scanned(own_fixtures_copy, fmt)
+    linked = _memory_rows(vault)
+    assert linked
+    assert save_rows(vault, rows_for_vault(vault, AS_OF), AS_OF)
+    kept = stored_rows(vault, AS_OF)
+    assert [_shape(r) for r in kept] == [_shape(r) for r in linked]
+    assert all(r.pending and r.memory is None and r.info is None for r in kept)
+    assert [r.key for r in kept] == [r.key for r in linked]
+
+
+def test_a_file_changed_in_the_store_leaves_its_rows_out(own_fixtures_copy: Path) -> None:
+    vault = _scanned(own_fixtures_copy, "project-ocean")
+    save_rows(vault, rows_for_vault(vault, AS_OF), AS_OF)
+    target = vault.memories[0]
+    path = target.abs_path
+    path.write_bytes(path.read_bytes() + b"\nOne more line.\n")
+    rescan_paths(vault, [path])
+    assert save_cache(vault).saved  # the store now holds the new bytes
+    kept = stored_rows(vault, AS_OF)
+    assert target.id not in {r.id for r in kept}
+    assert len(kept) == len(_memory_rows(vault)) - 1
+
+
+def test_another_date_a_damaged_blob_or_an_emptied_store_give_none(
+    own_fixtures_copy: Path,
+) -> None:
+    vault = _scanned(own_fixtures_copy, "cognitive-memory")
+    save_rows(vault, rows_for_vault(vault, AS_OF), AS_OF)
+    assert stored_rows(vault, AS_OF)
+    assert stored_rows(vault, date(2026, 11, 23)) == []
+    conn = sqlite3.connect(cache_path(vault.root))
+    with conn:
+        conn.execute("UPDATE blobs SET value = ? WHERE name = ?", (b"not zlib", BLOB))
+    conn.close()
+    assert stored_rows(vault, AS_OF) == []
+    save_rows(vault, rows_for_vault(vault, AS_OF), AS_OF)  # remade, then the store emptied
+    assert stored_rows(vault, AS_OF)
+    conn = sqlite3.connect(cache_path(vault.root))
+    with conn:
+        conn.execute("UPDATE meta SET value = 'other' WHERE key = 'code'")
+    conn.close()
+    assert stored_rows(vault, AS_OF) == []
+
+
+def test_nothing_is_rewritten_when_nothing_changed(own_fixtures_copy: Path) -> None:
+    vault = _scanned(own_fixtures_copy, "observation-v1")
+    save_rows(vault, rows_for_vault(vault, AS_OF), AS_OF)
+    store = cache_path(vault.root)
+    conn = sqlite3.connect(store)
+    before = conn.execute("SELECT value FROM blobs WHERE name = ?", (BLOB,)).fetchone()
+    conn.close()
+    seen: list[object] = []
+    real = snapshot.put_blobs
+
+    def counting(*args: object, **kwargs: object) -> bool:
+        seen.append(args)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(snapshot, "put_blobs", counting)
+        assert save_rows(vault, rows_for_vault(vault, AS_OF), AS_OF)
+        assert seen == []  # same files, same rows, same date: nothing written
+        conn = sqlite3.connect(store)
+        with conn:
+            conn.execute("UPDATE blobs SET value = ? WHERE name = ?", (b"damaged", BLOB))
+        conn.close()
+        assert save_rows(vault, rows_for_vault(vault, AS_OF), AS_OF)
+        assert len(seen) == 1  # a damaged blob is written again
+    conn = sqlite3.connect(store)
+    after = conn.execute("SELECT value FROM blobs WHERE name = ?", (BLOB,)).fetchone()
+    conn.close()
+    assert before is not None and after == before

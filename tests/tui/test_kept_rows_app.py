@@ -1,0 +1,84 @@
+"""A warm start lists the rows the last run kept, then the linked rows replace them.
+
+The load is held just before a vault's linked rows (the scan's last step)
+so the test sees the kept rows: every memory row of that vault at once,
+each pending (no memory yet): the detail pane says the vault is being read
+and actions wait.  Released, the linked rows take their place, the same
+rows as a cold start lists.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import memlens.tui.app_loading as app_module
+from memlens.core.scan.cache import ScanProgress
+from memlens.core.scan.vault import Vault
+from memlens.tui.screens.main import STILL_LOADING, MainScreen
+from memlens.tui.widgets.detail import MemoryDetail
+
+from .conftest import SIZE, AppFactory, settle
+from .test_actions_ui import told
+
+
+async def _keys(make_app: AppFactory, root: Path) -> list[tuple[str, str]]:
+    app = make_app([root])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.main_screen()
+        assert isinstance(screen, MainScreen) and not app.loading
+        return [screen.model[i].key for i in range(len(screen.model))]
+
+
+async def test_kept_rows_first_then_the_linked_rows(
+    make_app: AppFactory, own_fixtures_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = own_fixtures_copy / "project-ocean"
+    cold = await _keys(make_app, root)  # writes the store, then keeps the rows
+    gate = threading.Event()
+    real = app_module.scan_progressive
+
+    def held(vault: Vault, **kwargs: Any) -> Iterator[ScanProgress]:
+        for step in real(vault, **kwargs):
+            if step.done:
+                gate.wait(20)  # the linked rows wait until the test has looked
+            yield step
+
+    monkeypatch.setattr(app_module, "scan_progressive", held)
+    app = make_app([root])
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = app.main_screen()
+            assert isinstance(screen, MainScreen)
+            for _ in range(250):
+                if len(screen.model):
+                    break
+                await pilot.pause(0.02)
+            await pilot.pause(0.2)  # the detail debounce
+            assert app.loading
+            shown = [screen.model[i] for i in range(len(screen.model))]
+            memories = [k for k in cold if not k[1].startswith("!")]  # invalid items come later
+            assert len(memories) < len(cold)
+            assert sorted(r.key for r in shown) == sorted(memories)
+            assert all(r.pending for r in shown)
+            detail = screen.query_one(MemoryDetail)
+            assert detail.row is not None and detail.row.pending
+            assert "Reading this vault" in str(detail.query_one("#detail-problem").render())
+            await pilot.press("space")  # mark: refused while the vault is read
+            await pilot.press("p")  # pin: the same
+            assert told(app)[-2:] == [STILL_LOADING, STILL_LOADING]
+            assert screen.marks == set()
+            gate.set()
+            await settle(pilot)
+            assert not app.loading
+            rows = [screen.model[i] for i in range(len(screen.model))]
+            assert [r.key for r in rows] == cold
+            assert not any(r.pending for r in rows)
+            assert detail.row is not None and detail.row.memory is not None
+    finally:
+        gate.set()
