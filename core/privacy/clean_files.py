@@ -12,10 +12,11 @@ Only files with **no** finding are kept: a finding holds the secret itself,
 and a cache must never become one more copy of a secret (nor keep one after
 it was redacted).  Files with findings are few; they are scanned again.
 
-One SQLite file (`privacy.sqlite3`) in the private cache folder, one row per
-clean file: (vault, path) -> (sha256, vault-wide digest, vault name,
-memories in the file, code fingerprint).  Each scan writes only the rows
-that changed, in one transaction; several processes may share it (WAL).
+One SQLite file (`privacy.sqlite3`) in the private cache folder: per vault
+the context its rows hold in (code fingerprint, vault-wide digest, name),
+and one row per clean file: (vault, path) -> (sha256, memories in the file);
+~90 bytes a file.  Each scan writes only the rows that changed, in one
+transaction; several processes may share it (WAL).
 Anything wrong with the file (damaged, foreign, unreadable) only makes the
 scan slower: the file is remade, or the scan goes on without it.
 """
@@ -33,16 +34,21 @@ from ..scan.stored import code_fingerprint
 from ..store.db import cache_dir, connect, private_dir, read_meta, remove_files, untrusted, write
 
 FILE_NAME = "privacy.sqlite3"
-SCHEMA = "2"
-#: What a clean file's row says it was computed from: (sha256, vault-wide
-#: digest, vault name, memories in the file).
-Clean = tuple[str, str, str, int]
+SCHEMA = "3"
+#: A clean file's row: its sha256 (hex) and how many memories it holds.
+Clean = tuple[str, int]
+#: What every row of a vault was computed under: the code (`privacy_code`),
+#: the digest of the vault's vault-wide files, the vault's name.
+Context = tuple[str, str, str]
 
-_TABLE = (
-    "CREATE TABLE IF NOT EXISTS clean (vault BLOB NOT NULL, rel BLOB NOT NULL,"
-    " code TEXT NOT NULL, sha256 TEXT NOT NULL, wide TEXT NOT NULL, name TEXT NOT NULL,"
-    " memories INTEGER NOT NULL, PRIMARY KEY (vault, rel)) WITHOUT ROWID"
+_TABLES = (
+    "CREATE TABLE vaults (id INTEGER PRIMARY KEY, path BLOB UNIQUE NOT NULL,"
+    " context TEXT NOT NULL)",
+    "CREATE TABLE clean (vault INTEGER NOT NULL, rel BLOB NOT NULL, sha256 BLOB NOT NULL,"
+    " memories INTEGER NOT NULL, PRIMARY KEY (vault, rel)) WITHOUT ROWID",
 )
+#: Rows written at once past which the WAL file is truncated after the write.
+CHECKPOINT_ROWS = 5000
 #: The modules whose rules decide the findings (besides each format's reading code).
 _PRIVACY_MODULES = ("__init__.py", "checks.py", "detectors.py", "findings.py")
 _fingerprints: dict[str, str] = {}
@@ -97,52 +103,79 @@ class CleanFiles:
                 self._conn.close()
             self._conn = None
 
-    def load(self, vault: Path, code: str) -> dict[str, Clean]:
-        """path -> what it was clean as, for the vault's files kept under `code`."""
+    def load(self, vault: Path, context: Context) -> dict[str, Clean]:
+        """path -> (sha256, memories) of the vault's clean files, if kept in this `context`."""
         with self._lock:
             if self._conn is None:
                 return {}
             try:
+                found = self._conn.execute(
+                    "SELECT id, context FROM vaults WHERE path = ?", (_raw(str(vault)),)
+                ).fetchone()
+                if found is None or found[1] != _joined(context):
+                    return {}
                 rows = self._conn.execute(
-                    "SELECT rel, sha256, wide, name, memories FROM clean"
-                    " WHERE vault = ? AND code = ?",
-                    (_raw(str(vault)), code),
+                    "SELECT rel, sha256, memories FROM clean WHERE vault = ?", (found[0],)
                 ).fetchall()
             except sqlite3.Error:
                 self._drop()
                 return {}
-        return {_text(r[0]): (str(r[1]), str(r[2]), str(r[3]), int(r[4])) for r in rows}
+        return {_text(r[0]): (bytes(r[1]).hex(), int(r[2])) for r in rows}
 
     def update(
-        self, vault: Path, code: str, before: dict[str, Clean], now: dict[str, Clean]
+        self, vault: Path, context: Context, before: dict[str, Clean], now: dict[str, Clean]
     ) -> int:
-        """Make the vault's rows `now` (rows were `before`): only differences are written.
+        """Make the vault's rows `now` (they were `before`): only differences are written.
 
-        Returns how many rows were written or removed.
+        A vault kept in another context (new detectors, its vault-wide files
+        or name changed) has all its rows replaced.  Returns rows written or removed.
         """
-        key = _raw(str(vault))
-        put = [
-            (key, _raw(rel), code, *clean) for rel, clean in now.items() if before.get(rel) != clean
-        ]
-        drop = [(key, _raw(rel)) for rel in before.keys() - now.keys()]
-        if not put and not drop:
-            return 0
         with self._lock:
             if self._conn is None:
                 return 0
             try:
                 with write(self._conn):
-                    self._conn.executemany("DELETE FROM clean WHERE vault = ? AND rel = ?", drop)
-                    self._conn.executemany(
-                        "INSERT OR REPLACE INTO clean"
-                        " (vault, rel, code, sha256, wide, name, memories)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        put,
-                    )
+                    written = self._update(_raw(str(vault)), _joined(context), before, now)
+                if written > CHECKPOINT_ROWS:  # a first scan: give the WAL's space back
+                    self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             except sqlite3.Error:
                 self._drop()
                 return 0
+        return written
+
+    def _update(
+        self, path: bytes, context: str, before: dict[str, Clean], now: dict[str, Clean]
+    ) -> int:
+        conn = self._conn
+        assert conn is not None
+        found = conn.execute("SELECT id, context FROM vaults WHERE path = ?", (path,)).fetchone()
+        if found is None:
+            number = conn.execute(
+                "INSERT INTO vaults (path, context) VALUES (?, ?)", (path, context)
+            ).lastrowid
+            before = {}
+        else:
+            number = found[0]
+            if found[1] != context:
+                conn.execute("DELETE FROM clean WHERE vault = ?", (number,))
+                conn.execute("UPDATE vaults SET context = ? WHERE id = ?", (context, number))
+                before = {}
+        put = [
+            (number, _raw(rel), bytes.fromhex(sha), memories)
+            for rel, (sha, memories) in now.items()
+            if before.get(rel) != (sha, memories)
+        ]
+        drop = [(number, _raw(rel)) for rel in before.keys() - now.keys()]
+        conn.executemany("DELETE FROM clean WHERE vault = ? AND rel = ?", drop)
+        conn.executemany(
+            "INSERT OR REPLACE INTO clean (vault, rel, sha256, memories) VALUES (?, ?, ?, ?)",
+            put,
+        )
         return len(put) + len(drop)
+
+
+def _joined(context: Context) -> str:
+    return "\0".join(context)
 
 
 def _raw(text: str) -> bytes:
@@ -162,10 +195,11 @@ def _open(path: Path) -> sqlite3.Connection:
     try:
         if read_meta(conn).get("schema") != SCHEMA:
             with write(conn):
-                conn.execute("DROP TABLE IF EXISTS clean")
-                conn.execute("DROP TABLE IF EXISTS meta")
+                for table in ("clean", "vaults", "meta"):
+                    conn.execute(f"DROP TABLE IF EXISTS {table}")
                 conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-                conn.execute(_TABLE)
+                for statement in _TABLES:
+                    conn.execute(statement)
                 conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA,))
         conn.execute("SELECT count(*) FROM clean WHERE vault = ''").fetchone()
     except BaseException:
@@ -174,4 +208,4 @@ def _open(path: Path) -> sqlite3.Connection:
     return conn
 
 
-__all__ = ["FILE_NAME", "Clean", "CleanFiles", "privacy_code"]
+__all__ = ["FILE_NAME", "Clean", "CleanFiles", "Context", "privacy_code"]

@@ -44,7 +44,7 @@ from pathlib import Path
 from ..model import Memory
 from ..scan.vault import Catalog, Vault
 from . import _read_text, scan_memory, sort_findings
-from .clean_files import Clean, CleanFiles, privacy_code
+from .clean_files import Clean, CleanFiles, Context, privacy_code
 from .detectors import Hit, detect
 from .findings import Finding
 
@@ -117,7 +117,7 @@ class FindingsCache:
         #: The files known clean from earlier runs (`clean_files`), and per
         #: vault what that file holds for it (read once, then kept in step).
         self.kept = kept
-        self._clean: dict[Path, dict[str, Clean]] = {}
+        self._clean: dict[Path, tuple[Context, dict[str, Clean]]] = {}
         #: Files scanned (not reused) by the last `scan_vault` call: what a change cost.
         self.rescanned = 0
         #: Files scanned by every call so far.
@@ -135,14 +135,15 @@ class FindingsCache:
         """
         kept = self._vaults.get(vault.root, {})
         wide = _wide_digest(vault)
-        clean = self._kept_clean(vault)
+        context: Context = (privacy_code(vault.format), wide, vault.rel)
+        clean = self._kept_clean(vault, context)
         entries: dict[str, _Entry] = {}
         per_file: dict[str, tuple[tuple[Finding, ...], ...]] = {}
         self.rescanned = 0
         for path, memories in _by_file(vault).items():
             if cancelled is not None and cancelled():
                 self._vaults[vault.root] = {**kept, **entries}
-                self._keep_clean(vault, entries, whole=False)
+                self._keep_clean(vault, context, entries, whole=False)
                 return None
             stamp = vault.stamps.get(path)
             old = kept.get(path)
@@ -155,12 +156,8 @@ class FindingsCache:
                 per_file[path] = old.per_memory
                 entries[path] = old
                 continue
-            if stamp is not None and clean.get(path) == (
-                stamp.sha256,
-                wide,
-                vault.rel,
-                len(memories),
-            ):  # clean when an earlier run scanned these bytes
+            if stamp is not None and clean.get(path) == (stamp.sha256, len(memories)):
+                # Clean when an earlier run scanned these bytes (in this context).
                 none: tuple[tuple[Finding, ...], ...] = ((),) * len(memories)
                 per_file[path] = none
                 entries[path] = _Entry(stamp.sha256, wide, vault.rel, none, {})
@@ -174,21 +171,25 @@ class FindingsCache:
             if stamp is not None:
                 entries[path] = _Entry(stamp.sha256, wide, vault.rel, found, memo.now)
             if self.rescanned % KEEP_EVERY == 0:  # a long first scan keeps its work as it goes
-                self._keep_clean(vault, entries, whole=False)
+                self._keep_clean(vault, context, entries, whole=False)
         self._vaults[vault.root] = entries
-        self._keep_clean(vault, entries, whole=True)
+        self._keep_clean(vault, context, entries, whole=True)
         return _assemble(vault, per_file, as_of)
 
-    def _kept_clean(self, vault: Vault) -> dict[str, Clean]:
-        """The vault's files an earlier run found clean (read from `kept` once per vault)."""
+    def _kept_clean(self, vault: Vault, context: Context) -> dict[str, Clean]:
+        """The vault's files an earlier run found clean in `context` (read once, then in step)."""
         if self.kept is None:
             return {}
-        clean = self._clean.get(vault.root)
-        if clean is None:
-            clean = self._clean[vault.root] = self.kept.load(vault.root, privacy_code(vault.format))
+        held = self._clean.get(vault.root)
+        if held is not None and held[0] == context:
+            return held[1]
+        clean = self.kept.load(vault.root, context)
+        self._clean[vault.root] = (context, clean)
         return clean
 
-    def _keep_clean(self, vault: Vault, entries: dict[str, _Entry], *, whole: bool) -> None:
+    def _keep_clean(
+        self, vault: Vault, context: Context, entries: dict[str, _Entry], *, whole: bool
+    ) -> None:
         """Write the vault's clean files to `kept` (only rows that changed).
 
         `whole`: `entries` are every file of the vault; else only those seen
@@ -196,15 +197,15 @@ class FindingsCache:
         """
         if self.kept is None:
             return
-        before = self._clean.get(vault.root, {})
+        before = self._kept_clean(vault, context)
         now = {} if whole else dict(before)
         for path, e in entries.items():
             if any(e.per_memory):
                 now.pop(path, None)
             else:
-                now[path] = (e.sha256, e.wide, e.vault, len(e.per_memory))
-        self.kept.update(vault.root, privacy_code(vault.format), before, now)
-        self._clean[vault.root] = now
+                now[path] = (e.sha256, len(e.per_memory))
+        self.kept.update(vault.root, context, before, now)
+        self._clean[vault.root] = (context, now)
 
     def scan_catalog(
         self, catalog: Catalog, as_of: date | None = None, kinds: Iterable[str] | None = None
