@@ -80,29 +80,12 @@ def rows_code(format_id: str) -> str:
 def save_rows(vault: Vault, rows: list[MemoryRow], as_of: date) -> bool:
     """Keep the vault's memory rows at `as_of` in its store; False if not kept.
 
-    Not rewritten when the kept ones were made from the same files at the
-    same date (a warm start with nothing changed writes nothing).
+    Not rewritten when the kept ones were made from the same files (every
+    file's sha256: the rows are a function of them) at the same date and by
+    the same code: a warm start with nothing changed writes nothing.
     """
-    files: dict[str, int] = {}
-    shas: list[bytes] = []
-    row_file: list[int] = []
-    columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
-    for row in rows:
-        m = row.memory
-        stamp = vault.stamps.get(m.path) if m is not None else None
-        if m is None or stamp is None:
-            continue
-        at = files.get(m.path)
-        if at is None:
-            at = files[m.path] = len(shas)
-            shas.append(bytes.fromhex(stamp.sha256))
-        row_file.append(at)
-        for name in COLUMNS:
-            columns[name].append(getattr(row, name))
     code = rows_code(vault.format)
-    key = hashlib.sha256(
-        pickle.dumps((VERSION, code, as_of.isoformat(), list(files), shas, row_file, columns))
-    ).digest()
+    key = _key(vault, code, as_of)
     store_code = code_fingerprint(vault.format)
     reader = StoreReader.open(vault.root, vault.format, store_code)
     if reader is not None:
@@ -114,6 +97,21 @@ def save_rows(vault: Vault, rows: list[MemoryRow], as_of: date) -> bool:
                 return True
         finally:
             reader.close()
+    kept: list[MemoryRow] = []
+    files: dict[str, int] = {}
+    shas: list[bytes] = []
+    row_file: list[int] = []
+    for row in rows:
+        m = row.memory
+        stamp = vault.stamps.get(m.path) if m is not None else None
+        if m is None or stamp is None:
+            continue
+        at = files.get(m.path)
+        if at is None:
+            at = files[m.path] = len(shas)
+            shas.append(bytes.fromhex(stamp.sha256))
+        row_file.append(at)
+        kept.append(row)
     doc = {
         "version": VERSION,
         "code": code,
@@ -121,11 +119,22 @@ def save_rows(vault: Vault, rows: list[MemoryRow], as_of: date) -> bool:
         "files": list(files),
         "shas": shas,
         "row_file": row_file,
-        "columns": columns,
+        "columns": {name: [getattr(r, name) for r in kept] for name in COLUMNS},
     }
-    blob = zlib.compress(pickle.dumps(doc, protocol=pickle.HIGHEST_PROTOCOL), 6)
+    with quiet_gc():
+        # Level 1: 3x faster than 6 for 5% more bytes (100k rows: ~7 MB).
+        blob = zlib.compress(pickle.dumps(doc, protocol=pickle.HIGHEST_PROTOCOL), 1)
     seal = key + hashlib.sha256(blob).digest()
     return put_blobs(vault.root, vault.format, store_code, {BLOB: blob, KEY_BLOB: seal})
+
+
+def _key(vault: Vault, code: str, as_of: date) -> bytes:
+    """What the rows were made from: the code, the date and every file's sha256."""
+    digest = hashlib.sha256(f"{VERSION}\0{code}\0{as_of.isoformat()}".encode())
+    for rel in sorted(vault.stamps):
+        digest.update(b"\0" + rel.encode("utf-8", "surrogateescape") + b"\0")
+        digest.update(vault.stamps[rel].sha256.encode("ascii"))
+    return digest.digest()
 
 
 def stored_rows(vault: Vault, as_of: date) -> list[MemoryRow]:
