@@ -201,6 +201,7 @@ def _open(path: Path) -> sqlite3.Connection:
                 for statement in _TABLES:
                     conn.execute(statement)
                 conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA,))
+            conn.execute("VACUUM")  # an older schema's pages back to the disk
         conn.execute("SELECT count(*) FROM clean WHERE vault = ''").fetchone()
     except BaseException:
         conn.close()
