@@ -126,6 +126,10 @@ def _digest(text: str) -> bytes:
     return hashlib.sha256(f"{MODEL}\0{text}".encode("utf-8", "surrogateescape")).digest()
 
 
+#: `PRAGMA user_version` of a vectors file holding float16 rows only.
+HALF_ROWS_ONLY = 1
+
+
 class VectorStore:
     """sha256 of an embedded text -> its vector, in the cache folder (a cache: never fails).
 
@@ -139,11 +143,26 @@ class VectorStore:
         self._conn: sqlite3.Connection | None = None
         with contextlib.suppress(sqlite3.Error, OSError):
             private_dir(self.path.parent)
+            with contextlib.suppress(FileExistsError):  # owner-only, as every cache file
+                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
             conn = sqlite3.connect(self.path, check_same_thread=False)
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS vectors (digest BLOB PRIMARY KEY, vec BLOB NOT NULL)"
             )
+            with contextlib.suppress(sqlite3.Error):  # busy elsewhere: next time
+                self._drop_float32(conn)
             self._conn = conn
+
+    @staticmethod
+    def _drop_float32(conn: sqlite3.Connection) -> None:
+        """Once: remove the float32 rows an older memlens kept (never read: 100k of them
+        made the file 141 MB), and give their pages back."""
+        if conn.execute("PRAGMA user_version").fetchone()[0] >= HALF_ROWS_ONLY:
+            return
+        with conn:
+            conn.execute("DELETE FROM vectors WHERE length(vec) != ?", (DIM * 2,))
+        conn.execute("VACUUM")
+        conn.execute(f"PRAGMA user_version = {HALF_ROWS_ONLY}")
 
     def get(self, digests: list[bytes]) -> dict[bytes, Vectors]:
         found: dict[bytes, Vectors] = {}

@@ -8,6 +8,7 @@ skip when the optional extra is not installed.
 from __future__ import annotations
 
 import math
+import sqlite3
 from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
@@ -145,3 +146,22 @@ def test_the_real_model_loads_offline_and_matches_meaning(
 
 def _no_network(*_args: object) -> None:
     raise OSError("network used")
+
+
+def test_the_vectors_file_is_owner_only_and_sheds_float32_rows(tmp_path: Path) -> None:
+    path = tmp_path / "vectors.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE vectors (digest BLOB PRIMARY KEY, vec BLOB NOT NULL)")
+    half = np.ones(DIM, dtype=np.float16).tobytes()
+    conn.execute("INSERT INTO vectors VALUES (?, ?)", (b"old", np.ones(DIM, np.float32).tobytes()))
+    conn.execute("INSERT INTO vectors VALUES (?, ?)", (b"new", half))
+    conn.commit()
+    conn.close()
+    store = VectorStore(path)
+    assert list(store.get([b"old", b"new"])) == [b"new"]
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT digest FROM vectors").fetchall() == [(b"new",)]
+    conn.close()
+    fresh = tmp_path / "fresh" / "vectors.sqlite"
+    VectorStore(fresh)
+    assert fresh.stat().st_mode & 0o777 == 0o600
