@@ -94,11 +94,13 @@ class LoadingApp(LiveReloadApp):
         # On a warm start another process stat-walks the vaults meanwhile.
         ahead = start_walk_ahead(found, cache=self.config.cache)
         try:
+            kept = self._post_kept_rows(found, as_of, generation) if self.config.cache else set()
+            shown[0] = bool(kept)
             for v in found:
                 if worker.is_cancelled:
                     return
                 try:
-                    got = self._scan_one(v, as_of, generation, shown, ahead)
+                    got = self._scan_one(v, as_of, generation, shown, ahead, v.root in kept)
                 except Exception as exc:
                     # Why: an adapter bug in one vault must not hide the others;
                     # the failure is shown in the sidebar and the error dialog.
@@ -126,6 +128,20 @@ class LoadingApp(LiveReloadApp):
                 with contextlib.suppress(Exception):  # rows not kept: only a slower start
                     save_rows(v, rows, as_of)
 
+    def _post_kept_rows(self, vaults: list[Vault], as_of: date, generation: int) -> set[Path]:
+        """Every vault's rows as the last run kept them, before any is read; their roots."""
+        worker = get_current_worker()
+        kept: set[Path] = set()
+        for v in vaults:
+            if worker.is_cancelled:
+                break
+            with contextlib.suppress(Exception):  # none kept: the vault's rows come as read
+                rows = stored_rows(v, as_of)
+                if rows:
+                    self.post_message(VaultProgress(v, rows, generation))
+                    kept.add(v.root)
+        return kept
+
     def _scan_one(
         self,
         vault: Vault,
@@ -133,24 +149,21 @@ class LoadingApp(LiveReloadApp):
         generation: int,
         shown: list[bool],
         ahead: WalkAhead | None = None,
+        kept: bool = False,
     ) -> tuple[Iterator[ScanProgress], list[MemoryRow]] | None:
         """One vault: early rows, the linked rows; the scan left to save, and those rows.
 
-        The rows the last run listed come first when the store kept them
-        (`core.listing.snapshot`: every row at once, ~1 s at 100k).  Else
-        early rows cost a second decay pass, so they are only shown when
-        they help: for the very first rows of the app, or once a vault has
-        been read for PROGRESS_AFTER seconds (a cold parse).  A vault served
-        whole from the cache gives at most the app's first batch early: its
-        linked rows follow at once.
+        `kept`: the rows the last run listed were shown already (`load`,
+        from `core.listing.snapshot`): no early rows then.  Else early rows
+        cost a second decay pass, so they are only shown when they help: for
+        the very first rows of the app, or once a vault has been read for
+        PROGRESS_AFTER seconds (a cold parse).  A vault served whole from the
+        cache gives at most the app's first batch early: its linked rows
+        follow at once.
         """
         worker = get_current_worker()
         started = time.perf_counter()
         pending: list[Memory] = []
-        kept = stored_rows(vault, as_of) if self.config.cache else []
-        if kept:
-            self.post_message(VaultProgress(vault, kept, generation))
-            shown[0] = True
         steps: Iterator[ScanProgress] = scan_progressive(
             vault, batch=LOAD_BATCH, cache=self.config.cache, ahead=ahead
         )

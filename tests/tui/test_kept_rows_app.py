@@ -1,7 +1,7 @@
 """A warm start lists the rows the last run kept, then the linked rows replace them.
 
-The load is held just before a vault's linked rows (the scan's last step)
-so the test sees the kept rows: every memory row of that vault at once,
+The load is held just before the first vault's linked rows (its scan's
+last step) so the test sees the kept rows: every memory row of every vault,
 each pending (no memory yet): the detail pane says the vault is being read
 and actions wait.  Released, the linked rows take their place, the same
 rows as a cold start lists.
@@ -38,7 +38,7 @@ async def _keys(make_app: AppFactory, root: Path) -> list[tuple[str, str]]:
 async def test_kept_rows_first_then_the_linked_rows(
     make_app: AppFactory, own_fixtures_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = own_fixtures_copy / "project-ocean"
+    root = own_fixtures_copy  # every own vault: all their kept rows come before any is read
     cold = await _keys(make_app, root)  # writes the store, then keeps the rows
     gate = threading.Event()
     real = app_module.scan_progressive
@@ -55,8 +55,9 @@ async def test_kept_rows_first_then_the_linked_rows(
         async with app.run_test(size=SIZE) as pilot:
             screen = app.main_screen()
             assert isinstance(screen, MainScreen)
+            memories = [k for k in cold if not k[1].startswith("!")]  # invalid items come later
             for _ in range(250):
-                if len(screen.model):
+                if len(screen.model) >= len(memories):
                     break
                 await pilot.pause(0.02)
             detail = screen.query_one(MemoryDetail)
@@ -66,7 +67,6 @@ async def test_kept_rows_first_then_the_linked_rows(
                 await pilot.pause(0.02)
             assert app.loading
             shown = [screen.model[i] for i in range(len(screen.model))]
-            memories = [k for k in cold if not k[1].startswith("!")]  # invalid items come later
             assert len(memories) < len(cold)
             assert sorted(r.key for r in shown) == sorted(memories)
             assert all(r.pending for r in shown)
