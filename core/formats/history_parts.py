@@ -81,7 +81,9 @@ def section_bytes(data: bytes, title: str, occurrence: int = 1) -> bytes | None:
 
     A heading is a line starting with `## ` whose rest, stripped, is the
     title (as the reader reads it); the section runs to the next such line
-    or the end of the file, blank lines included.
+    or the end of the file, blank lines included.  `history_split` finds
+    every section the same way (a line whose title is not UTF-8 is never
+    found: the needle searched for is the title's UTF-8).
     """
     if data.startswith(_BOM):
         data = data[len(_BOM) :]
@@ -95,11 +97,7 @@ def section_bytes(data: bytes, title: str, occurrence: int = 1) -> bytes | None:
         end = data.find(b"\n", pos)
         stop = len(data) if end < 0 else end
         line = data[start:stop]
-        if (
-            line.startswith(b"## ")
-            and line[3:].decode("utf-8", "replace").strip() == title
-            and start + 3 <= pos
-        ):
+        if line.startswith(b"## ") and line[3:].decode("utf-8", "replace").strip() == title:
             seen += 1
             if seen == occurrence:
                 nxt = data.find(b"\n## ", stop)
