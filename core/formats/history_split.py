@@ -17,18 +17,19 @@ them against it on random edits):
 
 - `part(data, key)`: the memory's bytes in one version (`history_extract`);
 - `parts(data)`: every memory's bytes in one version, by key;
-- `changed(old, new)`: a set of keys holding every memory whose bytes
-  differ between the two versions (more is allowed, never fewer).
+- `delta(old, new)`: the bytes in `new` of a set of memories holding
+  every one whose bytes differ between the two versions (more is allowed,
+  never fewer).
 """
 
 from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from .history_parts import _BOM, record_line, section_bytes
+from .history_parts import _BOM, record_line, section_bytes, title_sections
 
 if TYPE_CHECKING:
     from .adapter import HistoryScope
@@ -56,8 +57,12 @@ class HistorySplitter(ABC):
         """Every memory's bytes in version `data`, by key."""
 
     @abstractmethod
+    def delta(self, old: bytes, new: bytes) -> dict[str, bytes | None]:
+        """`part(new, k)` of every memory k that may differ between versions `old` and `new`."""
+
     def changed(self, old: bytes, new: bytes) -> set[str]:
         """Keys of every memory that may differ between versions `old` and `new`."""
+        return set(self.delta(old, new))
 
 
 def common_prefix(a: bytes, b: bytes) -> int:
@@ -101,19 +106,58 @@ def common_suffix(a: bytes, b: bytes, limit: int) -> int:
     return lo
 
 
-def windows(old: bytes, new: bytes, margin: int) -> tuple[tuple[int, int], tuple[int, int]] | None:
-    """The byte ranges where `old` and `new` differ, widened by `margin`; None if equal.
+#: A differing stretch at least this long on both sides is searched for a shared block.
+_ANCHOR_MIN = 512
+#: The bytes taken from the middle of the new side as that block's probe.
+_PROBE = 48
+#: How many times a differing stretch is cut in two at a shared block.
+_DEPTH = 8
 
-    Outside its window each version is the other's bytes (the shared
-    prefix, and the shared suffix shifted), so anything whose bytes and
-    delimiters lie `margin` bytes clear of the windows is the same in both.
+Window = tuple[int, int]
+
+
+def windows(old: bytes, new: bytes, margin: int) -> tuple[list[Window], list[Window]] | None:
+    """The byte ranges where `old` and `new` differ, in step, widened by `margin`; None if equal.
+
+    Between windows the two versions hold the same bytes in the same order
+    (the shared prefix, suffix, and blocks found in between), so anything
+    whose bytes and delimiters lie `margin` bytes clear of every window is
+    the same in both.  Several windows, not one: a decay run that drops the
+    first section while another is appended at the end differs at both
+    ends of the file, and one window would span it all.
     """
     if old == new:
         return None
-    p = common_prefix(old, new)
-    s = common_suffix(old, new, min(len(old), len(new)) - p)
-    lo = max(0, p - margin)
-    return (lo, min(len(old), len(old) - s + margin)), (lo, min(len(new), len(new) - s + margin))
+    out_old: list[Window] = []
+    out_new: list[Window] = []
+    _split(old, new, (0, len(old)), (0, len(new)), out_old, out_new, _DEPTH)
+
+    def widen(spans: list[Window], size: int) -> list[Window]:
+        return [(max(0, lo - margin), min(size, hi + margin)) for lo, hi in spans]
+
+    return widen(out_old, len(old)), widen(out_new, len(new))
+
+
+def _split(
+    a: bytes, b: bytes, sa: Window, sb: Window, out_a: list[Window], out_b: list[Window], depth: int
+) -> None:
+    """Windows of `a[sa]` against `b[sb]`: shared ends trimmed, then cut at a shared block."""
+    x, y = a[sa[0] : sa[1]], b[sb[0] : sb[1]]
+    p = common_prefix(x, y)
+    s = common_suffix(x, y, min(len(x), len(y)) - p)
+    alo, ahi, blo, bhi = sa[0] + p, sa[1] - s, sb[0] + p, sb[1] - s
+    if alo == ahi and blo == bhi:
+        return
+    if depth > 0 and ahi - alo >= _ANCHOR_MIN and bhi - blo >= _ANCHOR_MIN:
+        for eighth in (4, 2, 6, 1, 7):  # the middle first; a probe may fall in an edit
+            mid = blo + (bhi - blo) * eighth // 8
+            at = a.find(b[mid : mid + _PROBE], alo, ahi)
+            if at >= 0:
+                _split(a, b, (alo, at), (blo, mid), out_a, out_b, depth - 1)
+                _split(a, b, (at, ahi), (mid, bhi), out_a, out_b, depth - 1)
+                return
+    out_a.append((alo, ahi))
+    out_b.append((blo, bhi))
 
 
 # ---------------------------------------------------------------- sections
@@ -180,30 +224,75 @@ class SectionSplitter(HistorySplitter):
             out[section_key(title, seen[title])] = data[start:end]
         return out
 
-    def changed(self, old: bytes, new: bytes) -> set[str]:
-        """Every occurrence of each title whose section touches a window (`\\n## ` is 4 bytes).
-
-        A section clear of both windows keeps its bytes; its occurrence
-        number can only move if a heading of the same title is in a window,
-        so every occurrence of those titles is listed (bounded by how often
-        the title's bytes appear at all).
-        """
+    def delta(self, old: bytes, new: bytes) -> dict[str, bytes | None]:
+        """Every occurrence of each title whose sections may differ (see `_dirty_titles`)."""
         old, new = _strip_bom(old), _strip_bom(new)
-        found = windows(old, new, 4)
+        found = windows(old, new, 0)
         if found is None:
-            return set()
-        titles: set[str] = set()
-        for data, (lo, hi) in ((old, found[0]), (new, found[1])):
-            for start in _heading_starts(data, lo, hi):
-                title = _heading_title(data, start)
-                if title is not None:
-                    titles.add(title)
-        out: set[str] = set()
-        for title in titles:
-            needle = title.encode("utf-8")
-            bound = max(old.count(needle), new.count(needle))
-            out.update(section_key(title, n) for n in range(1, bound + 1))
+            return {}
+        out: dict[str, bytes | None] = {}
+        for title, headed_old in _dirty_titles(old, new, found).items():
+            now = list(title_sections(new, title))
+            # Without a heading of its own in old's windows, old has no more of them than new.
+            bound = max(len(now), _count(title_sections(old, title)) if headed_old else 0)
+            for n in range(1, bound + 1):
+                out[section_key(title, n)] = now[n - 1] if n <= len(now) else None
         return out
+
+
+def _count(items: Iterator[bytes]) -> int:
+    return sum(1 for _ in items)
+
+
+def _section_at(data: bytes, start: int) -> bytes:
+    """The section whose heading line starts at `start` (as `section_bytes` cuts it)."""
+    end = data.find(b"\n", start)
+    stop = len(data) if end < 0 else end
+    nxt = data.find(b"\n## ", stop)
+    return data[start : len(data) if nxt < 0 else nxt + 1]
+
+
+def _shift(spans: tuple[list[Window], list[Window]], pos: int, side: int) -> int:
+    """Where byte `pos` of one version (outside every window) is in the other."""
+    shift = 0
+    for w_old, w_new in zip(*spans, strict=True):
+        mine, theirs = (w_old, w_new) if side == 0 else (w_new, w_old)
+        if mine[1] <= pos:
+            shift = theirs[1] - mine[1]
+    return pos + shift
+
+
+def _dirty_titles(
+    old: bytes, new: bytes, spans: tuple[list[Window], list[Window]]
+) -> dict[str, bool]:
+    """Titles whose sections may differ, each with: a heading of it is in old's windows.
+
+    A candidate is a section near a window (4 bytes: `\\n## `).  Its title
+    is dirty when its heading line touches a window (a heading added,
+    removed or renamed: the title's occurrence numbers may move) or when
+    its bytes differ from those of the same heading in the other version
+    (found by the windows' shift: the heading line is the same bytes
+    there).  A title never dirty has the same headings, in the same order,
+    with the same sections, in both versions.
+    """
+    dirty: dict[str, bool] = {}
+    for side, (data, other) in enumerate(((old, new), (new, old))):
+        mine = spans[side]
+        for lo, hi in mine:
+            for start in _heading_starts(data, max(0, lo - 4), min(len(data), hi + 4)):
+                title = _heading_title(data, start)
+                if title is None:
+                    continue
+                end = data.find(b"\n", start)
+                stop = len(data) if end < 0 else end
+                headed = any(start - 1 <= w_hi and stop + 1 >= w_lo for w_lo, w_hi in mine)
+                if headed:
+                    dirty[title] = dirty.get(title, False) or side == 0
+                elif title not in dirty:
+                    there = _shift(spans, start, side)
+                    if _section_at(data, start) != _section_at(other, there):
+                        dirty[title] = False
+    return dict(dirty)
 
 
 # ---------------------------------------------------------------- records
@@ -222,7 +311,12 @@ def _line_id(line: bytes) -> Any:
 
 
 def _lines_in(data: bytes, lo: int, hi: int) -> list[bytes]:
-    """The whole lines of `data` that touch [lo, hi)."""
+    """The whole lines of `data` that touch [lo, hi), or an insertion at `lo` when empty.
+
+    A line with its newline is [a, e]; what was inserted or changed at
+    [lo, hi) changes it when a <= hi and e >= lo (an insertion at a line's
+    start does: the line's bytes no longer start it).
+    """
     start = data.rfind(b"\n", 0, lo) + 1
     end = data.find(b"\n", hi)
     return data[start : len(data) if end < 0 else end].split(b"\n")
@@ -255,18 +349,19 @@ class RecordSplitter(HistorySplitter):
                 out[rid] = got
         return out
 
-    def changed(self, old: bytes, new: bytes) -> set[str]:
+    def delta(self, old: bytes, new: bytes) -> dict[str, bytes | None]:
         """The ids of the lines that touch a window: every other line is the same in both."""
-        found = windows(old, new, 1)
+        found = windows(old, new, 0)
         if found is None:
-            return set()
-        out: set[str] = set()
-        for data, (lo, hi) in ((old, found[0]), (new, found[1])):
-            for line in _lines_in(data, lo, hi):
-                rid = _line_id(line)
-                if isinstance(rid, str):
-                    out.add(rid)
-        return out
+            return {}
+        ids: set[str] = set()
+        for data, spans in ((old, found[0]), (new, found[1])):
+            for lo, hi in spans:
+                for line in _lines_in(data, lo, hi):
+                    rid = _line_id(line)
+                    if isinstance(rid, str):
+                        ids.add(rid)
+        return {rid: record_line(new, rid, self.skip) for rid in ids}
 
 
 __all__ = [

@@ -40,6 +40,16 @@ class Kept:
         if self.cache is not None:
             self.cache.close()
 
+    def guard(self, action: Callable[[HistoryCache], object]) -> object:
+        """`action` on the cache; None when there is none or it fails (then it is remade)."""
+        if self.cache is None:
+            return None
+        try:
+            return action(self.cache)
+        except CacheFailure:
+            self.fail()
+            return None
+
     def fail(self) -> None:
         """The cache file misbehaved: replace it with a fresh one (or none)."""
         if self.cache is not None:
@@ -128,13 +138,7 @@ class PartReader:
         self.fresh: dict[str, bytes | None] = {}
 
     def _guard(self, action: Callable[[HistoryCache], object]) -> object:
-        if self.kept.cache is None:
-            return None
-        try:
-            return action(self.kept.cache)
-        except CacheFailure:
-            self.kept.fail()
-            return None
+        return self.kept.guard(action)
 
     def digests(self, blobs: set[str]) -> dict[str, bytes | None]:
         """Every blob's digest of the memory: kept ones, and the rest read once."""

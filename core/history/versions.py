@@ -20,9 +20,11 @@ from ..formats.adapter import FormatAdapter, HistoryScope
 from ..model import Memory
 from ..safe_io import read_regular
 from ..text.paths import safe_join
+from .cache import family_key
 from .git import BlobReader, HistoryError, Repo, open_repo
 from .indexed import Kept, PartReader, cached_log
 from .log import Commit, FileChange, file_log, read_commit
+from .splits import SplitReader
 
 #: Kinds of entry: how the memory changed in that commit.
 ADDED, CHANGED, MOVED, REMOVED = "added", "changed", "moved", "removed"
@@ -156,8 +158,15 @@ def _cached_entries(
 ) -> list[Entry]:
     """The entries through the kept cache: digests compared, bytes read only where they differ."""
     changes = cached_log(repo, kept, repo.repo_path(scope.path), scope.whole_file)
-    reader = PartReader(repo, kept, adapter, memory.format, scope)
-    digests = reader.digests(_blobs(changes))
+    splitter = adapter.history_splitter(scope)
+    reader: PartReader | SplitReader
+    if splitter is None:
+        reader = PartReader(repo, kept, adapter, memory.format, scope)
+        digests = reader.digests(_blobs(changes))
+    else:
+        family = family_key(memory.format, splitter.family)
+        reader = SplitReader(repo, kept.guard, splitter, family, splitter.key(scope))
+        digests = reader.digests(changes)
     chosen = _kept_changes(changes, scope, digests)
     return _to_entries(repo, chosen, reader.parts(_blobs(chosen), digests))
 

@@ -15,8 +15,9 @@ import random
 
 import pytest
 
-from memlens.core.formats import adapter_for
+from memlens.core.formats import adapter_for, history_parts
 from memlens.core.formats.adapter import HistoryScope
+from memlens.core.formats.history_parts import section_bytes
 from memlens.core.formats.history_split import (
     HistorySplitter,
     RecordSplitter,
@@ -85,7 +86,10 @@ def _joined(rng: random.Random, units: list[bytes], prefix: bytes) -> bytes:
 def _check(
     splitter: HistorySplitter, extract: object, scopes: list[HistoryScope], old: bytes, new: bytes
 ) -> None:
-    changed = splitter.changed(old, new)
+    delta = splitter.delta(old, new)
+    changed = set(delta)
+    for key, part in delta.items():
+        assert part == splitter.part(new, key)
     for data in (old, new):
         parts = splitter.parts(data)
         for scope in scopes:
@@ -125,6 +129,28 @@ def test_sections_split_as_history_extract(seed: int) -> None:
         old = new
 
 
+@pytest.mark.parametrize("seed", range(60))
+def test_long_files_edited_at_both_ends_and_inside(seed: int) -> None:
+    """Files long enough for the windows to be cut at shared blocks (several windows)."""
+    rng = random.Random(seed)
+    adapter = adapter_for(DREAM)
+    scopes = _section_scopes()
+    splitter = adapter.history_splitter(scopes[0])
+    assert splitter is not None
+    units = [
+        b"## Note %d\n" % i + b"filler words %d\n" % rng.randrange(10**6) * 4 for i in range(60)
+    ]
+    old = b"# Observations\n\n" + b"".join(units)
+    for _ in range(4):
+        units = units[rng.randint(0, 2) :]  # the oldest dropped (a decay run)
+        for _ in range(rng.randint(0, 3)):  # others edited, added, removed inside
+            units = _edit(rng, units, _section)
+        units.append(_section(rng))  # one appended
+        new = b"# Observations\n\n" + b"".join(units)
+        _check(splitter, adapter.history_extract, scopes, old, new)
+        old = new
+
+
 @pytest.mark.parametrize("seed", range(300))
 @pytest.mark.parametrize("fmt, path", [(EXP, "experiences.jsonl"), (DREAM, "archive.jsonl")])
 def test_records_split_as_history_extract(seed: int, fmt: str, path: str) -> None:
@@ -154,6 +180,19 @@ def test_whole_file_scopes_have_no_splitter() -> None:
     assert adapter_for("project-ocean").history_splitter(HistoryScope("a.md")) is None
 
 
+def test_a_decay_run_and_an_append_name_only_their_sections() -> None:
+    """The oldest section dropped and one appended: two windows, not the whole file between."""
+    notes = [b"## Note %d\n" % i + b"filler words %d\n" % (i * 7919) * 4 for i in range(80)]
+    old = b"# Observations\n\n" + b"".join(notes)
+    new = b"# Observations\n\n" + b"".join(notes[1:]) + b"## Note new\nbody\n"
+    edited = new.replace(b"filler words %d\n" % (40 * 7919), b"edited\n", 1)
+    splitter = SectionSplitter()
+    named = splitter.changed(old, new)
+    assert {section_key("Note 0", 1), section_key("Note new", 1)} <= named
+    assert len(named) <= 3  # and at most the heading the alignment put in the window ("## Note ")
+    assert splitter.changed(new, edited) == {section_key("Note 40", 1)}
+
+
 def test_repeated_heading_inserted_first_renumbers_the_later_ones() -> None:
     splitter = SectionSplitter()
     old = b"## Same\none\n## Other\nx\n## Same\ntwo\n"
@@ -162,6 +201,19 @@ def test_repeated_heading_inserted_first_renumbers_the_later_ones() -> None:
         splitter.changed(old, new)
     )
     assert splitter.parts(new)[section_key("Same", 3)] == b"## Same\ntwo\n"
+
+
+def test_a_title_is_ended_by_any_whitespace_strip_removes() -> None:
+    """`title_sections` skips a hit followed by a byte no whitespace starts with: none is missed."""
+    missed = [
+        c
+        for c in range(0x110000)
+        if chr(c).strip() == ""
+        and chr(c).encode("utf-8", "surrogatepass")[:1] not in history_parts._SPACE_LEADS
+    ]
+    assert missed == []
+    data = "## Note 10\nten\n## Note 1\u00a0\none\n".encode()
+    assert section_bytes(data, "Note 1") == "## Note 1\u00a0\none\n".encode()
 
 
 @pytest.mark.parametrize("seed", range(200))
