@@ -66,40 +66,52 @@ class HistorySplitter(ABC):
 
 
 def common_prefix(a: bytes, b: bytes) -> int:
-    """How many leading bytes `a` and `b` share: slices compared in C, galloping then halving."""
-    n = min(len(a), len(b))
+    """How many leading bytes `a` and `b` share."""
+    return _prefix(a, b, 0, 0, min(len(a), len(b)))
+
+
+def common_suffix(a: bytes, b: bytes, limit: int) -> int:
+    """How many trailing bytes `a` and `b` share, at most `limit`."""
+    return _suffix(a, b, len(a), len(b), min(len(a), len(b), limit))
+
+
+def _prefix(a: bytes, b: bytes, ao: int, bo: int, n: int) -> int:
+    """The shared prefix of a[ao:ao+n] and b[bo:bo+n]: galloping, then halving.
+
+    Compared with `startswith` on a view of `b`: a memcmp in C, no copy.
+    """
+    view = memoryview(b)
     lo, step = 0, _BLOCK
     while lo < n:
         hi = min(n, lo + step)
-        if a[lo:hi] != b[lo:hi]:
+        if not a.startswith(view[bo + lo : bo + hi], ao + lo):
             break
         lo, step = hi, step * 2
     else:
         return n
-    while hi - lo > 1:  # a[:lo] == b[:lo] and a[lo:hi] != b[lo:hi]
+    while hi - lo > 1:  # the first lo bytes are shared, the first hi are not
         mid = (lo + hi) // 2
-        if a[lo:mid] == b[lo:mid]:
+        if a.startswith(view[bo + lo : bo + mid], ao + lo):
             lo = mid
         else:
             hi = mid
     return lo
 
 
-def common_suffix(a: bytes, b: bytes, limit: int) -> int:
-    """How many trailing bytes `a` and `b` share, at most `limit`."""
-    n = min(len(a), len(b), limit)
-    la, lb = len(a), len(b)
+def _suffix(a: bytes, b: bytes, ae: int, be: int, n: int) -> int:
+    """The shared suffix of a[:ae] and b[:be], at most `n` bytes."""
+    view = memoryview(b)
     lo, step = 0, _BLOCK
     while lo < n:
         hi = min(n, lo + step)
-        if a[la - hi : la - lo] != b[lb - hi : lb - lo]:
+        if not a.startswith(view[be - hi : be - lo], ae - hi):
             break
         lo, step = hi, step * 2
     else:
         return n
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if a[la - mid : la - lo] == b[lb - mid : lb - lo]:
+        if a.startswith(view[be - mid : be - lo], ae - mid):
             lo = mid
         else:
             hi = mid
@@ -131,6 +143,7 @@ def windows(old: bytes, new: bytes, margin: int) -> tuple[list[Window], list[Win
     out_old: list[Window] = []
     out_new: list[Window] = []
     _split(old, new, (0, len(old)), (0, len(new)), out_old, out_new, _DEPTH)
+    _slide_all(old, new, out_old, out_new)
 
     def widen(spans: list[Window], size: int) -> list[Window]:
         return [(max(0, lo - margin), min(size, hi + margin)) for lo, hi in spans]
@@ -138,13 +151,49 @@ def windows(old: bytes, new: bytes, margin: int) -> tuple[list[Window], list[Win
     return widen(out_old, len(old)), widen(out_new, len(new))
 
 
+#: How far an inserted or deleted block is slid to start at a line.
+_SLIDE = 256
+
+
+def _slide_all(old: bytes, new: bytes, out_old: list[Window], out_new: list[Window]) -> None:
+    """Slide each pure insertion or deletion to start at a line, where it is ambiguous.
+
+    Deleting `1\\n...## Note ` after `## Note ` is the same edit as deleting
+    the whole section `## Note 1\\n...`: the bytes compare equal either way,
+    but only the second leaves the next heading out of the window.
+    """
+    for i, (wo, wn) in enumerate(zip(out_old, out_new, strict=True)):
+        if (wo[0] == wo[1]) == (wn[0] == wn[1]):
+            continue  # both sides changed (or neither): nothing to slide
+        side, data = (0, old) if wn[0] == wn[1] else (1, new)
+        lo, hi = (wo, wn)[side]
+        floor = max(out_old[i - 1][1] - wo[0], out_new[i - 1][1] - wn[0]) if i else -lo
+        ceil_ = len(data) - hi
+        if i + 1 < len(out_old):
+            ceil_ = min(out_old[i + 1][0] - wo[1], out_new[i + 1][0] - wn[1])
+        move = 0
+        while move > max(floor, -_SLIDE) and data[lo + move - 1] == data[hi + move - 1]:
+            move -= 1
+        while (
+            lo + move > 0
+            and data[lo + move - 1] != 0x0A
+            and move < min(ceil_, _SLIDE)
+            and data[lo + move] == data[hi + move]
+        ):
+            move += 1
+        if lo + move > 0 and data[lo + move - 1] != 0x0A:
+            move = 0  # no line start in reach: as found
+        out_old[i] = (wo[0] + move, wo[1] + move)
+        out_new[i] = (wn[0] + move, wn[1] + move)
+
+
 def _split(
     a: bytes, b: bytes, sa: Window, sb: Window, out_a: list[Window], out_b: list[Window], depth: int
 ) -> None:
     """Windows of `a[sa]` against `b[sb]`: shared ends trimmed, then cut at a shared block."""
-    x, y = a[sa[0] : sa[1]], b[sb[0] : sb[1]]
-    p = common_prefix(x, y)
-    s = common_suffix(x, y, min(len(x), len(y)) - p)
+    n = min(sa[1] - sa[0], sb[1] - sb[0])
+    p = _prefix(a, b, sa[0], sb[0], n)
+    s = _suffix(a, b, sa[1], sb[1], n - p)
     alo, ahi, blo, bhi = sa[0] + p, sa[1] - s, sb[0] + p, sb[1] - s
     if alo == ahi and blo == bhi:
         return
@@ -262,37 +311,43 @@ def _shift(spans: tuple[list[Window], list[Window]], pos: int, side: int) -> int
     return pos + shift
 
 
+def _touches(lo: int, hi: int, start: int, stop: int) -> bool:
+    """Whether window [lo, hi) (an insertion at lo when empty) changes line bytes [start, stop]."""
+    if lo == hi:
+        return start < lo <= stop
+    return lo <= stop and hi > start
+
+
 def _dirty_titles(
     old: bytes, new: bytes, spans: tuple[list[Window], list[Window]]
 ) -> dict[str, bool]:
-    """Titles whose sections may differ, each with: a heading of it is in old's windows.
+    """Titles whose sections may differ, each with: old may have more of its headings.
 
-    A candidate is a section near a window (4 bytes: `\\n## `).  Its title
-    is dirty when its heading line touches a window (a heading added,
-    removed or renamed: the title's occurrence numbers may move) or when
-    its bytes differ from those of the same heading in the other version
-    (found by the windows' shift: the heading line is the same bytes
-    there).  A title never dirty has the same headings, in the same order,
-    with the same sections, in both versions.
+    A candidate is a heading near a window (4 bytes: `\\n## `).  Its title
+    is dirty when the window changes its line, or the line is not at the
+    start of a line at the same place in the other version (the windows'
+    shift), or its section's bytes there differ.  A title never dirty has
+    the same headings, in the same order, with the same sections, in both
+    versions: those near a window were each matched, the rest lie in bytes
+    the versions share.
     """
     dirty: dict[str, bool] = {}
     for side, (data, other) in enumerate(((old, new), (new, old))):
-        mine = spans[side]
-        for lo, hi in mine:
+        for lo, hi in spans[side]:
             for start in _heading_starts(data, max(0, lo - 4), min(len(data), hi + 4)):
                 title = _heading_title(data, start)
                 if title is None:
                     continue
                 end = data.find(b"\n", start)
                 stop = len(data) if end < 0 else end
-                headed = any(start - 1 <= w_hi and stop + 1 >= w_lo for w_lo, w_hi in mine)
-                if headed:
+                there = _shift(spans, start, side)
+                if any(_touches(w_lo, w_hi, start, stop) for w_lo, w_hi in spans[side]) or (
+                    there > 0 and other[there - 1 : there] != b"\n"
+                ):
                     dirty[title] = dirty.get(title, False) or side == 0
-                elif title not in dirty:
-                    there = _shift(spans, start, side)
-                    if _section_at(data, start) != _section_at(other, there):
-                        dirty[title] = False
-    return dict(dirty)
+                elif title not in dirty and _section_at(data, start) != _section_at(other, there):
+                    dirty[title] = False
+    return dirty
 
 
 # ---------------------------------------------------------------- records
