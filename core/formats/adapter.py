@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from ..model import DecayInfo, FileScan, Health, Memory, ScanResult
 from ..refs import PointerField
@@ -26,9 +26,6 @@ from .linking import Changes
 from .preview_model import PreviewRequest, PreviewSection
 from .privacy_model import TextField, default_text_fields
 from .recall_model import RecallHit, RecallRequest
-
-if TYPE_CHECKING:  # history_split imports history_parts, which imports HistoryScope from here
-    from .history_split import HistorySplitter
 
 #: (status, health, weight, score) of a decay, without its explanation.
 DecayBrief = tuple[str, Health, float, float | None]
@@ -366,16 +363,6 @@ class FormatAdapter(ABC):
         default: the file is the memory.
         """
         return data
-
-    def history_splitter(self, scope: HistoryScope) -> HistorySplitter | None:
-        """What finds every memory that shares `scope`'s file, in one version at once.
-
-        Formats whose memories share a file return one whose `part` is
-        `history_extract` for the scope's key, so that the history cache
-        keeps every memory of a version it inflated (the next memory of the
-        same file reads no git).  The default, None: the memory is its file.
-        """
-        return None
 
 
 def _collect_strings(value: Any, out: list[str], depth: int = 0) -> None:

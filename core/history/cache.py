@@ -20,16 +20,12 @@ file in the user cache folder (`history.sqlite3`, beside the scan stores):
                             extracts from it.  `scope` names the format, the
                             HistoryScope and a fingerprint of the extracting
                             code, so a changed extractor starts afresh.
-    splits(family, blob, base, data)  for a file several memories share
-                            (a splitter, core/formats/history_split.py): the
-                            digest of EVERY memory in that version, as a delta
-                            from version `base` (the one before it in a log:
-                            only the memories that may differ are listed) or,
-                            when `base` is NULL, all of them.  A memory's
-                            digest in a version is found by walking to the
-                            nearest row that names it.  So one inflation of
-                            every version serves every memory of the file:
-                            the second section read asks git for no blob.
+    versions(blob, base, data)  a version of a file several memories share
+                            (a section's, a record's): zlib'd, either whole
+                            (base NULL) or as the edits that turn version
+                            `base` (the one after it in a log) into it
+                            (`bytediff`).  The next memory of that file is
+                            read from these (`rebuild`), not from git.
     part_data(digest, data) those bytes, up to PART_DATA_MAX each; a bigger
                             part (a whole large file) is read from git again
                             when an entry needs it.
@@ -81,13 +77,12 @@ _TABLES = (
     "CREATE TABLE IF NOT EXISTS parts (scope TEXT NOT NULL, blob TEXT NOT NULL,"
     " digest BLOB, PRIMARY KEY (scope, blob)) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS part_data (digest BLOB PRIMARY KEY, data BLOB NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS splits (family TEXT NOT NULL, blob TEXT NOT NULL, base TEXT,"
-    " data BLOB NOT NULL, PRIMARY KEY (family, blob)) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS versions (blob TEXT PRIMARY KEY, base TEXT,"
+    " data BLOB NOT NULL) WITHOUT ROWID",
 )
 
-#: One version's row of `splits`: the version it is a delta from (None: none,
-#: every memory listed) and each listed memory's digest (None: not there).
-SplitRow = tuple[str | None, dict[str, bytes | None]]
+#: One kept version: the version its edits apply to (None: `data` is it whole), and the data.
+VersionRow = tuple[str | None, bytes]
 #: Rows asked for in one statement (SQLite's bound-parameter limit is 999 on old builds).
 _CHUNK = 900
 
@@ -100,29 +95,17 @@ def digest(part: bytes | None) -> bytes | None:
     return None if part is None else hashlib.blake2b(part, digest_size=16).digest()
 
 
-_HISTORY_CODE = tuple(
-    Path(__file__).parents[1] / "formats" / name
-    for name in ("history_parts.py", "history_split.py")
-)
+_HISTORY_CODE = (Path(__file__).parents[1] / "formats" / "history_parts.py",)
 
 
 @functools.cache
 def _shared_code() -> str:
-    """A fingerprint of the shared extracting code (history_parts, history_split)."""
+    """A fingerprint of the extracting code the formats share (history_parts)."""
     h = hashlib.sha256()
     for path in _HISTORY_CODE:
         with contextlib.suppress(OSError):  # an installation without sources
             h.update(path.read_bytes())
     return h.hexdigest()
-
-
-def family_key(format_id: str, family: str) -> str:
-    """A name for what a splitter finds in a blob: format, splitter, code (not the path)."""
-    text = json.dumps(
-        [CACHE_SCHEMA, code_fingerprint(format_id), _shared_code(), format_id, family],
-        ensure_ascii=True,
-    )
-    return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
 def scope_key(format_id: str, scope: HistoryScope) -> str:
@@ -195,28 +178,6 @@ def decode_log(data: bytes) -> list[FileChange]:
     ]
 
 
-def encode_split(listed: dict[str, bytes | None]) -> bytes:
-    """A row's memories as zlib'd JSON: key -> hex digest (null: not there)."""
-    text = json.dumps(
-        {k: None if d is None else d.hex() for k, d in listed.items()}, ensure_ascii=False
-    )
-    return zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
-
-
-def decode_split(data: bytes) -> dict[str, bytes | None]:
-    """`encode_split` read back; ValueError (or TypeError, AttributeError) when damaged."""
-    obj = json.loads(zlib.decompress(data).decode("utf-8", "surrogatepass"))
-    if not isinstance(obj, dict):
-        raise ValueError("a split row that is not a mapping")
-    out: dict[str, bytes | None] = {}
-    for k, d in obj.items():
-        value = None if d is None else bytes.fromhex(d)
-        if value is not None and len(value) != 16:
-            raise ValueError("a split row digest of the wrong size")
-        out[str(k)] = value
-    return out
-
-
 class HistoryCache:
     """The open cache file; every method may raise a `CacheFailure` (the caller goes on without)."""
 
@@ -272,36 +233,28 @@ class HistoryCache:
             )
         self._bound()
 
-    # ------------------------------------------------------------ splits
+    # ------------------------------------------------------------ versions
 
-    def split_rows(self, family: str, blobs: Iterable[str]) -> dict[str, SplitRow]:
+    def version_rows(self, blobs: Iterable[str]) -> dict[str, VersionRow]:
         """The kept row of each of `blobs` that has one."""
         wanted = list(dict.fromkeys(blobs))
-        out: dict[str, SplitRow] = {}
+        out: dict[str, VersionRow] = {}
         for i in range(0, len(wanted), _CHUNK):
             chunk = wanted[i : i + _CHUNK]
             marks = ",".join("?" * len(chunk))
             rows = self.conn.execute(
-                f"SELECT blob, base, data FROM splits WHERE family = ? AND blob IN ({marks})",
-                (family, *chunk),
+                f"SELECT blob, base, data FROM versions WHERE blob IN ({marks})", chunk
             )
             for blob, base, data in rows.fetchall():
-                out[str(blob)] = (None if base is None else str(base), decode_split(bytes(data)))
+                out[str(blob)] = (None if base is None else str(base), bytes(data))
         return out
 
-    def save_splits(
-        self, family: str, rows: dict[str, SplitRow], parts: dict[bytes, bytes]
-    ) -> None:
-        """Keep versions' rows and the small parts' bytes (by digest)."""
-        encoded = [(family, b, base, encode_split(listed)) for b, (base, listed) in rows.items()]
-        small = [(d, p) for d, p in parts.items() if len(p) <= PART_DATA_MAX]
+    def save_versions(self, rows: dict[str, VersionRow]) -> None:
+        """Keep versions (each replaces what was kept of the same blob)."""
         with write(self.conn):
             self.conn.executemany(
-                "INSERT OR REPLACE INTO splits (family, blob, base, data) VALUES (?, ?, ?, ?)",
-                encoded,
-            )
-            self.conn.executemany(
-                "INSERT OR IGNORE INTO part_data (digest, data) VALUES (?, ?)", small
+                "INSERT OR REPLACE INTO versions (blob, base, data) VALUES (?, ?, ?)",
+                [(b, base, data) for b, (base, data) in rows.items()],
             )
         self._bound()
 
@@ -331,7 +284,7 @@ def _reset(conn: sqlite3.Connection) -> None:
     have it open.
     """
     with write(conn):
-        for name in ("logs", "parts", "part_data", "splits", "meta"):
+        for name in ("logs", "parts", "part_data", "versions", "meta"):
             conn.execute(f"DROP TABLE IF EXISTS {name}")
         conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         for statement in _TABLES:
@@ -384,13 +337,12 @@ __all__ = [
     "CACHE_SCHEMA",
     "CacheFailure",
     "HistoryCache",
-    "SplitRow",
+    "VersionRow",
     "cache_path",
     "decode_log",
     "digest",
     "discard",
     "encode_log",
-    "family_key",
     "log_key",
     "open_cache",
     "scope_key",

@@ -226,9 +226,9 @@ class BlobReader:
 
         Many names are read by two processes at once, on halves that share
         their middle name, so a visitor that relates each name to the next
-        (a version to the one before it) misses no pair.  `make_visit(last)`
-        makes each half's visitor; `last` is False for the first half, whose
-        final name the second half sees again.  A visitor is called with
+        (a version to the one before it) misses no pair.  `make_visit(shared)`
+        makes each half's visitor; `shared` is True for the second half,
+        whose first name the first half saw last.  A visitor is called with
         (None, None) when its half ends.
         """
         wanted = list(dict.fromkeys(names))
@@ -236,7 +236,7 @@ class BlobReader:
             if "\n" in name:
                 raise HistoryError(f"object name {name!r} holds a newline")
         if len(wanted) < PARALLEL_FROM:
-            self._stream_to_end(wanted, make_visit(True))
+            self._stream_to_end(wanted, make_visit(False))
             return
         half = len(wanted) // 2
         chunks = ((wanted[: half + 1], make_visit(False)), (wanted[half:], make_visit(True)))

@@ -23,6 +23,7 @@ from ..formats.adapter import FormatAdapter, HistoryScope
 from .cache import CacheFailure, HistoryCache, digest, discard, log_key, open_cache, scope_key
 from .git import BlobReader, HistoryError, Repo
 from .log import FileChange, file_log
+from .rebuild import read_versions, shared_extract
 
 
 class Kept:
@@ -140,13 +141,23 @@ class PartReader:
     def _guard(self, action: Callable[[HistoryCache], object]) -> object:
         return self.kept.guard(action)
 
-    def digests(self, blobs: set[str]) -> dict[str, bytes | None]:
-        """Every blob's digest of the memory: kept ones, and the rest read once."""
+    def digests(self, blobs: set[str], order: list[str]) -> dict[str, bytes | None]:
+        """Every blob's digest of the memory: kept ones, and the rest read once.
+
+        `order`: the file's versions newest first.  The versions of a file
+        several memories share are read through `rebuild` (kept for every
+        memory of the file, in the log's order); a file that is one memory
+        is read from git.
+        """
         known = self._guard(lambda c: c.digests(self.key, blobs))
         out: dict[str, bytes | None] = known if isinstance(known, dict) else {}
         missing = blobs - out.keys()
         if missing:
-            self.fresh = _read_parts(self.repo, self.adapter, self.scope, missing)
+            if self.scope.whole_file:
+                self.fresh = _read_parts(self.repo, self.adapter, self.scope, missing)
+            else:
+                extract = shared_extract(self.adapter, self.scope)
+                self.fresh = read_versions(self.repo, self.kept.guard, order, missing, extract)
             self._guard(lambda c: c.save_parts(self.key, self.fresh))
             out.update({b: digest(p) for b, p in self.fresh.items()})
         return out

@@ -20,11 +20,9 @@ from ..formats.adapter import FormatAdapter, HistoryScope
 from ..model import Memory
 from ..safe_io import read_regular
 from ..text.paths import safe_join
-from .cache import family_key
 from .git import BlobReader, HistoryError, Repo, open_repo
 from .indexed import Kept, PartReader, cached_log
 from .log import Commit, FileChange, file_log, read_commit
-from .splits import SplitReader
 
 #: Kinds of entry: how the memory changed in that commit.
 ADDED, CHANGED, MOVED, REMOVED = "added", "changed", "moved", "removed"
@@ -138,6 +136,12 @@ def _to_entries(
     return out
 
 
+def _newest_first(changes: list[FileChange]) -> list[str]:
+    """The file's versions in the log's order: each change's new blob, then its old one."""
+    order = (b for c in changes for b in (c.new_blob, c.old_blob) if b is not None)
+    return list(dict.fromkeys(order))
+
+
 def _blobs(changes: list[FileChange]) -> set[str]:
     return {b for c in changes for b in (c.old_blob, c.new_blob) if b is not None}
 
@@ -158,15 +162,8 @@ def _cached_entries(
 ) -> list[Entry]:
     """The entries through the kept cache: digests compared, bytes read only where they differ."""
     changes = cached_log(repo, kept, repo.repo_path(scope.path), scope.whole_file)
-    splitter = adapter.history_splitter(scope)
-    reader: PartReader | SplitReader
-    if splitter is None:
-        reader = PartReader(repo, kept, adapter, memory.format, scope)
-        digests = reader.digests(_blobs(changes))
-    else:
-        family = family_key(memory.format, splitter.family)
-        reader = SplitReader(repo, kept.guard, splitter, family, splitter.key(scope))
-        digests = reader.digests(changes)
+    reader = PartReader(repo, kept, adapter, memory.format, scope)
+    digests = reader.digests(_blobs(changes), _newest_first(changes))
     chosen = _kept_changes(changes, scope, digests)
     return _to_entries(repo, chosen, reader.parts(_blobs(chosen), digests))
 

@@ -40,7 +40,6 @@ from ...refs import PointerField
 from ...safe_io import open_regular
 from ..adapter import FormatAdapter, FormatInfo, HistoryScope, PromoteOption
 from ..files import Listing, list_files
-from ..history_split import HistorySplitter
 from ..linking import Changes, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
 from ..privacy_model import TextField
@@ -57,7 +56,7 @@ from .files import (
     _where,
     problem,
 )
-from .history import history_extract, history_scope, history_splitter
+from .history import history_extract, history_scope
 from .ids import IdAllocator, _RecordingIds, _ReplayMismatch
 from .linking import _DreamLinkState, _Splice, _splice_plan
 from .preview import observations_preview
@@ -332,10 +331,6 @@ class DreamCycleAdapter(FormatAdapter):
     def history_extract(self, scope: HistoryScope, data: bytes) -> bytes | None:
         """The section's bytes or the entry's line in one version of its file."""
         return history_extract(scope, data)
-
-    def history_splitter(self, scope: HistoryScope) -> HistorySplitter | None:
-        """Every section (or archive entry) of a version at once (see dream_cycle.history)."""
-        return history_splitter(scope)
 
 
 __all__ = ["DreamCycleAdapter"]

@@ -16,7 +16,6 @@ from typing import Any
 from ...model import Memory
 from ..adapter import HistoryScope
 from ..history_parts import record_line, record_scope, section_bytes, section_scope
-from ..history_split import HistorySplitter, RecordSplitter, SectionSplitter
 from .files import ARCHIVE_JSONL
 from .ids import section_base_id
 
@@ -47,15 +46,4 @@ def history_extract(scope: HistoryScope, data: bytes) -> bytes | None:
     return section_bytes(data, scope.key, scope.occurrence)
 
 
-_SECTIONS = SectionSplitter()
-_ARCHIVE = RecordSplitter("dream-cycle-archive-1", _is_marker)
-
-
-def history_splitter(scope: HistoryScope) -> HistorySplitter | None:
-    """Sections of a markdown file, or archive.jsonl's entries (restore markers passed over)."""
-    if scope.whole_file:
-        return None
-    return _ARCHIVE if scope.path == ARCHIVE_JSONL else _SECTIONS
-
-
-__all__ = ["history_extract", "history_scope", "history_splitter"]
+__all__ = ["history_extract", "history_scope"]

@@ -110,7 +110,6 @@ from ...text.dates import days_between
 from ..adapter import FormatAdapter, FormatInfo, HistoryScope, PromoteOption
 from ..files import Listing, list_files
 from ..history_parts import record_line, record_scope
-from ..history_split import HistorySplitter, RecordSplitter
 from ..linking import Changes, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
 from ..privacy_model import TextField, default_text_fields
@@ -137,9 +136,6 @@ from .schema import (
     WAL,
 )
 from .validation import _is_str_list, _validate_stance, _validate_view, _validate_wal
-
-#: Records by id (every version of experiences.jsonl at once: history cache).
-_RECORDS = RecordSplitter("experience-records-1")
 
 
 class ExperienceRecordAdapter(FormatAdapter):
@@ -415,10 +411,6 @@ class ExperienceRecordAdapter(FormatAdapter):
     def history_extract(self, scope: HistoryScope, data: bytes) -> bytes | None:
         """The record's line in one version of experiences.jsonl."""
         return record_line(data, scope.key)
-
-    def history_splitter(self, scope: HistoryScope) -> HistorySplitter | None:
-        """Every record of a version of experiences.jsonl at once, by id."""
-        return _RECORDS
 
 
 __all__ = ["ExperienceRecordAdapter"]
