@@ -21,10 +21,10 @@ file in the user cache folder (`history.sqlite3`, beside the scan stores):
                             HistoryScope and a fingerprint of the extracting
                             code, so a changed extractor starts afresh.
     versions(blob, base, data)  a version of a file several memories share
-                            (a section's, a record's): zlib'd, either whole
-                            (base NULL) or as the edits that turn version
+                            (a section's, a record's): whole and zlib'd
+                            (base NULL), or as the edits that turn version
                             `base` (the one after it in a log) into it
-                            (`bytediff`).  The next memory of that file is
+                            (`bytediff.encode`).  The next memory of that file is
                             read from these (`rebuild`), not from git.
     part_data(digest, data) those bytes, up to PART_DATA_MAX each; a bigger
                             part (a whole large file) is read from git again

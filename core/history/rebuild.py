@@ -9,8 +9,8 @@ Any later memory of the same file, in this process or another, rebuilds the
 versions from those rows (slices joined in C, no git) and extracts itself
 from each with its format's `history_extract`, exactly as from git's bytes.
 
-The rows are checked where it costs little: zlib and the edits' own
-framing catch a damaged row, and each chain's first and last rebuilt
+The rows are checked where it costs little: zlib (a whole version) and
+the edits' own framing catch a damaged row, and each chain's first and last rebuilt
 version are hashed as git hashes a blob and compared with its id, so a
 wrong chain is dropped and read from git.  A version that cannot be rebuilt
 (no row, a row whose base is not the version before it in this log) is read
@@ -46,7 +46,7 @@ def pack_full(data: bytes) -> VersionRow:
 
 
 def pack_edits(base: str, edits: list[bytediff.Edit]) -> VersionRow:
-    return (base, zlib.compress(bytediff.encode(edits), 1))
+    return (base, bytediff.encode(edits))  # a few hundred bytes: not worth zlib's time
 
 
 class _Rebuilt:
@@ -91,7 +91,7 @@ def _rebuild(
                 else:
                     out.fulls[name] = data
             elif row is not None and prev is not None and row[0] == prev[0]:
-                data = bytediff.apply(prev[1], bytediff.decode(zlib.decompress(row[1])))
+                data = bytediff.apply(prev[1], bytediff.decode(row[1]))
         except (zlib.error, ValueError):
             data = None
         if data is None:
