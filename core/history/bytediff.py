@@ -118,16 +118,16 @@ def _split(
 
 def apply(new: bytes, edits: list[Edit]) -> bytes:
     """`new` with each edit's stretch replaced (ValueError when the edits do not fit it)."""
-    pieces: list[bytes] = []
+    pieces: list[bytes | memoryview] = []
     at = 0
     view = memoryview(new)
     for start, end, text in edits:
         if not at <= start <= end <= len(new):
             raise ValueError("an edit outside the version it applies to")
-        pieces.append(view[at:start])  # type: ignore[arg-type]
+        pieces.append(view[at:start])
         pieces.append(text)
         at = end
-    pieces.append(view[at:])  # type: ignore[arg-type]
+    pieces.append(view[at:])
     return b"".join(pieces)
 
 

@@ -7,7 +7,11 @@ Three steps, each reading git only for what the cache lacks:
    a line of new commits: `git log OLD..HEAD` is put in front of the kept
    log (`_extend`).  Anything else: the whole log again.
 2. The memory's digest in every version of the file: kept per (scope,
-   blob); only blobs never seen are inflated (one `cat-file --batch`).
+   blob); only blobs never seen are inflated (`cat-file --batch`).  A file
+   several memories share (sections, records) is read through `rebuild`:
+   the first memory of it read keeps every version (as the bytes that
+   differ from the next), and the others are extracted from versions
+   rebuilt from those, without git.
 3. The memory's bytes, only for the versions where its digest changed:
    kept when small, else read from git again.
 
