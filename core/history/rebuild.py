@@ -67,10 +67,14 @@ def _rebuild(
     A chain runs from a full row through rows whose base is the version
     just before in `order`; its first and last versions are checked
     against their blob ids (a failed check drops the whole chain to git).
+    The walk stops once every wanted version is done and the last one
+    walked was rebuilt (after a new commit only the newest are wanted: the
+    older versions are not rebuilt for nothing).
     """
     out = _Rebuilt()
     chain: list[str] = []
     prev: tuple[str, bytes] | None = None
+    left = set(wanted)
 
     def close(last: tuple[str, bytes] | None) -> None:
         if chain and (last is None or blob_id(last[1], last[0]) != last[0]):
@@ -94,6 +98,7 @@ def _rebuild(
                 data = bytediff.apply(prev[1], bytediff.decode(row[1]))
         except (zlib.error, ValueError):
             data = None
+        left.discard(name)
         if data is None:
             close(prev)
             out.unresolved.append(name)
@@ -103,6 +108,8 @@ def _rebuild(
         if name in wanted:
             out.parts[name] = extract(data)
         prev = (name, data)
+        if not left:
+            break
     close(prev)
     return out
 
