@@ -17,7 +17,10 @@ and the record (edited a few times).  Then it times `memory_history` (the
 core call the CLI and the app make: git log, blob reads, extraction) for
 each, warm (best and median of --runs), and the whole `memlens history`
 command once as a separate process (Python start and the catalog load
-included).
+included).  The first read ever is also timed as a new process with an
+empty cache folder (what a first `memlens history PATH ID --json` costs),
+and then another memory of the same file in a new process (read from the
+versions the first read kept, not from git).
 """
 
 from __future__ import annotations
@@ -296,7 +299,13 @@ def _ms(values: list[float]) -> str:
 
 def _cli(top: Path, memory_id: str, env: dict[str, str], *flags: str) -> float:
     """Wall seconds of one `memlens [flags] history --json` as a new process."""
+    return _cli_cpu(top, memory_id, env, *flags)[0]
+
+
+def _cli_cpu(top: Path, memory_id: str, env: dict[str, str], *flags: str) -> tuple[float, float]:
+    """Wall and CPU seconds (memlens and its git children) of one `memlens history --json`."""
     memlens = Path(sys.executable).with_name("memlens")
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(
         [str(memlens), *flags, "history", str(top / "vaults"), memory_id, "--json"],
@@ -304,7 +313,49 @@ def _cli(top: Path, memory_id: str, env: dict[str, str], *flags: str) -> float:
         capture_output=True,
         env=env,
     )
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - kids.ru_utime - kids.ru_stime
+    return wall, cpu
+
+
+def _cold_cli(
+    top: Path, memory: Memory, sibling: Memory | None, caches: Path, runs: int
+) -> list[str]:
+    """The first read ever in a new process, and then another memory of the same file.
+
+    Each run gets an empty cache folder: with nothing at all (the scan
+    store is made too, as on a first `memlens` ever), and with the scan
+    store made by a `memlens list` first (the history cache alone empty).
+    Medians of `runs`.
+    """
+    cold: list[tuple[float, float]] = []
+    scanned: list[tuple[float, float]] = []
+    second: list[tuple[float, float]] = []
+    memlens = Path(sys.executable).with_name("memlens")
+    for n in range(runs):
+        env = dict(os.environ, MEMLENS_CACHE_DIR=str(caches / f"cli-cold-{memory.path}-{n}"))
+        cold.append(_cli_cpu(top, memory.id, env))
+        env = dict(os.environ, MEMLENS_CACHE_DIR=str(caches / f"cli-scan-{memory.path}-{n}"))
+        subprocess.run(
+            [str(memlens), "list", str(top / "vaults")], check=True, capture_output=True, env=env
+        )
+        scanned.append(_cli_cpu(top, memory.id, env))
+        if sibling is not None:
+            second.append(_cli_cpu(top, sibling.id, env))
+
+    def med(pairs: list[tuple[float, float]]) -> str:
+        wall = statistics.median(p[0] for p in pairs) * 1000
+        cpu = statistics.median(p[1] for p in pairs) * 1000
+        return f"wall {wall:.0f} ms, CPU {cpu:.0f} ms"
+
+    lines = [
+        f"  first read ever, a new process, empty cache folder:        {med(cold)}",
+        f"  first read, a new process, scan store kept, history empty: {med(scanned)}",
+    ]
+    if second:
+        lines.append(f"  then another memory of the same file, a new process:       {med(second)}")
+    return lines
 
 
 def _new_commit(top: Path, n: int) -> None:
@@ -357,6 +408,15 @@ def _report(top: Path, args: argparse.Namespace, built: float) -> int:
     try:
         for label, memory in targets.items():
             _one(label, memory, top, caches, args.runs)
+            sibling = None
+            if label != "project-ocean note (renames followed)":
+                sibling = next(
+                    m
+                    for m in catalog.memories()
+                    if m.path == memory.path and m.id != memory.id and m.format == memory.format
+                )
+            for line in _cold_cli(top, memory, sibling, caches, min(args.runs, 3)):
+                print(line)
         if args.keep is None:
             _after_commits(targets, top, caches, args.runs)
     finally:

@@ -10,11 +10,15 @@ candidate line or heading, never the whole file.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from .adapter import HistoryScope
 
 _BOM = b"\xef\xbb\xbf"
+#: First bytes of what `str.strip` removes after a title: ASCII whitespace and
+#: the UTF-8 lead bytes of Unicode's (U+0085, U+00A0, U+1680, U+2000-U+3000).
+_SPACE_LEADS = frozenset(bytes([c]) for c in b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\xc2\xe1\xe2\xe3")
 
 
 def record_scope(path: str, record_id: str) -> HistoryScope:
@@ -81,33 +85,46 @@ def section_bytes(data: bytes, title: str, occurrence: int = 1) -> bytes | None:
 
     A heading is a line starting with `## ` whose rest, stripped, is the
     title (as the reader reads it); the section runs to the next such line
-    or the end of the file, blank lines included.
+    or the end of the file, blank lines included.  `history_split` finds
+    every section the same way (a line whose title is not UTF-8 is never
+    found: the needle searched for is the title's UTF-8).
+    """
+    for n, section in enumerate(title_sections(data, title), 1):
+        if n == occurrence:
+            return section
+    return None
+
+
+def title_sections(data: bytes, title: str) -> Iterator[bytes]:
+    """Every section headed `## <title>` in `data`, in order (see `section_bytes`).
+
+    Only lines holding the title's bytes are looked at, so it costs a byte
+    search and a few steps per such line, whatever the file's size.
     """
     if data.startswith(_BOM):
         data = data[len(_BOM) :]
     needle = title.encode("utf-8", "surrogateescape")
     if not needle:
-        return None
-    seen = 0
+        return
+    size = len(needle)
     pos = data.find(needle)
     while pos >= 0:
+        after = data[pos + size : pos + size + 1]
+        if after and after not in _SPACE_LEADS:
+            # Not the end of a title (a heading's title is followed by
+            # whitespace or the line's end): "Note 1" found in "Note 10".
+            pos = data.find(needle, pos + 1)
+            continue
         start = data.rfind(b"\n", 0, pos) + 1
         end = data.find(b"\n", pos)
         stop = len(data) if end < 0 else end
         line = data[start:stop]
-        if (
-            line.startswith(b"## ")
-            and line[3:].decode("utf-8", "replace").strip() == title
-            and start + 3 <= pos
-        ):
-            seen += 1
-            if seen == occurrence:
-                nxt = data.find(b"\n## ", stop)
-                return data[start : len(data) if nxt < 0 else nxt + 1]
-        pos = data.find(needle, stop if end >= 0 else len(data))
+        if line.startswith(b"## ") and line[3:].decode("utf-8", "replace").strip() == title:
+            nxt = data.find(b"\n## ", stop)
+            yield data[start : len(data) if nxt < 0 else nxt + 1]
         if end < 0:
-            break
-    return None
+            return
+        pos = data.find(needle, stop)
 
 
-__all__ = ["record_line", "record_scope", "section_bytes", "section_scope"]
+__all__ = ["record_line", "record_scope", "section_bytes", "section_scope", "title_sections"]

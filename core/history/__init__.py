@@ -9,6 +9,9 @@
 - `cache`, `indexed`: what a history cost, kept in the user cache folder
   (each file's log per HEAD, the memory's digest per blob) and the reading
   through it, which asks git only for new commits and unseen blobs.
+- `bytediff`, `rebuild`: a shared file's versions kept as the bytes that
+  differ from the next version, and rebuilt from them for the file's other
+  memories (the second section of a file read asks git for no blob).
 - `diff`: what changed in an entry: metadata fields and a unified diff.
 - `restore`: an earlier version written back through the format's writer, as
   a journaled, undoable edit.

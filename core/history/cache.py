@@ -20,6 +20,12 @@ file in the user cache folder (`history.sqlite3`, beside the scan stores):
                             extracts from it.  `scope` names the format, the
                             HistoryScope and a fingerprint of the extracting
                             code, so a changed extractor starts afresh.
+    versions(blob, base, data)  a version of a file several memories share
+                            (a section's, a record's): whole and zlib'd
+                            (base NULL), or as the edits that turn version
+                            `base` (the one after it in a log) into it
+                            (`bytediff.encode`).  The next memory of that file is
+                            read from these (`rebuild`), not from git.
     part_data(digest, data) those bytes, up to PART_DATA_MAX each; a bigger
                             part (a whole large file) is read from git again
                             when an entry needs it.
@@ -35,6 +41,7 @@ all only costs speed: `open_cache` returns None and history reads git.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -57,7 +64,7 @@ from ..store.db import (
 from .log import Commit, FileChange
 
 #: Bump when a table or a row's encoding changes.
-CACHE_SCHEMA = "history-1"
+CACHE_SCHEMA = "history-2"
 #: A part bigger than this keeps only its digest (read again from git when shown).
 PART_DATA_MAX = 64 * 1024
 #: Past this size the file is emptied before it grows further (it only costs speed).
@@ -70,7 +77,14 @@ _TABLES = (
     "CREATE TABLE IF NOT EXISTS parts (scope TEXT NOT NULL, blob TEXT NOT NULL,"
     " digest BLOB, PRIMARY KEY (scope, blob)) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS part_data (digest BLOB PRIMARY KEY, data BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS versions (blob TEXT PRIMARY KEY, base TEXT,"
+    " data BLOB NOT NULL) WITHOUT ROWID",
 )
+
+#: One kept version: the version its edits apply to (None: `data` is it whole), and the data.
+VersionRow = tuple[str | None, bytes]
+#: Rows asked for in one statement (SQLite's bound-parameter limit is 999 on old builds).
+_CHUNK = 900
 
 #: What a damaged or busy cache raises: each means "go on without it".
 CacheFailure = (sqlite3.Error, zlib.error, ValueError, TypeError, KeyError, IndexError, OSError)
@@ -81,20 +95,26 @@ def digest(part: bytes | None) -> bytes | None:
     return None if part is None else hashlib.blake2b(part, digest_size=16).digest()
 
 
-_HISTORY_CODE = Path(__file__).parents[1] / "formats" / "history_parts.py"
+_HISTORY_CODE = (Path(__file__).parents[1] / "formats" / "history_parts.py",)
+
+
+@functools.cache
+def _shared_code() -> str:
+    """A fingerprint of the extracting code the formats share (history_parts)."""
+    h = hashlib.sha256()
+    for path in _HISTORY_CODE:
+        with contextlib.suppress(OSError):  # an installation without sources
+            h.update(path.read_bytes())
+    return h.hexdigest()
 
 
 def scope_key(format_id: str, scope: HistoryScope) -> str:
     """A name for what `history_extract` takes out of a blob: format, scope, code."""
-    try:
-        shared = _HISTORY_CODE.read_bytes()
-    except OSError:  # pragma: no cover - an installation without sources
-        shared = b""
     text = json.dumps(
         [
             CACHE_SCHEMA,
             code_fingerprint(format_id),
-            hashlib.sha256(shared).hexdigest(),
+            _shared_code(),
             format_id,
             scope.path,
             scope.whole_file,
@@ -213,6 +233,31 @@ class HistoryCache:
             )
         self._bound()
 
+    # ------------------------------------------------------------ versions
+
+    def version_rows(self, blobs: Iterable[str]) -> dict[str, VersionRow]:
+        """The kept row of each of `blobs` that has one."""
+        wanted = list(dict.fromkeys(blobs))
+        out: dict[str, VersionRow] = {}
+        for i in range(0, len(wanted), _CHUNK):
+            chunk = wanted[i : i + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            rows = self.conn.execute(
+                f"SELECT blob, base, data FROM versions WHERE blob IN ({marks})", chunk
+            )
+            for blob, base, data in rows.fetchall():
+                out[str(blob)] = (None if base is None else str(base), bytes(data))
+        return out
+
+    def save_versions(self, rows: dict[str, VersionRow]) -> None:
+        """Keep versions (each replaces what was kept of the same blob)."""
+        with write(self.conn):
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO versions (blob, base, data) VALUES (?, ?, ?)",
+                [(b, base, data) for b, (base, data) in rows.items()],
+            )
+        self._bound()
+
     def part_data(self, digests: Iterable[bytes]) -> dict[bytes, bytes]:
         """The kept bytes of each digest that has them (checked against the digest)."""
         out: dict[bytes, bytes] = {}
@@ -239,7 +284,7 @@ def _reset(conn: sqlite3.Connection) -> None:
     have it open.
     """
     with write(conn):
-        for name in ("logs", "parts", "part_data", "meta"):
+        for name in ("logs", "parts", "part_data", "versions", "meta"):
             conn.execute(f"DROP TABLE IF EXISTS {name}")
         conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         for statement in _TABLES:
@@ -292,6 +337,7 @@ __all__ = [
     "CACHE_SCHEMA",
     "CacheFailure",
     "HistoryCache",
+    "VersionRow",
     "cache_path",
     "decode_log",
     "digest",

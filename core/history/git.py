@@ -217,9 +217,51 @@ class BlobReader:
             )
         return {**parts[0], **parts[1]}
 
+    def stream_split(
+        self,
+        names: list[str],
+        make_visit: Callable[[bool], Callable[[str | None, bytes | None], None]],
+    ) -> None:
+        """Each of `names`, in order, handed to a visitor as it arrives (None: not a blob).
+
+        Many names are read by two processes at once, on halves that share
+        their middle name, so a visitor that relates each name to the next
+        (a version to the one before it) misses no pair.  `make_visit(shared)`
+        makes each half's visitor; `shared` is True for the second half,
+        whose first name the first half saw last.  A visitor is called with
+        (None, None) when its half ends.
+        """
+        wanted = list(dict.fromkeys(names))
+        for name in wanted:
+            if "\n" in name:
+                raise HistoryError(f"object name {name!r} holds a newline")
+        if len(wanted) < PARALLEL_FROM:
+            self._stream_to_end(wanted, make_visit(False))
+            return
+        half = len(wanted) // 2
+        chunks = ((wanted[: half + 1], make_visit(False)), (wanted[half:], make_visit(True)))
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            for done in [pool.submit(self._stream_to_end, *chunk) for chunk in chunks]:
+                done.result()
+
+    def _stream_to_end(
+        self, wanted: list[str], visit: Callable[[str | None, bytes | None], None]
+    ) -> None:
+        self._stream(wanted, visit)
+        visit(None, None)
+
     def _map_one(self, wanted: list[str], take: Callable[[bytes], T]) -> dict[str, T | None]:
+        result: dict[str, T | None] = {}
+
+        def visit(name: str, data: bytes | None) -> None:
+            result[name] = None if data is None else take(data)
+
+        self._stream(wanted, visit)
+        return result
+
+    def _stream(self, wanted: list[str], visit: Callable[[str, bytes | None], None]) -> None:
         if not wanted:
-            return {}
+            return
         argv: list[str | bytes] = [self._repo.git, "--no-pager"]
         for setting in _CONFIG:
             argv += ["-c", setting]
@@ -240,7 +282,7 @@ class BlobReader:
         feeder = threading.Thread(target=_feed, args=(proc.stdin, request), daemon=True)
         feeder.start()
         try:
-            return _read_batch(wanted, proc.stdout, take)
+            _read_batch(wanted, proc.stdout, visit)
         finally:
             feeder.join()
             proc.stdout.close()
@@ -258,10 +300,9 @@ def _feed(pipe: IO[bytes], data: bytes) -> None:
 
 
 def _read_batch(
-    wanted: list[str], out: IO[bytes], take: Callable[[bytes], T]
-) -> dict[str, T | None]:
+    wanted: list[str], out: IO[bytes], visit: Callable[[str, bytes | None], None]
+) -> None:
     """Read `cat-file --batch` answers: `<oid> <type> <size>`, the bytes; or `<name> missing`."""
-    result: dict[str, T | None] = {}
     for name in wanted:
         header = out.readline()
         if not header:
@@ -271,10 +312,9 @@ def _read_batch(
             size = int(parts[2])
             data = out.read(size)
             out.read(1)
-            result[name] = take(data) if parts[1] == b"blob" else None
+            visit(name, data if parts[1] == b"blob" else None)
         else:
-            result[name] = None
-    return result
+            visit(name, None)
 
 
 __all__ = [

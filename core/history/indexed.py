@@ -7,7 +7,11 @@ Three steps, each reading git only for what the cache lacks:
    a line of new commits: `git log OLD..HEAD` is put in front of the kept
    log (`_extend`).  Anything else: the whole log again.
 2. The memory's digest in every version of the file: kept per (scope,
-   blob); only blobs never seen are inflated (one `cat-file --batch`).
+   blob); only blobs never seen are inflated (`cat-file --batch`).  A file
+   several memories share (sections, records) is read through `rebuild`:
+   the first memory of it read keeps every version (as the bytes that
+   differ from the next), and the others are extracted from versions
+   rebuilt from those, without git.
 3. The memory's bytes, only for the versions where its digest changed:
    kept when small, else read from git again.
 
@@ -23,6 +27,7 @@ from ..formats.adapter import FormatAdapter, HistoryScope
 from .cache import CacheFailure, HistoryCache, digest, discard, log_key, open_cache, scope_key
 from .git import BlobReader, HistoryError, Repo
 from .log import FileChange, file_log
+from .rebuild import read_versions, shared_extract
 
 
 class Kept:
@@ -39,6 +44,16 @@ class Kept:
     def close(self) -> None:
         if self.cache is not None:
             self.cache.close()
+
+    def guard(self, action: Callable[[HistoryCache], object]) -> object:
+        """`action` on the cache; None when there is none or it fails (then it is remade)."""
+        if self.cache is None:
+            return None
+        try:
+            return action(self.cache)
+        except CacheFailure:
+            self.fail()
+            return None
 
     def fail(self) -> None:
         """The cache file misbehaved: replace it with a fresh one (or none)."""
@@ -128,21 +143,25 @@ class PartReader:
         self.fresh: dict[str, bytes | None] = {}
 
     def _guard(self, action: Callable[[HistoryCache], object]) -> object:
-        if self.kept.cache is None:
-            return None
-        try:
-            return action(self.kept.cache)
-        except CacheFailure:
-            self.kept.fail()
-            return None
+        return self.kept.guard(action)
 
-    def digests(self, blobs: set[str]) -> dict[str, bytes | None]:
-        """Every blob's digest of the memory: kept ones, and the rest read once."""
+    def digests(self, blobs: set[str], order: list[str]) -> dict[str, bytes | None]:
+        """Every blob's digest of the memory: kept ones, and the rest read once.
+
+        `order`: the file's versions newest first.  The versions of a file
+        several memories share are read through `rebuild` (kept for every
+        memory of the file, in the log's order); a file that is one memory
+        is read from git.
+        """
         known = self._guard(lambda c: c.digests(self.key, blobs))
         out: dict[str, bytes | None] = known if isinstance(known, dict) else {}
         missing = blobs - out.keys()
         if missing:
-            self.fresh = _read_parts(self.repo, self.adapter, self.scope, missing)
+            if self.scope.whole_file:
+                self.fresh = _read_parts(self.repo, self.adapter, self.scope, missing)
+            else:
+                extract = shared_extract(self.adapter, self.scope)
+                self.fresh = read_versions(self.repo, self.kept.guard, order, missing, extract)
             self._guard(lambda c: c.save_parts(self.key, self.fresh))
             out.update({b: digest(p) for b, p in self.fresh.items()})
         return out

@@ -136,6 +136,12 @@ def _to_entries(
     return out
 
 
+def _newest_first(changes: list[FileChange]) -> list[str]:
+    """The file's versions in the log's order: each change's new blob, then its old one."""
+    order = (b for c in changes for b in (c.new_blob, c.old_blob) if b is not None)
+    return list(dict.fromkeys(order))
+
+
 def _blobs(changes: list[FileChange]) -> set[str]:
     return {b for c in changes for b in (c.old_blob, c.new_blob) if b is not None}
 
@@ -157,7 +163,7 @@ def _cached_entries(
     """The entries through the kept cache: digests compared, bytes read only where they differ."""
     changes = cached_log(repo, kept, repo.repo_path(scope.path), scope.whole_file)
     reader = PartReader(repo, kept, adapter, memory.format, scope)
-    digests = reader.digests(_blobs(changes))
+    digests = reader.digests(_blobs(changes), _newest_first(changes))
     chosen = _kept_changes(changes, scope, digests)
     return _to_entries(repo, chosen, reader.parts(_blobs(chosen), digests))
 

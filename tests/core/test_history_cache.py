@@ -18,7 +18,7 @@ from typing import Any
 import history_repo as hr
 import pytest
 
-from memlens.core.history import indexed, memory_history
+from memlens.core.history import git, indexed, memory_history
 from memlens.core.history.cache import CACHE_SCHEMA, cache_path, decode_log
 from memlens.core.history.versions import History
 from memlens.core.scan.vault import open_catalog
@@ -200,9 +200,15 @@ def test_a_damaged_row_is_read_again(repo: Any) -> None:
 def test_a_cache_of_another_schema_is_emptied(repo: Any) -> None:
     _assert_same_everywhere(repo.top)
     with sqlite3.connect(cache_path()) as conn:
-        conn.execute("UPDATE meta SET value = 'history-0' WHERE key = 'schema'")
+        conn.execute("UPDATE meta SET value = 'history-1' WHERE key = 'schema'")
         conn.execute("UPDATE parts SET digest = x'00'")  # would be wrong if trusted
+        conn.execute("UPDATE versions SET base = NULL, data = x'00'")
     _assert_same_everywhere(repo.top)
+    with sqlite3.connect(cache_path()) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone() == (
+            CACHE_SCHEMA,
+        )
+        assert conn.execute("SELECT count(*) FROM versions WHERE data = x'00'").fetchone() == (0,)
 
 
 def test_no_usable_cache_folder_still_reads_history(
@@ -238,3 +244,82 @@ def test_cli_no_cache_reads_git_alone(repo: Any) -> None:
     assert run() == plain
     assert cache_path().exists() and len(_log_rows()) == 1
     assert [e["commit"] for e in plain["entries"]] == [repo.shas[6], repo.shas[0]]
+
+
+def _spy_blobs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every object name any `cat-file --batch` of the history code is asked for."""
+    asked: list[str] = []
+    real = git.BlobReader._stream
+
+    def spy(self: git.BlobReader, wanted: list[str], visit: Any) -> None:
+        asked.extend(wanted)
+        real(self, wanted, visit)
+
+    monkeypatch.setattr(git.BlobReader, "_stream", spy)
+    return asked
+
+
+@pytest.mark.parametrize("halves", [False, True])
+@pytest.mark.parametrize(
+    "first, second",
+    [("studio-lease-832e6e", "async-reviews-c05230"), ("exp_x", "exp_y")],
+)
+def test_the_second_memory_of_a_file_asks_git_for_no_blob(
+    repo: Any, monkeypatch: pytest.MonkeyPatch, first: str, second: str, halves: bool
+) -> None:
+    if halves:  # versions read by two cat-file processes (as from 64 versions on)
+        monkeypatch.setattr(git, "PARALLEL_FROM", 2)
+    catalog = open_catalog(repo.top / "memory")
+    asked = _spy_blobs(monkeypatch)
+    memory_history(catalog.get(first))
+    assert asked  # the first read inflated the file's versions
+    asked.clear()
+    cached = _shape(memory_history(catalog.get(second)))
+    assert asked == []  # rebuilt from the kept versions
+    assert cached == _shape(memory_history(catalog.get(second), cache=False))
+
+
+def test_after_a_new_commit_only_the_new_version_is_read(
+    repo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    catalog = open_catalog(repo.top / "memory")
+    memory_history(catalog.get("studio-lease-832e6e"))
+    repo.write(
+        "memory/dream/observations.md", hr.observations(hr.SECTION_A1, hr.SECTION_B1, hr.SECTION_C)
+    )
+    repo.commit("revert section B")
+    asked = _spy_blobs(monkeypatch)
+    again = open_catalog(repo.top / "memory").get("async-reviews-c05230")
+    cached = _shape(memory_history(again))
+    new_blob = repo.git("rev-parse", "HEAD:memory/dream/observations.md").decode().strip()
+    assert asked == [new_blob]
+    assert cached == _shape(memory_history(again, cache=False))
+    # The older versions still rebuild (the former newest now kept as edits of the new one).
+    asked.clear()
+    third = next(
+        m for m in open_catalog(repo.top / "memory").memories() if m.title == "Morning sketches"
+    )
+    cached = _shape(memory_history(third))
+    assert asked == []
+    assert cached == _shape(memory_history(third, cache=False))
+
+
+@pytest.mark.parametrize("damage", ["garbage", "swapped"])
+def test_damaged_kept_versions_are_read_from_git_again(
+    repo: Any, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    catalog = open_catalog(repo.top / "memory")
+    memory_history(catalog.get("studio-lease-832e6e"))
+    with sqlite3.connect(cache_path()) as conn:
+        rows = conn.execute("SELECT blob, data FROM versions WHERE base IS NOT NULL").fetchall()
+        assert len(rows) >= 2
+        if damage == "garbage":
+            conn.execute("UPDATE versions SET data = x'00010203' WHERE base IS NOT NULL")
+        else:  # well-formed edits of another version: only the blob-id check can tell
+            (b1, d1), (b2, d2) = rows[:2]
+            conn.execute("UPDATE versions SET data = ? WHERE blob = ?", (d2, b1))
+            conn.execute("UPDATE versions SET data = ? WHERE blob = ?", (d1, b2))
+    asked = _spy_blobs(monkeypatch)
+    second = catalog.get("async-reviews-c05230")
+    assert _shape(memory_history(second)) == _shape(memory_history(second, cache=False))
+    assert asked  # what could not be rebuilt was read from git
