@@ -94,7 +94,7 @@ class LoadingApp(LiveReloadApp):
         # On a warm start another process stat-walks the vaults meanwhile.
         ahead = start_walk_ahead(found, cache=self.config.cache)
         try:
-            kept = self._post_kept_rows(found, as_of, generation) if self.config.cache else set()
+            kept = self._post_kept_rows(found, as_of, generation) if self.config.cache else {}
             shown[0] = bool(kept)
             for v in found:
                 if worker.is_cancelled:
@@ -126,12 +126,12 @@ class LoadingApp(LiveReloadApp):
                 if worker.is_cancelled:
                     return
                 with contextlib.suppress(Exception):  # rows not kept: only a slower start
-                    save_rows(v, rows, as_of)
+                    save_rows(v, rows, as_of, shown=kept.get(v.root, 0))
 
-    def _post_kept_rows(self, vaults: list[Vault], as_of: date, generation: int) -> set[Path]:
-        """Every vault's rows as the last run kept them, before any is read; their roots."""
+    def _post_kept_rows(self, vaults: list[Vault], as_of: date, generation: int) -> dict[Path, int]:
+        """Every vault's rows as the last run kept them, before any is read; how many each."""
         worker = get_current_worker()
-        kept: set[Path] = set()
+        kept: dict[Path, int] = {}
         for v in vaults:
             if worker.is_cancelled:
                 break
@@ -139,7 +139,7 @@ class LoadingApp(LiveReloadApp):
                 rows = stored_rows(v, as_of)
                 if rows:
                     self.post_message(VaultProgress(v, rows, generation))
-                    kept.add(v.root)
+                    kept[v.root] = len(rows)
         return kept
 
     def _scan_one(

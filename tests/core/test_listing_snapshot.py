@@ -130,3 +130,26 @@ def test_nothing_is_rewritten_when_nothing_changed(own_fixtures_copy: Path) -> N
     after = conn.execute("SELECT value FROM blobs WHERE name = ?", (BLOB,)).fetchone()
     conn.close()
     assert before is not None and after == before
+
+
+def test_rows_nearly_all_shown_are_left_as_kept(own_fixtures_copy: Path) -> None:
+    vault = _scanned(own_fixtures_copy, "experience-records")
+    linked = rows_for_vault(vault, AS_OF)
+    save_rows(vault, linked, AS_OF)
+    count = len(_memory_rows(vault))
+    # One row's file changed since: the others still show, the kept rows stay.
+    seen: list[object] = []
+    real = snapshot.put_blobs
+
+    def counting(*args: object, **kwargs: object) -> bool:
+        seen.append(args)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(snapshot, "put_blobs", counting)
+        mp.setattr(snapshot, "_key", lambda *_a: b"another key")  # as if a file changed
+        assert save_rows(vault, linked, AS_OF, shown=count)
+        assert seen == []
+        shown = int(count * snapshot.FRESH_ENOUGH) - 1  # too few shown: written again
+        assert save_rows(vault, linked, AS_OF, shown=shown)
+        assert len(seen) == 1
