@@ -39,6 +39,20 @@ def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
+@pytest.fixture
+def writes(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every write of kept rows to a store (`put_blobs` calls), the writes still made."""
+    seen: list[object] = []
+    real = snapshot.put_blobs
+
+    def counting(*args: object, **kwargs: object) -> bool:
+        seen.append(args)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(snapshot, "put_blobs", counting)
+    return seen
+
+
 def _scanned(root: Path, fmt: str) -> Vault:
     (found,) = [v for v in discover(root) if v.format == fmt]
     vault = Vault(root=found.root, format=fmt, rel=".")
@@ -102,54 +116,38 @@ def test_another_date_a_damaged_blob_or_an_emptied_store_give_none(
     assert stored_rows(vault, AS_OF) == []
 
 
-def test_nothing_is_rewritten_when_nothing_changed(own_fixtures_copy: Path) -> None:
+def test_nothing_is_rewritten_when_nothing_changed(
+    own_fixtures_copy: Path, writes: list[object]
+) -> None:
     vault = _scanned(own_fixtures_copy, "observation-v1")
     save_rows(vault, rows_for_vault(vault, AS_OF), AS_OF)
+    assert len(writes) == 1
     store = cache_path(vault.root)
     conn = sqlite3.connect(store)
     before = conn.execute("SELECT value FROM blobs WHERE name = ?", (BLOB,)).fetchone()
-    conn.close()
-    seen: list[object] = []
-    real = snapshot.put_blobs
-
-    def counting(*args: object, **kwargs: object) -> bool:
-        seen.append(args)
-        return real(*args, **kwargs)  # type: ignore[arg-type]
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(snapshot, "put_blobs", counting)
-        assert save_rows(vault, rows_for_vault(vault, AS_OF), AS_OF)
-        assert seen == []  # same files, same rows, same date: nothing written
-        conn = sqlite3.connect(store)
-        with conn:
-            conn.execute("UPDATE blobs SET value = ? WHERE name = ?", (b"damaged", BLOB))
-        conn.close()
-        assert save_rows(vault, rows_for_vault(vault, AS_OF), AS_OF)
-        assert len(seen) == 1  # a damaged blob is written again
-    conn = sqlite3.connect(store)
+    assert save_rows(vault, rows_for_vault(vault, AS_OF), AS_OF)
+    assert len(writes) == 1  # same files, same rows, same date: nothing written
+    with conn:
+        conn.execute("UPDATE blobs SET value = ? WHERE name = ?", (b"damaged", BLOB))
+    assert save_rows(vault, rows_for_vault(vault, AS_OF), AS_OF)
+    assert len(writes) == 2  # a damaged blob is written again
     after = conn.execute("SELECT value FROM blobs WHERE name = ?", (BLOB,)).fetchone()
     conn.close()
     assert before is not None and after == before
 
 
-def test_rows_nearly_all_shown_are_left_as_kept(own_fixtures_copy: Path) -> None:
+def test_rows_nearly_all_shown_are_left_as_kept(
+    own_fixtures_copy: Path, writes: list[object], monkeypatch: pytest.MonkeyPatch
+) -> None:
     vault = _scanned(own_fixtures_copy, "experience-records")
     linked = rows_for_vault(vault, AS_OF)
     save_rows(vault, linked, AS_OF)
+    assert len(writes) == 1
     count = len(_memory_rows(vault))
     # One row's file changed since: the others still show, the kept rows stay.
-    seen: list[object] = []
-    real = snapshot.put_blobs
-
-    def counting(*args: object, **kwargs: object) -> bool:
-        seen.append(args)
-        return real(*args, **kwargs)  # type: ignore[arg-type]
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(snapshot, "put_blobs", counting)
-        mp.setattr(snapshot, "_key", lambda *_a: b"another key")  # as if a file changed
-        assert save_rows(vault, linked, AS_OF, shown=count)
-        assert seen == []
-        shown = int(count * snapshot.FRESH_ENOUGH) - 1  # too few shown: written again
-        assert save_rows(vault, linked, AS_OF, shown=shown)
-        assert len(seen) == 1
+    monkeypatch.setattr(snapshot, "_key", lambda *_a: b"another key")  # as if a file changed
+    assert save_rows(vault, linked, AS_OF, shown=count)
+    assert len(writes) == 1
+    shown = int(count * snapshot.FRESH_ENOUGH) - 1  # too few shown: written again
+    assert save_rows(vault, linked, AS_OF, shown=shown)
+    assert len(writes) == 2
