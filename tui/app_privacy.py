@@ -10,15 +10,20 @@ every screen shows `Finding.masked`.  The scan is incremental
 (`core.privacy.incremental.FindingsCache`): after a change only the files
 whose bytes changed are scanned again, and at a start only those that
 changed since the last run or hold findings (`core.privacy.clean_files`).
+While keys are pressed a long scan (a first one at 100k memories runs for
+minutes) waits between files (`TYPING_QUIET`): the UI thread and the scan
+share one GIL.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from datetime import date
 
-from textual import work
+from textual import events, work
 from textual.reactive import reactive
-from textual.worker import get_current_worker
+from textual.worker import Worker, get_current_worker
 
 from memlens.core.privacy import Finding, sort_findings
 from memlens.core.privacy.clean_files import CleanFiles
@@ -26,6 +31,14 @@ from memlens.core.privacy.incremental import FindingsCache
 from memlens.core.scan.vault import Vault
 
 from .app_loading import LoadingApp
+
+#: Seconds after a key press during which the scan waits between files: a
+#: first scan of 100k bodies holds the GIL for minutes, and typing comes first.
+TYPING_QUIET = 0.4
+#: Seconds the scan sleeps at a time while the user types.
+TYPING_NAP = 0.05
+#: Seconds a scan runs before it starts giving way to typing.
+LONG_SCAN = 1.0
 
 
 class PrivacyApp(LoadingApp):
@@ -43,6 +56,30 @@ class PrivacyApp(LoadingApp):
     privacy_scanning: bool = False
     #: Findings per file kept between scans (made on the first scan).
     findings_cache: FindingsCache | None = None
+    #: `time.monotonic()` of the last key press (the scan waits while keys come).
+    last_key_at: float = 0.0
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key):
+            self.last_key_at = time.monotonic()
+        await super().on_event(event)
+
+    def scan_may_go_on(
+        self,
+        worker: Worker[None],
+        started: float,
+        clock: Callable[[], float] = time.monotonic,
+        nap: Callable[[float], None] = time.sleep,
+    ) -> bool:
+        """Between two files: False once the scan is cancelled.
+
+        A scan running for LONG_SCAN seconds (`started` by `clock`) waits
+        while the user types; a rescan after a change is over before that.
+        """
+        if clock() - started >= LONG_SCAN:
+            while not worker.is_cancelled and clock() - self.last_key_at < TYPING_QUIET:
+                nap(TYPING_NAP)
+        return not worker.is_cancelled
 
     def watch_catalog_version(self, _version: int) -> None:
         if self.loading:
@@ -61,12 +98,13 @@ class PrivacyApp(LoadingApp):
     def scan_privacy(self, vaults: list[Vault], as_of: date) -> None:
         found: list[Finding] = []
         worker = get_current_worker()
+        started = time.monotonic()
         if self.findings_cache is None:
             kept = CleanFiles.open() if self.config.cache else None
             self.findings_cache = FindingsCache(kept)
         cache = self.findings_cache
         for vault in vaults:
-            got = cache.scan_vault(vault, as_of, lambda: worker.is_cancelled)
+            got = cache.scan_vault(vault, as_of, lambda: not self.scan_may_go_on(worker, started))
             if got is None:
                 return
             found.extend(got)

@@ -10,6 +10,7 @@ import privacy_plant as pp
 import pytest
 
 from memlens.tui.app import MemlensApp
+from memlens.tui.app_privacy import LONG_SCAN, TYPING_QUIET
 from memlens.tui.screens.confirm import ConfirmScreen
 from memlens.tui.screens.main import MainScreen
 from memlens.tui.screens.privacy import FindingTable, PrivacyScreen
@@ -191,3 +192,42 @@ async def test_x_redacts_the_marked_memories_after_confirming(
         await press(pilot, "y")
         await settle(pilot)
         assert not (set(keys) & app.secret_keys) or any(k[1].startswith("exp_") for k in keys)
+
+
+class _Worker:
+    is_cancelled = False
+
+
+async def test_the_scan_waits_while_keys_are_pressed(planted: tuple[Path, list[Any]]) -> None:
+    root, _secrets = planted
+    app = _app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.last_key_at == 0.0
+        await pilot.press("j")
+        pressed = app.last_key_at
+        assert pressed > 0.0
+        # A scan between two files right after the key: it naps until the keys stop.
+        now = [pressed + 0.01]
+        naps: list[float] = []
+
+        def nap(seconds: float) -> None:
+            naps.append(seconds)
+            now[0] += seconds
+
+        worker: Any = _Worker()
+
+        def may(started: float) -> bool:
+            return app.scan_may_go_on(worker, started, clock=lambda: now[0], nap=nap)
+
+        assert may(now[0] - 0.5)  # a short rescan never waits
+        assert naps == []
+        assert may(now[0] - LONG_SCAN)  # a long one naps until the keys stop
+        assert sum(naps) >= TYPING_QUIET - 0.01 and now[0] - pressed >= TYPING_QUIET
+        naps.clear()
+        assert may(now[0] - LONG_SCAN)
+        assert naps == []  # no key since: no wait
+        worker.is_cancelled = True
+        now[0] = app.last_key_at  # a cancelled scan stops at once, keys or not
+        assert not may(now[0] - LONG_SCAN)
+        assert naps == []
