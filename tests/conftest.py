@@ -68,6 +68,14 @@ def own_expected() -> dict[str, Any]:
 
 
 @pytest.fixture
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A cache folder of the test's own (stores, kept rows, indexes start empty)."""
+    folder = tmp_path / "user-cache"
+    monkeypatch.setenv("MEMLENS_CACHE_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
 def own_fixtures_copy(tmp_path: Path) -> Path:
     """A writable copy of every own test vault (without the expected figures)."""
     dest = tmp_path / "own-fixtures"

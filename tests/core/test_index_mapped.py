@@ -23,11 +23,10 @@ QUERIES = ("sqlite", "backup", "retry", "memory decay", "tag:ops")
 
 
 @pytest.fixture(autouse=True)
-def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "user-cache"
-    monkeypatch.setenv("MEMLENS_CACHE_DIR", str(folder))
+def mapped_cache(private_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A cache folder of the test's own, every index file memory-mapped however small."""
     monkeypatch.setattr(index_cache, "MAPPED_MIN_BYTES", 0)
-    return folder
+    return private_cache
 
 
 def _mapped(array: np.ndarray) -> bool:

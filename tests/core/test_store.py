@@ -32,11 +32,8 @@ FORMATS = (
 )
 
 
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "user-cache"
-    monkeypatch.setenv("MEMLENS_CACHE_DIR", str(folder))
-    return folder
+#: Each test with a cache folder of its own (`private_cache` in tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 
 def vault_at(root: Path, fmt: str) -> Vault:

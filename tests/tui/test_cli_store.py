@@ -6,7 +6,6 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from memlens.core.scan.cache import cache_path
@@ -14,13 +13,6 @@ from memlens.core.scan.vault import discover
 from memlens.tui.cli.main import cli
 
 AS_OF = ("--as-of", "2026-11-22")
-
-
-@pytest.fixture
-def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "user-cache"
-    monkeypatch.setenv("MEMLENS_CACHE_DIR", str(folder))
-    return folder
 
 
 def run(*args: str) -> tuple[int, str]:
