@@ -22,6 +22,7 @@ import contextlib
 import os
 import shutil
 import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -35,6 +36,9 @@ T = TypeVar("T")
 
 #: From this many blobs on, two `cat-file` processes share the reading.
 PARALLEL_FROM = 64
+
+#: The pipe size asked for `cat-file`'s output (Linux caps an unprivileged ask at 1 MB).
+_PIPE_SIZE = 1 << 20
 
 #: Seconds one git command may take before memlens gives up on it.
 GIT_TIMEOUT = 120.0
@@ -276,6 +280,7 @@ class BlobReader:
             bufsize=1 << 20,
         )
         assert proc.stdin is not None and proc.stdout is not None
+        _widen(proc.stdout)
         request = "".join(f"{n}\n" for n in wanted).encode()
         # Written from a thread: git answers while it reads, and a request
         # larger than the pipe's buffer would otherwise block both sides.
@@ -287,6 +292,21 @@ class BlobReader:
             feeder.join()
             proc.stdout.close()
             proc.wait()
+
+
+def _widen(pipe: IO[bytes]) -> None:
+    """A 1 MB pipe (Linux; the default is 64 KB) where it can be had.
+
+    Why: every version of a shared file is tens of megabytes through the
+    pipe; with the default size git and this process wake each other every
+    64 KB.  Measured on 3,115 versions of a 53 KB file (165 MB): 0.71-0.84 s
+    with the default, 0.57 s with 1 MB.
+    """
+    if sys.platform.startswith("linux"):
+        import fcntl
+
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_SIZE)
 
 
 def _feed(pipe: IO[bytes], data: bytes) -> None:

@@ -219,14 +219,14 @@ class Catalog:
 def scan_progressive(
     vault: Vault,
     *,
-    batch: int = 2000,
+    batch: int | None = 2000,
     cache: bool = False,
     parallel: bool | None = None,
     ahead: WalkAhead | None = None,
 ) -> Iterator[ScanProgress]:
     """Scan one vault in steps of about `batch` memories; the `done` step is linked.
 
-    Early steps carry memories read but not linked yet (duplicates not
+    Early steps (none when `batch` is None) carry memories read but not linked yet (duplicates not
     dropped, references unresolved), so a front end can show first rows
     while the rest is read.  With `cache`, unchanged files come from the
     persistent cache and their memories arrive in the first steps.  The

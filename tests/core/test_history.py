@@ -381,3 +381,22 @@ def test_cli_at_and_restore_dry_run(built: Any) -> None:
     res = CliRunner().invoke(history_cmd, [root, "exp_x", "--restore", built.shas[0]])
     assert res.exit_code == 1
     assert "immutable" in res.stderr
+
+
+def test_cli_writes_the_store_while_git_works(
+    fresh: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`memlens history` writes the stores in a thread while git works: the next read is warm."""
+    monkeypatch.setenv("MEMLENS_CACHE_DIR", str(tmp_path / "cache"))
+    root = fresh.top / "memory"
+    res = CliRunner().invoke(history_cmd, [str(root), "exp_x", "--json"])
+    assert res.exit_code == 0, res.output
+    assert [e["commit"] for e in json.loads(res.stdout)["entries"]][-1] == fresh.shas[0]
+    warm = open_catalog(root, cache=True)
+    assert warm.vaults
+    for v in warm.vaults:
+        assert v.cache_stats is not None and v.cache_stats.status == "warm", v.root
+        assert v.cache_stats.parsed == 0
+    res = CliRunner().invoke(history_cmd, [str(root), "no-such-id", "--json"])
+    assert res.exit_code == 1
+    assert "no memory with id 'no-such-id'" in res.stderr

@@ -60,9 +60,30 @@ def load_catalog(*paths: str | Path) -> Catalog:
     # The engine loads here, not on import: `--help` and `--version` skip it.
     from memlens.core import open_catalog
 
-    cache = use_cache()
+    return _checked(paths, lambda: (open_catalog(*paths, cache=use_cache()), _nothing))[0]
+
+
+def load_catalog_unsaved(*paths: str | Path) -> tuple[Catalog, Callable[[], None]]:
+    """`load_catalog`, but the stores are written by the call returned (`open_catalog_unsaved`).
+
+    For a command that next waits on another process: run the call in a
+    thread meanwhile, and join it before exiting.
+    """
+    from memlens.core.scan.deferred import open_catalog_unsaved
+
+    return _checked(paths, lambda: open_catalog_unsaved(*paths, cache=use_cache()))
+
+
+def _nothing() -> None:
+    return None
+
+
+def _checked(
+    paths: tuple[str | Path, ...], opener: Callable[[], tuple[Catalog, Callable[[], None]]]
+) -> tuple[Catalog, Callable[[], None]]:
+    """`opener`'s catalog, checked for vaults, and opened again after a crash recovery."""
     try:
-        catalog = open_catalog(*paths, cache=cache)
+        catalog, save = opener()
     except MemlensError as exc:
         raise click.UsageError(str(exc)) from None
     if not catalog.vaults:
@@ -72,9 +93,14 @@ def load_catalog(*paths: str | Path) -> Catalog:
     from .recover import recover_roots  # recovery needs echo from here
 
     if recover_roots(v.root for v in catalog.vaults):
-        # An interrupted action was rolled back: read the vaults as they are now.
-        catalog = open_catalog(*paths, cache=cache)
-    return catalog
+        # An interrupted action was rolled back: read the vaults as they are now
+        # (the first read's rows are written first, as `open_catalog` does).
+        save()
+        try:
+            catalog, save = opener()
+        except MemlensError as exc:
+            raise click.UsageError(str(exc)) from None
+    return catalog, save
 
 
 def error_line(exc: BaseException) -> str:

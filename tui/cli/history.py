@@ -8,6 +8,7 @@ ordinary journaled action: `memlens undo PATH` reverts it.
 from __future__ import annotations
 
 import sys
+import threading
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,7 +25,7 @@ from .common import (
     emit_json,
     error_line,
     json_option,
-    load_catalog,
+    load_catalog_unsaved,
     resolve_as_of,
     use_cache,
 )
@@ -39,19 +40,23 @@ def _fail(message: str) -> None:
 
 
 def _history(path: Path, memory_id: str) -> History:
+    """The memory's history; the vault's store is written meanwhile, while git works."""
     from memlens.core.history import HistoryError, memory_history
 
-    catalog = load_catalog(path)
+    catalog, save = load_catalog_unsaved(path)
+    saver = threading.Thread(target=save, name="memlens-store-save")
+    saver.start()
     try:
         memory = catalog.get(memory_id)
+        return memory_history(memory, cache=use_cache())
     except NotFoundError as exc:
         _fail(str(exc))
         raise  # pragma: no cover - _fail exits
-    try:
-        return memory_history(memory, cache=use_cache())
     except HistoryError as exc:
         _fail(f"history of {memory_id}: {error_line(exc)}")
         raise  # pragma: no cover - _fail exits
+    finally:
+        saver.join()
 
 
 def _print_history(history: History) -> None:
