@@ -30,10 +30,11 @@ from ..store.db import StoreCorrupt, untrusted
 from ..store.statwalk import stat_stamps
 from . import persisted_files as files_io
 from .persisted import index_path, persisted_code
-from .persisted_rows import read_meta, restore_state
+from .persisted_rows import Meta, read_meta, restore_state
 from .persisted_vectors import VectorFile
 from .stored_lexical import load_lexical
 from .stored_memories import StoredMemories
+from .stored_refs import StaleRow
 from .stored_terms import StoredTerms
 
 if TYPE_CHECKING:
@@ -65,15 +66,20 @@ def open_fresh(vaults: list[Vault], as_of: date) -> SearchIndex | None:
     return index
 
 
-def _fresh(
-    conn: sqlite3.Connection, path: Path, vaults: list[Vault], as_of: date
-) -> SearchIndex | None:
+def _checked(
+    conn: sqlite3.Connection, vaults: list[Vault], as_of: date | None
+) -> tuple[Meta, list[files_io.Manifest | None]] | None:
+    """The index's meta and manifests when it is this code's, for these vaults, none changed.
+
+    `as_of`: the date its decay columns must be for (None: any, for a caller
+    that reads memories only).
+    """
     # One snapshot for the meta and every term or memory read after it.
     conn.execute("BEGIN")
     meta = read_meta(conn, for_update=False)
     if meta.get("code") != persisted_code(vaults).encode():
         return None
-    if meta.get("as_of") != as_of.isoformat().encode():
+    if as_of is not None and meta.get("as_of") != as_of.isoformat().encode():
         return None  # decay for a new date needs every memory: the catalog's way
     saved = json.loads(meta["vaults"])
     if saved["roots"] != [str(v.root) for v in vaults]:
@@ -82,20 +88,74 @@ def _fresh(
     for v, manifest in zip(vaults, manifests, strict=True):
         if not unchanged(v, manifest):
             return None
-    index, norms = restore_state(meta)
-    slot_array = np.frombuffer(meta["slot_vault"], dtype=np.int32)
-    slot_vault: list[int] = slot_array.tolist()
+    return meta, manifests
+
+
+def _stored(
+    conn: sqlite3.Connection,
+    vaults: list[Vault],
+    meta: Meta,
+    manifests: list[files_io.Manifest | None],
+) -> tuple[StoredMemories, list[str]]:
+    """Every slot's memory (decoded on demand) and id ("" for none)."""
+    slot_vault: list[int] = np.frombuffer(meta["slot_vault"], dtype=np.int32).tolist()
     slot_ids: list[str] = json.loads(meta["slot_ids"])
-    roots = [v.root for v in vaults]
     memories = StoredMemories(
         conn,
         len(slot_ids),
-        roots,
+        [v.root for v in vaults],
         [v.format for v in vaults],
         slot_vault,
         meta["zdict"],
         cast("list[files_io.Manifest]", manifests),
     )
+    return memories, slot_ids
+
+
+def fresh_memory(vaults: list[Vault], memory_id: str) -> Memory | None:
+    """The one memory with this id, as linked, from the persisted index when no file changed.
+
+    None when the index is absent, stale or for other vaults or code, when
+    no memory or several have the id, or when its file changed while it was
+    read: the caller opens the catalog (which says why an id is not found).
+    Costs a stat walk and one row, not every memory: `memlens show`.
+    """
+    if not vaults:
+        return None
+    path = index_path(vaults)
+    if not path.is_file() or untrusted(path) is not None:
+        return None
+    conn = read_only(path)
+    memories: StoredMemories | None = None
+    try:
+        got = _checked(conn, vaults, None)
+        if got is None:
+            return None
+        memories, slot_ids = _stored(conn, vaults, *got)
+        slots = [s for s, i in enumerate(slot_ids) if i == memory_id]
+        live = [s for s in slots if memories.live(s)]
+        if len(live) != 1 or not memories.body_intact(live[0]):
+            return None
+        return memories[live[0]]
+    except (sqlite3.Error, OSError, ValueError, KeyError, StoreCorrupt, zlib.error, StaleRow):
+        return None
+    finally:
+        if memories is not None:
+            memories.close()
+        conn.close()
+
+
+def _fresh(
+    conn: sqlite3.Connection, path: Path, vaults: list[Vault], as_of: date
+) -> SearchIndex | None:
+    got = _checked(conn, vaults, as_of)
+    if got is None:
+        return None
+    meta, manifests = got
+    index, norms = restore_state(meta)
+    slot_array = np.frombuffer(meta["slot_vault"], dtype=np.int32)
+    memories, slot_ids = _stored(conn, vaults, meta, manifests)
+    roots = [v.root for v in vaults]
     # Read-only use: nothing appends to a fresh index's rows.
     index._memories = cast("list[Memory]", memories)
     index._defer_rows(_segments(slot_array, slot_ids, [str(r) for r in roots]))

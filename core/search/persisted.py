@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     from ..scan.vault import Catalog, Vault
     from .index import SearchIndex
 
-VERSION = 7
+VERSION = 8
 #: Above this share of changed memories (or dead slots) a rebuild is cheaper.
 REBUILD_FRACTION = 0.1
 

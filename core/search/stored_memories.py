@@ -29,7 +29,14 @@ from ..formats import adapter_for
 from ..model import RAW_BODY, FileScan, Memory
 from ..safe_io import read_regular
 from ..store.bodies import SINGLE_READS
-from ..store.codec import compress, decode_scan, make_zdict, pickle_scan, unpickle_scan
+from ..store.codec import (
+    compress,
+    decode_scan,
+    has_body,
+    make_zdict,
+    pickle_scan,
+    unpickle_scan,
+)
 from ..store.reader import StoreReader
 from .persisted_files import SHA_BYTES, Manifest
 from .stored_refs import StaleRow, StoreRefs, open_reader, parse_ref, row_hash
@@ -44,7 +51,11 @@ def memory_blobs(
         if ref is not None:
             yield slot, ref
             continue
-        yield slot, compress(pickle_scan(FileScan(rel=m.path, memories=[m]), m.vault_root), zdict)
+        # A memory linking made (not its file's own) keeps its body: read
+        # from the file alone, an erased record would show its text again.
+        inline = has_body(m) and (refs is None or not refs.as_scanned(m))
+        raw = pickle_scan(FileScan(rel=m.path, memories=[m]), m.vault_root, bodies=inline)
+        yield slot, compress(raw, zdict)
 
 
 def zdict_of(memories: Sequence[Memory]) -> bytes:
@@ -88,7 +99,7 @@ class _FileBodies:
     time: the file is parsed once and its bodies kept for the others.
     """
 
-    __slots__ = ("bodies", "data", "format_id", "rel", "root", "sha256", "singles")
+    __slots__ = ("bodies", "data", "format_id", "intact", "rel", "root", "sha256", "singles")
 
     def __init__(self, root: Path, rel: str, format_id: str, sha256: bytes) -> None:
         self.root = root
@@ -99,6 +110,8 @@ class _FileBodies:
         #: The file's bytes once read and checked (b"": changed or unreadable).
         self.data: bytes | None = None
         self.singles = 0
+        #: The file's bytes were read and are the ones indexed (False: changed or unreadable).
+        self.intact = False
 
     def fill(self, memory: Memory) -> None:
         if self.bodies is None:
@@ -119,6 +132,7 @@ class _FileBodies:
                 digest = hashlib.sha256(data).digest()
                 if self.sha256 and digest[: len(self.sha256)] == self.sha256:
                     self.data = data
+                    self.intact = True
         return self.data
 
     def _one(self, memory: Memory) -> str | None:
@@ -160,6 +174,8 @@ class StoredMemories(Sequence[Memory]):
         self._slot_vault = slot_vault
         self._zdict = zdict
         self._decoded: dict[int, Memory] = {}
+        #: Rows kept with their bodies (`memory_blobs`): no file is read for them.
+        self._inline: set[int] = set()
         self._files: dict[tuple[int, str], _FileBodies] = {}
         self._manifests = manifests
         #: Per vault, path -> place in its manifest (built when a body is first needed).
@@ -204,12 +220,32 @@ class StoredMemories(Sequence[Memory]):
             m = decode_scan(found[0], root, self._zdict).memories[0]
         else:
             m = self._referenced(number, *ref)
+        if has_body(m):
+            self._inline.add(row)
+            return m  # kept with its body (see `memory_blobs`)
         source = self._files.get((number, m.path))
         if source is None:
             source = _FileBodies(root, m.path, self._formats[number], self._sha(number, m.path))
             self._files[(number, m.path)] = source
         m.body_source = source  # type: ignore[attr-defined]  # the slot of model._LazyBody
         return m
+
+    def live(self, row: int) -> bool:
+        """Row `row` holds a memory (a changed memory's old row is dead)."""
+        return self._slot_vault[row] >= 0
+
+    def body_intact(self, row: int) -> bool:
+        """Row `row`'s body was read from the very file it was indexed from.
+
+        Why: a file changed after the freshness check gives the body "" (a
+        search shows no snippet); a caller printing the body must know.
+        """
+        m = self[row]
+        if row in self._inline:
+            return True  # kept with its body: the file is not read
+        m.body  # noqa: B018  (read it: that checks the file)
+        source = self._files.get((self._slot_vault[row], m.path))
+        return source is not None and source.intact
 
     def _referenced(self, number: int, expected: bytes, rowid: int) -> Memory:
         """The memory a reference names, from the vault's store row (`stored_refs`)."""

@@ -72,6 +72,8 @@ class StoreRefs:
         """Hash the store rows of every vault (or, per vault root, of `only` those paths)."""
         self._vaults = {str(v.root): v for v in catalog.vaults}
         self._hashes: dict[str, dict[str, bytes]] = {}
+        #: Per vault, the object ids of the memories its file scans hold.
+        self._scanned: dict[str, set[int]] = {}
         for key, v in self._vaults.items():
             wanted = None if only is None else only.get(key, set())
             if wanted is not None and not wanted:
@@ -87,6 +89,20 @@ class StoreRefs:
                     self._hashes[key] = {rel: row_hash(raw) for rel, raw in found if raw}
             finally:
                 reader.close()
+
+    def as_scanned(self, m: Memory) -> bool:
+        """`m` is the very memory its file's scan made: linking did not replace it.
+
+        Only such a memory's body is what its file alone gives; linking makes
+        new memories where a vault-wide file changes one (an erasure, an edit).
+        """
+        key = str(m.vault_root)
+        seen = self._scanned.get(key)
+        if seen is None:
+            v = self._vaults.get(key)
+            scans = v.scans.values() if v is not None else ()
+            seen = self._scanned[key] = {id(x) for fs in scans for x in fs.memories}
+        return id(m) in seen
 
     def ref(self, m: Memory) -> bytes | None:
         """The reference for `m` if its store row holds exactly it, else None (keep a copy)."""

@@ -98,10 +98,10 @@ FULL_DISPATCH: dict[type[Any], Any] = {**_SHARED, Memory: _memory_as_is}
 
 
 class _RowPickler(pickle.Pickler):
-    def __init__(self, out: io.BytesIO, root: Path) -> None:
+    def __init__(self, out: io.BytesIO, root: Path, bodies: bool = False) -> None:
         super().__init__(out, protocol=pickle.HIGHEST_PROTOCOL)
         self.root = root
-        self.dispatch_table = ROW_DISPATCH
+        self.dispatch_table = FULL_DISPATCH if bodies else ROW_DISPATCH
 
     def persistent_id(self, obj: Any) -> Any:
         return _ROOT if obj is self.root else None
@@ -118,10 +118,14 @@ class _RowUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
 
 
-def pickle_scan(fs: FileScan, root: Path) -> bytes:
-    """A file's FileScan pickled for a row (bodies left out), not compressed yet."""
+def pickle_scan(fs: FileScan, root: Path, *, bodies: bool = False) -> bytes:
+    """A file's FileScan pickled for a row (bodies left out unless `bodies`), not compressed yet.
+
+    `bodies`: for a memory whose body its file alone would not give (one
+    linking changed: an erased record's is "", an edited one's the edit).
+    """
     out = io.BytesIO()
-    _RowPickler(out, root).dump(fs)
+    _RowPickler(out, root, bodies).dump(fs)
     return out.getvalue()
 
 

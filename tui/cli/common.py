@@ -19,6 +19,7 @@ from .jsonout import iter_indented
 
 if TYPE_CHECKING:
     from memlens.core import Catalog
+    from memlens.core.scan.vault import Vault
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1  # problems found / operation refused
@@ -72,6 +73,26 @@ def load_catalog_unsaved(*paths: str | Path) -> tuple[Catalog, Callable[[], None
     from memlens.core.scan.deferred import open_catalog_unsaved
 
     return _checked(paths, lambda: open_catalog_unsaved(*paths, cache=use_cache()))
+
+
+def vaults_as_stored(*paths: str | Path) -> list[Vault] | None:
+    """The vaults below the paths, unscanned, for a command served from the cache alone.
+
+    None (open the catalog instead) with `--no-cache`, when a folder could
+    not be read (the catalog reports it), or when an interrupted action was
+    just rolled back (files changed), as `load_catalog` does.
+    """
+    if not use_cache():
+        return None
+    from memlens.core.scan.vault import survey_all
+
+    from .recover import recover_roots
+
+    found = survey_all(*paths)
+    if found.unreadable or recover_roots(v.root for v in found.vaults):
+        return None
+    vaults: list[Vault] = found.vaults
+    return vaults
 
 
 def _nothing() -> None:

@@ -30,6 +30,7 @@ from .common import (
     load_catalog,
     resolve_as_of,
     use_cache,
+    vaults_as_stored,
 )
 
 if TYPE_CHECKING:
@@ -99,22 +100,13 @@ def _search_index(catalog: Catalog, when: date, recheck: bool = False) -> Search
 
 
 def _fresh_index(path: Path, when: date) -> SearchIndex | None:
-    """The persisted index without opening the catalog, when no file changed (else None).
-
-    Vaults with an interrupted action are recovered first, as `load_catalog`
-    does; then the catalog is opened (None), since files changed.
-    """
-    if not use_cache():
+    """The persisted index without opening the catalog, when no file changed (else None)."""
+    vaults = vaults_as_stored(path)
+    if vaults is None:
         return None
-    from memlens.core.scan.vault import survey_all
     from memlens.core.search.fresh import open_fresh
 
-    from .recover import recover_roots
-
-    found = survey_all(path)
-    if found.unreadable or recover_roots(v.root for v in found.vaults):
-        return None
-    return open_fresh(found.vaults, when)
+    return open_fresh(vaults, when)
 
 
 #: Fewer memories than this are embedded without a word (a second or so).
