@@ -400,3 +400,32 @@ def test_cli_writes_the_store_while_git_works(
     res = CliRunner().invoke(history_cmd, [str(root), "no-such-id", "--json"])
     assert res.exit_code == 1
     assert "no memory with id 'no-such-id'" in res.stderr
+
+
+@pytest.mark.parametrize("memory_id", ["exp_x", A_ID])
+def test_cli_reads_the_memory_from_the_kept_search_index(
+    fresh: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memory_id: str
+) -> None:
+    """After `memlens search`, `history` takes the memory from its index (no catalog opened)."""
+    from memlens.core.scan import reading
+    from memlens.tui.cli import history as history_mod
+    from memlens.tui.cli.main import cli
+
+    monkeypatch.setattr(reading, "RACY_WINDOW_NS", 0)  # the files are seconds old
+    monkeypatch.setenv("MEMLENS_CACHE_DIR", str(tmp_path / "cache"))
+    root = str(fresh.top / "memory")
+    expected = CliRunner().invoke(cli, ["--no-cache", "history", root, memory_id, "--json"])
+    assert expected.exit_code == 0, expected.output
+    assert CliRunner().invoke(cli, ["search", root, "lease", "--json"]).exit_code == 0
+    opened: list[object] = []
+    real = history_mod.load_catalog_unsaved
+    monkeypatch.setattr(
+        history_mod, "load_catalog_unsaved", lambda *p: opened.append(p) or real(*p)
+    )
+    res = CliRunner().invoke(cli, ["history", root, memory_id, "--json"])
+    assert res.exit_code == 0, res.output
+    assert opened == []
+    assert res.stdout == expected.stdout
+    # A restore opens the catalog, as every action does.
+    res = CliRunner().invoke(cli, ["history", root, memory_id, "--restore", fresh.shas[0]])
+    assert len(opened) == 1

@@ -28,7 +28,7 @@ from .common import (
     json_option,
     load_catalog,
     resolve_as_of,
-    vaults_as_stored,
+    stored_memory,
 )
 
 if TYPE_CHECKING:
@@ -187,22 +187,6 @@ def validate(path: Path, as_json: bool) -> None:
 # -------------------------------------------------------------------- show
 
 
-def _stored_memory(path: Path, memory_id: str) -> Memory | None:
-    """The memory from the search index kept by `memlens search`, when no file changed.
-
-    Why: opening the catalog decodes every memory (seconds at 100k); the
-    index holds each memory as linked, so one row and a stat walk answer.
-    None: no such index, a file changed, or the id is not exactly one
-    memory's; the catalog then answers (and explains a missing id).
-    """
-    vaults = vaults_as_stored(path)
-    if vaults is None:
-        return None
-    from memlens.core.search.fresh import fresh_memory
-
-    return fresh_memory(vaults, memory_id)
-
-
 def _find(catalog: Catalog, memory_id: str) -> Memory:
     try:
         return catalog.get(memory_id)
@@ -222,7 +206,7 @@ def show(path: Path, memory_id: str, as_of: date | None, as_json: bool) -> None:
     Example: memlens show ./vaults hawk/obs-2026-11-19-001
     """
     when = resolve_as_of(as_of)
-    m = _stored_memory(path, memory_id) or _find(load_catalog(path), memory_id)
+    m = stored_memory(path, memory_id) or _find(load_catalog(path), memory_id)
     d = decay_of(m, when)
     rec = memory_record(m, when, path, d)
     rec["body"] = m.body

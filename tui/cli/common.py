@@ -19,6 +19,7 @@ from .jsonout import iter_indented
 
 if TYPE_CHECKING:
     from memlens.core import Catalog
+    from memlens.core.model import Memory
     from memlens.core.scan.vault import Vault
 
 EXIT_OK = 0
@@ -93,6 +94,22 @@ def vaults_as_stored(*paths: str | Path) -> list[Vault] | None:
         return None
     vaults: list[Vault] = found.vaults
     return vaults
+
+
+def stored_memory(path: Path, memory_id: str) -> Memory | None:
+    """The memory from the search index `memlens search` kept, when no file changed.
+
+    Why: opening the catalog decodes every memory (seconds at 100k); the
+    index holds each memory as linked, so a stat walk and one row answer.
+    None: no such index, a file changed, or the id is not exactly one
+    memory's; the catalog then answers (and explains a missing id).
+    """
+    vaults = vaults_as_stored(path)
+    if vaults is None:
+        return None
+    from memlens.core.search.fresh import fresh_memory
+
+    return fresh_memory(vaults, memory_id)
 
 
 def _nothing() -> None:

@@ -27,6 +27,7 @@ from .common import (
     json_option,
     load_catalog_unsaved,
     resolve_as_of,
+    stored_memory,
     use_cache,
 )
 
@@ -39,10 +40,22 @@ def _fail(message: str) -> None:
     sys.exit(EXIT_PROBLEMS)
 
 
-def _history(path: Path, memory_id: str) -> History:
-    """The memory's history; the vault's store is written meanwhile, while git works."""
+def _history(path: Path, memory_id: str, *, writing: bool = False) -> History:
+    """The memory's history; the vault's store is written meanwhile, while git works.
+
+    To read, the memory comes from the index `memlens search` kept when no
+    file changed (`stored_memory`: no catalog to open, seconds at 100k);
+    `writing` (a restore) always opens the catalog, as every action does.
+    """
     from memlens.core.history import HistoryError, memory_history
 
+    stored = None if writing else stored_memory(path, memory_id)
+    if stored is not None:
+        try:
+            return memory_history(stored, cache=use_cache())
+        except HistoryError as exc:
+            _fail(f"history of {memory_id}: {error_line(exc)}")
+            raise  # pragma: no cover - _fail exits
     catalog, save = load_catalog_unsaved(path)
     saver = threading.Thread(target=save, name="memlens-store-save")
     saver.start()
@@ -183,7 +196,7 @@ def history(
         raise click.UsageError("--at and --restore: give one")
     if dry_run and restore is None:
         raise click.UsageError("--dry-run goes with --restore")
-    h = _history(path, memory_id)
+    h = _history(path, memory_id, writing=restore is not None and not dry_run)
     if restore is not None:
         _restore(h, restore, dry_run)
         return
