@@ -58,13 +58,14 @@ import numpy as np
 
 from ..model import Memory
 from ..scan.progress import quiet_gc
-from ..store.db import cache_dir, connect, private_dir, remove_files, untrusted
+from ..store.db import connect, private_dir, remove_files, untrusted
 from ..store.stamps import FileStamp
 from . import persisted_files as files_io
+from . import persisted_meta as meta_io
 from . import persisted_rows as rows_io
 from . import persisted_vectors as vectors_io
 from . import stored_lexical as lexical_io
-from .keys import search_code_fingerprint, vault_set_key
+from .persisted_name import index_path, persisted_code
 from .stored_memories import affected, memory_blobs, zdict_of
 from .stored_refs import StoreRefs, parse_ref
 from .stored_terms import StoredTerms
@@ -73,7 +74,6 @@ if TYPE_CHECKING:
     from ..scan.vault import Catalog, Vault
     from .index import SearchIndex
 
-VERSION = 8
 #: Above this share of changed memories (or dead slots) a rebuild is cheaper.
 REBUILD_FRACTION = 0.1
 
@@ -104,16 +104,6 @@ class PersistedStats:
     update_s: float = 0.0
     build_s: float = 0.0
     save_s: float = 0.0
-
-
-def index_path(vaults: list[Vault]) -> Path:
-    """The persisted index of exactly this set of vaults."""
-    return cache_dir() / f"search-{vault_set_key(vaults)}.sqlite"
-
-
-def persisted_code(vaults: list[Vault]) -> str:
-    """A fingerprint of the code whose output the file holds (another code: rebuilt)."""
-    return search_code_fingerprint(vaults, f"persisted-index-v{VERSION}")
 
 
 def files_digest(stamps: Mapping[str, FileStamp]) -> str:
@@ -253,7 +243,7 @@ def _save_new(conn: sqlite3.Connection, index: SearchIndex, catalog: Catalog) ->
         meta.update(rows_io.slot_words_meta(index._memories))
         meta.update(code=persisted_code(catalog.vaults).encode(), generation=b"1", zdict=zdict)
         meta["vaults"] = json.dumps(_vaults_meta(catalog)).encode()
-        conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", rows_io.pack_meta(meta))
+        conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", meta_io.pack_meta(meta))
         lexical_io.save_lexical(conn, index.lexical(), n)
     _checkpoint(conn)
     # A rebuild over an older index leaves its pages free: give them back.
@@ -294,7 +284,7 @@ def _load(
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     if "meta" not in names:
         return None, None
-    meta = rows_io.read_meta(conn, for_update=True)
+    meta = meta_io.read_meta(conn, for_update=True)
     if meta.get("code") != persisted_code(catalog.vaults).encode():
         return None, "search index written by a different version of the code"
     saved = json.loads(meta["vaults"])
@@ -398,7 +388,7 @@ def _update(
         out["vaults"] = json.dumps(_vaults_meta(catalog)).encode()
         out["generation"] = str(int(meta["generation"]) + 1).encode()
         conn.executemany(
-            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", rows_io.pack_meta(out)
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", meta_io.pack_meta(out)
         )
         _save_files(conn, _stale_manifests(conn, catalog))
     return True
@@ -503,7 +493,7 @@ def _save_decay(conn: sqlite3.Connection, index: SearchIndex) -> None:
     with contextlib.suppress(sqlite3.Error), _transaction(conn):
         conn.executemany(
             "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-            rows_io.pack_meta(rows_io.columns_meta(index)),
+            meta_io.pack_meta(rows_io.columns_meta(index)),
         )
 
 

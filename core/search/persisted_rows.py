@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,6 +23,7 @@ from .aliases import FloatArray, IntArray, Key
 from .analysis import SINGLE, texts
 from .columns import Codes, Columns
 from .fit import Counted, idf_of, sublinear_tf, weigh_pairs
+from .persisted_meta import Meta
 from .postings import Postings, TitleWords
 from .stored_terms import decode_counts, decode_rows, encode_counts, encode_rows
 from .title_slots import SlotWords, heads
@@ -49,40 +49,6 @@ COLUMN_NAMES = (
     "score",
 )
 CODE_NAMES = ("fmt", "kind", "vault", "agent", "status", "source")
-
-Meta = dict[str, bytes]
-
-#: Meta values kept zlib-packed (level 1): the row-sized columns, postings and
-#: id lists, most of them small integers or repeated values (23 MB -> a few
-#: at 100k memories).  Not the norms (random floats: nothing to gain) nor the
-#: small scalars compared as stored (`generation`, `code`).
-_PACKED = ("col:", "words:", "tags:", "slot_", "place", "codes", "vault_names", "vaults")
-#: What only an update reads (a search leaves these on disk).
-UPDATE_ONLY = ("slot_words:", "slot_tags:", "lexwords")
-
-
-def pack_meta(meta: Meta) -> list[tuple[str, bytes]]:
-    """Meta items as stored: the big ones packed (see `_PACKED`)."""
-    return [
-        (key, zlib.compress(value, 1) if key.startswith(_PACKED) else value)
-        for key, value in meta.items()
-    ]
-
-
-def unpack_meta(rows: Iterable[tuple[str, bytes]]) -> Meta:
-    """Meta rows as read back into their values (zlib.error on a damaged one)."""
-    return {
-        key: zlib.decompress(value) if key.startswith(_PACKED) else bytes(value)
-        for key, value in rows
-    }
-
-
-def read_meta(conn: sqlite3.Connection, *, for_update: bool) -> Meta:
-    """The meta table; without what only an update needs unless `for_update`."""
-    rows = conn.execute("SELECT key, value FROM meta").fetchall()
-    if not for_update:
-        rows = [(k, v) for k, v in rows if not k.startswith(UPDATE_ONLY)]
-    return unpack_meta(rows)
 
 
 def _codes(columns: Columns) -> list[Codes]:

@@ -87,7 +87,7 @@ def _assert_same_as_fresh(root: Path, as_of: date = AS_OF) -> str:
 @pytest.fixture(autouse=True)
 def _no_racy_stamps(monkeypatch: pytest.MonkeyPatch) -> None:
     """Files written by these tests are seconds old: without this their stamps are
-    all racy, and a search opens the catalog to verify them (see `fresh.unchanged`)."""
+    all racy, and a search opens the catalog to verify them (see `fresh_check.unchanged`)."""
     from memlens.core.scan import reading as cache
 
     monkeypatch.setattr(cache, "RACY_WINDOW_NS", 0)

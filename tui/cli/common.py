@@ -107,7 +107,7 @@ def stored_memory(path: Path, memory_id: str) -> Memory | None:
     vaults = vaults_as_stored(path)
     if vaults is None:
         return None
-    from memlens.core.search.fresh import fresh_memory
+    from memlens.core.search.fresh_check import fresh_memory
 
     return fresh_memory(vaults, memory_id)
 

@@ -1,0 +1,140 @@
+"""Is the persisted search index still its vaults' (no file changed)? And one memory from it.
+
+`fresh` serves a whole search from the index when this holds; `memlens
+show` and `memlens history` need one memory only (`fresh_memory`), so this
+module imports neither numpy nor the index code: at a few hundred files
+that import is most of the answer's time.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import zlib
+from array import array
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from ..formats import adapter_for
+from ..model import Memory
+from ..store.db import StoreCorrupt, untrusted
+from ..store.statwalk import stat_stamps
+from . import persisted_files as files_io
+from .persisted_meta import Meta, read_meta
+from .persisted_name import index_path, persisted_code
+from .stored_memories import StoredMemories
+from .stored_refs import StaleRow
+
+if TYPE_CHECKING:
+    from datetime import date
+
+    from ..scan.vault import Vault
+
+
+def read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection: closing it never checkpoints or removes the WAL."""
+    return sqlite3.connect(path.as_uri() + "?mode=ro", uri=True, check_same_thread=False)
+
+
+def checked_meta(
+    conn: sqlite3.Connection, vaults: list[Vault], as_of: date | None
+) -> tuple[Meta, list[files_io.Manifest | None]] | None:
+    """The index's meta and manifests when it is this code's, for these vaults, none changed.
+
+    `as_of`: the date its decay columns must be for (None: any, for a caller
+    that reads memories only).
+    """
+    # One snapshot for the meta and every term or memory read after it.
+    conn.execute("BEGIN")
+    meta = read_meta(conn, for_update=False)
+    if meta.get("code") != persisted_code(vaults).encode():
+        return None
+    if as_of is not None and meta.get("as_of") != as_of.isoformat().encode():
+        return None  # decay for a new date needs every memory: the catalog's way
+    saved = json.loads(meta["vaults"])
+    if saved["roots"] != [str(v.root) for v in vaults]:
+        return None
+    manifests = [files_io.read(conn, number) for number in range(len(vaults))]
+    for v, manifest in zip(vaults, manifests, strict=True):
+        if not unchanged(v, manifest):
+            return None
+    return meta, manifests
+
+
+def stored_memories(
+    conn: sqlite3.Connection,
+    vaults: list[Vault],
+    meta: Meta,
+    manifests: list[files_io.Manifest | None],
+) -> tuple[StoredMemories, list[str]]:
+    """Every slot's memory (decoded on demand) and id ("" for none)."""
+    slots = array("i")  # int32, as the index writes it (numpy's native order)
+    slots.frombytes(meta["slot_vault"])
+    slot_vault: list[int] = slots.tolist()
+    slot_ids: list[str] = json.loads(meta["slot_ids"])
+    memories = StoredMemories(
+        conn,
+        len(slot_ids),
+        [v.root for v in vaults],
+        [v.format for v in vaults],
+        slot_vault,
+        meta["zdict"],
+        cast("list[files_io.Manifest]", manifests),
+    )
+    return memories, slot_ids
+
+
+def fresh_memory(vaults: list[Vault], memory_id: str) -> Memory | None:
+    """The one memory with this id, as linked, from the persisted index when no file changed.
+
+    None when the index is absent, stale or for other vaults or code, when
+    no memory or several have the id, or when its file changed while it was
+    read: the caller opens the catalog (which says why an id is not found).
+    Costs a stat walk and one row, not every memory: `memlens show`.
+    """
+    if not vaults:
+        return None
+    path = index_path(vaults)
+    if not path.is_file() or untrusted(path) is not None:
+        return None
+    conn = read_only(path)
+    memories: StoredMemories | None = None
+    try:
+        got = checked_meta(conn, vaults, None)
+        if got is None:
+            return None
+        memories, slot_ids = stored_memories(conn, vaults, *got)
+        slots = [s for s, i in enumerate(slot_ids) if i == memory_id]
+        live = [s for s in slots if memories.live(s)]
+        if len(live) != 1 or not memories.body_intact(live[0]):
+            return None
+        return memories[live[0]]
+    except (sqlite3.Error, OSError, ValueError, KeyError, StoreCorrupt, zlib.error, StaleRow):
+        return None
+    finally:
+        if memories is not None:
+            memories.close()
+        conn.close()
+
+
+def unchanged(v: Vault, manifest: files_io.Manifest | None) -> bool:
+    """The vault holds exactly the files of `manifest`, with the same stamps, none racy."""
+    if manifest is None or manifest.racy:
+        return False
+    listing = adapter_for(v.format).file_listing(Path(v.root))
+    if listing.skipped or len(listing.names) != len(manifest.names):
+        return False  # a new, gone or unreadable file: the catalog's way
+    expected = manifest.stamps
+    if listing.names != manifest.names:
+        # The same number of files in another order (or other files).
+        where = dict(zip(manifest.names, range(len(manifest.names)), strict=True))
+        order = [where.get(rel, -1) for rel in listing.names]
+        if -1 in order:
+            return False
+        import numpy as np  # here: only a reordered listing needs it
+
+        expected = np.frombuffer(expected, dtype=np.int64).reshape(-1, 4)[order].tobytes()
+    return stat_stamps(str(v.root), listing.names) == expected
+
+
+__all__ = ["checked_meta", "fresh_memory", "read_only", "stored_memories", "unchanged"]

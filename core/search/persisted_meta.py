@@ -1,0 +1,49 @@
+"""The persisted index's `meta` table: blobs by name, the big ones zlib-packed.
+
+Apart from `persisted_rows` (which needs numpy) so that a caller reading
+only the meta (`fresh_check`: one memory for `memlens show`) imports
+nothing heavy.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import zlib
+from collections.abc import Iterable
+
+Meta = dict[str, bytes]
+
+#: Meta values kept zlib-packed (level 1): the row-sized columns, postings and
+#: id lists, most of them small integers or repeated values (23 MB -> a few
+#: at 100k memories).  Not the norms (random floats: nothing to gain) nor the
+#: small scalars compared as stored (`generation`, `code`).
+_PACKED = ("col:", "words:", "tags:", "slot_", "place", "codes", "vault_names", "vaults")
+#: What only an update reads (a search leaves these on disk).
+UPDATE_ONLY = ("slot_words:", "slot_tags:", "lexwords")
+
+
+def pack_meta(meta: Meta) -> list[tuple[str, bytes]]:
+    """Meta items as stored: the big ones packed (see `_PACKED`)."""
+    return [
+        (key, zlib.compress(value, 1) if key.startswith(_PACKED) else value)
+        for key, value in meta.items()
+    ]
+
+
+def unpack_meta(rows: Iterable[tuple[str, bytes]]) -> Meta:
+    """Meta rows as read back into their values (zlib.error on a damaged one)."""
+    return {
+        key: zlib.decompress(value) if key.startswith(_PACKED) else bytes(value)
+        for key, value in rows
+    }
+
+
+def read_meta(conn: sqlite3.Connection, *, for_update: bool) -> Meta:
+    """The meta table; without what only an update needs unless `for_update`."""
+    rows = conn.execute("SELECT key, value FROM meta").fetchall()
+    if not for_update:
+        rows = [(k, v) for k, v in rows if not k.startswith(UPDATE_ONLY)]
+    return unpack_meta(rows)
+
+
+__all__ = ["UPDATE_ONLY", "Meta", "pack_meta", "read_meta", "unpack_meta"]
