@@ -46,6 +46,13 @@ LOAD_BATCH = 2000
 #: them after 0.5 s, 9.3-12.7 s without); meanwhile the sidebar shows the
 #: vault as scanning.
 PROGRESS_AFTER = 5.0
+#: A vault that re-read at most this many files writes them to its store at
+#: once, after posting its rows; a bigger save (a cold start's) waits until
+#: every vault is listed.  Why: a start after a few changes then has its
+#: store current within milliseconds of listing (measured at 100k with one
+#: changed file: the deferred save finished ~0.7 s after the listing, while
+#: the app was busy putting the rows on screen).
+SAVE_AT_ONCE = 256
 
 
 class LoadingApp(LiveReloadApp):
@@ -173,10 +180,15 @@ class LoadingApp(LiveReloadApp):
             if progress.done:
                 # Rows of the linked result replace the early ones.  The
                 # cache file is written when the caller finishes `steps`:
-                # after every vault is listed.
+                # after every vault is listed (a few changed files: now).
                 rows = rows_for_vault(vault, as_of)
                 self.post_message(VaultLoaded(vault, rows, generation))
                 shown[0] = True
+                if progress.stats.parsed <= SAVE_AT_ONCE:
+                    with contextlib.suppress(Exception):  # a cache not written is only slower
+                        for _ in steps:
+                            pass
+                    return iter(()), rows
                 return steps, rows
             if kept:
                 continue  # the kept rows stand until the linked ones come
