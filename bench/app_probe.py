@@ -14,8 +14,12 @@ its default settings (scan cache on, live reload on) and the cache folder of
   (on a warm start, the rows the last run kept, while the vaults are read);
 - ``listed``: every vault loaded (``app.loading`` false, every row in);
 - ``load_finished`` / ``persisted``: when the load worker had every vault
-  loaded, and when it had finished writing the scan caches after that
-  (the creation times of its two messages: exact, not polled);
+  loaded (the creation time of its message, in the worker: exact), and
+  when it had finished writing the caches after that: the moment its last
+  write (`save_rows`, the kept list rows) returned, stamped in the worker
+  thread.  Not the worker's SUCCESS event: Textual sets that state on the
+  UI loop once it is free, ~1 s later at 100k while the rows go on screen;
+  it is the fallback when the worker wrote no rows (cache off);
 - with ``--search``, the user opens search as soon as everything is listed:
   ``searchable`` when its index is built, then per-keystroke query times of
   that index (realistic queries typed a character at a time).
@@ -106,8 +110,20 @@ def _probe_app() -> Any:
     from textual.worker import Worker, WorkerState
 
     import memlens.tui.app as app_module
+    import memlens.tui.app_loading as loading
     from memlens.tui.app import MemlensApp
     from memlens.tui.messages import LoadFinished
+
+    written: list[float] = []
+    save_rows = loading.save_rows
+
+    def stamped_save_rows(*args: Any, **kwargs: Any) -> bool:
+        try:
+            return save_rows(*args, **kwargs)
+        finally:
+            written.append(time.monotonic())
+
+    loading.save_rows = stamped_save_rows  # type: ignore[assignment]
 
     class ProbeApp(MemlensApp):
         # Textual reads a relative CSS_PATH beside the subclass's module.
@@ -124,7 +140,7 @@ def _probe_app() -> Any:
             if event.worker.group != "load":
                 return
             if event.state == WorkerState.SUCCESS:
-                self.stamps["persisted"] = event.time
+                self.stamps["persisted"] = written[-1] if written else event.time
             elif event.state in (WorkerState.ERROR, WorkerState.CANCELLED):
                 self.stamps["load_failed"] = event.time
 
