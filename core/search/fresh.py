@@ -24,9 +24,8 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from ..model import Memory
-from ..store.db import StoreCorrupt, untrusted
-from .fresh_check import checked_meta, read_only, stored_memories, unchanged
-from .persisted_name import index_path
+from ..store.db import StoreCorrupt
+from .fresh_check import checked_meta, open_kept, read_only, stored_memories, unchanged
 from .persisted_rows import restore_state
 from .persisted_vectors import VectorFile
 from .stored_lexical import load_lexical
@@ -46,12 +45,10 @@ def open_fresh(vaults: list[Vault], as_of: date) -> SearchIndex | None:
     The index is for searching only (its memories load on demand; it is
     not updated).  None costs a stat walk: the caller opens the catalog.
     """
-    if not vaults:
+    kept = open_kept(vaults)
+    if kept is None:
         return None
-    path = index_path(vaults)
-    if not path.is_file() or untrusted(path) is not None:
-        return None
-    conn = read_only(path)
+    path, conn = kept
     try:
         index = _fresh(conn, path, vaults, as_of)
     except (sqlite3.Error, OSError, ValueError, KeyError, StoreCorrupt, zlib.error):

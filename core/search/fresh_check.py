@@ -36,6 +36,16 @@ def read_only(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(path.as_uri() + "?mode=ro", uri=True, check_same_thread=False)
 
 
+def open_kept(vaults: list[Vault]) -> tuple[Path, sqlite3.Connection] | None:
+    """The kept index file of these vaults, opened read-only; None when there is none to trust."""
+    if not vaults:
+        return None
+    path = index_path(vaults)
+    if not path.is_file() or untrusted(path) is not None:
+        return None
+    return path, read_only(path)
+
+
 def checked_meta(
     conn: sqlite3.Connection, vaults: list[Vault], as_of: date | None
 ) -> tuple[Meta, list[files_io.Manifest | None]] | None:
@@ -92,12 +102,10 @@ def fresh_memory(vaults: list[Vault], memory_id: str) -> Memory | None:
     read: the caller opens the catalog (which says why an id is not found).
     Costs a stat walk and one row, not every memory: `memlens show`.
     """
-    if not vaults:
+    kept = open_kept(vaults)
+    if kept is None:
         return None
-    path = index_path(vaults)
-    if not path.is_file() or untrusted(path) is not None:
-        return None
-    conn = read_only(path)
+    conn = kept[1]
     memories: StoredMemories | None = None
     try:
         got = checked_meta(conn, vaults, None)
@@ -137,4 +145,11 @@ def unchanged(v: Vault, manifest: files_io.Manifest | None) -> bool:
     return stat_stamps(str(v.root), listing.names) == expected
 
 
-__all__ = ["checked_meta", "fresh_memory", "read_only", "stored_memories", "unchanged"]
+__all__ = [
+    "checked_meta",
+    "fresh_memory",
+    "open_kept",
+    "read_only",
+    "stored_memories",
+    "unchanged",
+]
