@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from memlens.core.formats import ADAPTERS
 from memlens.core.listing import rows_for_vault, snapshot
 from memlens.core.listing.rows import MemoryRow
 from memlens.core.listing.snapshot import BLOB, save_rows, stored_rows
@@ -21,13 +22,8 @@ from memlens.core.scan.cache import cache_path
 from memlens.core.scan.vault import Vault, discover, rescan_paths, save_cache, scan_vault
 
 AS_OF = date(2026, 11, 22)
-FORMATS = (
-    "dream-cycle",
-    "observation-v1",
-    "experience-records",
-    "project-ocean",
-    "cognitive-memory",
-)
+#: Every registered format (a new one is covered without editing this file).
+FORMATS = tuple(adapter.format_id for adapter in ADAPTERS)
 #: What a kept row does not hold: the memory and its decay details come with the linked row.
 NOT_KEPT = {"memory", "problem", "info", "_key"}
 
