@@ -21,7 +21,7 @@ from textual.worker import get_current_worker
 
 from memlens.core.errors import MemlensError
 from memlens.core.listing import MemoryRow, health_counts, memory_row, rows_for_vault
-from memlens.core.listing.snapshot import save_rows, stored_rows
+from memlens.core.listing.snapshot import KeptRows, attach, kept_rows, save_rows
 from memlens.core.model import Memory
 from memlens.core.scan.cache import ScanProgress
 from memlens.core.scan.vault import Vault, scan_progressive, start_walk_ahead, survey
@@ -97,7 +97,7 @@ class LoadingApp(LiveReloadApp):
         # Scans whose cache file is still to be written: after every vault is
         # listed; then each vault's rows are kept for the next start's list.
         unsaved: list[Iterator[ScanProgress]] = []
-        listed: list[tuple[Vault, list[MemoryRow]]] = []
+        listed: list[tuple[Vault, list[MemoryRow]]] = []  # rows to keep for the next start
         # On a warm start another process stat-walks the vaults meanwhile.
         ahead = start_walk_ahead(found, cache=self.config.cache)
         try:
@@ -107,7 +107,7 @@ class LoadingApp(LiveReloadApp):
                 if worker.is_cancelled:
                     return
                 try:
-                    got = self._scan_one(v, as_of, generation, shown, ahead, v.root in kept)
+                    got = self._scan_one(v, as_of, generation, shown, ahead, kept.get(v.root))
                 except Exception as exc:
                     # Why: an adapter bug in one vault must not hide the others;
                     # the failure is shown in the sidebar and the error dialog.
@@ -115,7 +115,8 @@ class LoadingApp(LiveReloadApp):
                 else:
                     if got is not None:
                         unsaved.append(got[0])
-                        listed.append((v, got[1]))
+                        if got[1] is not None:
+                            listed.append((v, got[1]))
         finally:
             if ahead is not None:
                 ahead.close()
@@ -133,20 +134,23 @@ class LoadingApp(LiveReloadApp):
                 if worker.is_cancelled:
                     return
                 with contextlib.suppress(Exception):  # rows not kept: only a slower start
-                    save_rows(v, rows, as_of, shown=kept.get(v.root, 0))
+                    held = kept.get(v.root)
+                    save_rows(v, rows, as_of, shown=len(held.rows) if held else 0)
 
-    def _post_kept_rows(self, vaults: list[Vault], as_of: date, generation: int) -> dict[Path, int]:
-        """Every vault's rows as the last run kept them, before any is read; how many each."""
+    def _post_kept_rows(
+        self, vaults: list[Vault], as_of: date, generation: int
+    ) -> dict[Path, KeptRows]:
+        """Every vault's rows as the last run kept them, before any is read (the shown ones)."""
         worker = get_current_worker()
-        kept: dict[Path, int] = {}
+        kept: dict[Path, KeptRows] = {}
         for v in vaults:
             if worker.is_cancelled:
                 break
             with contextlib.suppress(Exception):  # none kept: the vault's rows come as read
-                rows = stored_rows(v, as_of)
-                if rows:
-                    self.post_message(VaultProgress(v, rows, generation))
-                    kept[v.root] = len(rows)
+                held = kept_rows(v, as_of)
+                if held.rows:
+                    self.post_message(VaultProgress(v, held.rows, generation))
+                    kept[v.root] = held
         return kept
 
     def _scan_one(
@@ -156,12 +160,14 @@ class LoadingApp(LiveReloadApp):
         generation: int,
         shown: list[bool],
         ahead: WalkAhead | None = None,
-        kept: bool = False,
-    ) -> tuple[Iterator[ScanProgress], list[MemoryRow]] | None:
-        """One vault: early rows, the linked rows; the scan left to save, and those rows.
+        kept: KeptRows | None = None,
+    ) -> tuple[Iterator[ScanProgress], list[MemoryRow] | None] | None:
+        """One vault: early rows, the linked rows; the scan left to save, and the rows to keep.
 
-        `kept`: the rows the last run listed were shown already (`load`,
-        from `core.listing.snapshot`): no early rows then.  Else early rows
+        `kept`: the rows the last run listed, shown already (`load`, from
+        `core.listing.snapshot`): no early rows then, and when the vault is
+        exactly what they were made from they are its rows (the UI thread
+        gives them their memories; no rows to keep: they are kept).  Else early rows
         cost a second decay pass, so they are only shown when they help: for
         the very first rows of the app, or once a vault has been read for
         PROGRESS_AFTER seconds (a cold parse).  A vault served whole from the
@@ -181,16 +187,22 @@ class LoadingApp(LiveReloadApp):
                 # Rows of the linked result replace the early ones.  The
                 # cache file is written when the caller finishes `steps`:
                 # after every vault is listed (a few changed files: now).
-                rows = rows_for_vault(vault, as_of)
-                self.post_message(VaultLoaded(vault, rows, generation))
+                memories = kept.matching(vault, as_of) if kept is not None else None
+                if kept is not None and memories is not None:
+                    rows = kept.linked(vault)
+                    self.post_message(VaultLoaded(vault, rows, generation, attach=memories))
+                else:
+                    rows = rows_for_vault(vault, as_of)
+                    self.post_message(VaultLoaded(vault, rows, generation))
                 shown[0] = True
+                keep = None if memories is not None else rows
                 if progress.stats.parsed <= SAVE_AT_ONCE:
                     with contextlib.suppress(Exception):  # a cache not written is only slower
                         for _ in steps:
                             pass
-                    return iter(()), rows
-                return steps, rows
-            if kept:
+                    return iter(()), keep
+                return steps, keep
+            if kept is not None:
                 continue  # the kept rows stand until the linked ones come
             stats = progress.stats
             if shown[0] and stats.files and stats.reused == stats.files:
@@ -235,6 +247,8 @@ class LoadingApp(LiveReloadApp):
             return
         vault = message.vault
         root = str(vault.root)
+        if message.attach is not None and self._attach_kept(message):
+            return
         self.live.register(vault, message.rows)
         self._set_ref_issues(root, ref_issues_of(vault))
         position = self._loaded_position(root)
@@ -252,6 +266,44 @@ class LoadingApp(LiveReloadApp):
                 by_key=True,
             )
         self.catalog_version += 1
+
+    def _attach_kept(self, message: VaultLoaded) -> bool:
+        """The kept rows on screen are the vault's rows: give them their memories.
+
+        False when they are not the rows this app shows for the vault (then
+        the rows are computed here and go the usual way).
+        """
+        vault, memories = message.vault, message.attach or []
+        root = str(vault.root)
+        position = self._loaded_position(root)
+        count = len(memories)
+        shown = self.loaded[position][1] if position is not None else []
+        if (
+            position is None
+            or len(shown) != count
+            or any(a is not b for a, b in zip(shown, message.rows[:count], strict=False))
+        ):
+            message.rows = rows_for_vault(vault, self.as_of)
+            message.attach = None
+            return False
+        attach(shown, memories)
+        self.live.register(vault, message.rows)
+        self._set_ref_issues(root, ref_issues_of(vault))
+        self.loaded[position] = (vault, message.rows)
+        self.partial.discard(root)
+        problems = message.rows[count:]
+        # Invalid items go right after the vault's last row (ties go after).
+        last = max((r.order for r in shown), default=-1)
+        for r in problems:
+            r.order = last
+        parts = self._main_parts()
+        open_row = parts[2].row if parts is not None else None
+        self._update_main([VaultDelta(vault, "update", message.rows, added=problems)])
+        if parts is not None and open_row is not None and any(open_row is r for r in shown):
+            # The row being read was waiting for its memory: show it now.
+            self._rerender_detail(parts[0], parts[2], open_row)
+        self.catalog_version += 1
+        return True
 
     def on_vault_failed(self, message: VaultFailed) -> None:
         if message.root is not None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from textual.message import Message
 
 from memlens.core.listing import MemoryRow
+from memlens.core.model import Memory
 from memlens.core.scan.vault import Vault
 
 
@@ -27,7 +28,13 @@ class VaultsDiscovered(Message):
 class VaultLoaded(Message):
     """One vault is scanned and its rows are computed (sent once per vault)."""
 
-    def __init__(self, vault: Vault, rows: list[MemoryRow], generation: int = 0) -> None:
+    def __init__(
+        self,
+        vault: Vault,
+        rows: list[MemoryRow],
+        generation: int = 0,
+        attach: list[Memory] | None = None,
+    ) -> None:
         super().__init__()
         #: The scanned vault.
         self.vault = vault
@@ -35,6 +42,10 @@ class VaultLoaded(Message):
         self.rows = rows
         #: Which load sent it (a reload ignores what an older load still sends).
         self.generation = generation
+        #: Set when the first rows are the kept ones already shown, exactly
+        #: the linked rows but without their memories: these, pairwise
+        #: (`core.listing.snapshot.KeptRows.matching`), given on the UI thread.
+        self.attach = attach
 
 
 class VaultProgress(Message):

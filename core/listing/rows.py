@@ -84,8 +84,10 @@ class MemoryRow:
     def full_info(self) -> DecayInfo | None:
         """`info` with its explanation (`why`), computed for this one row."""
         info = self.info
-        if info is None or info.why or self.memory is None or self.as_of is None:
+        if self.memory is None or self.as_of is None or (info is not None and info.why):
             return info
+        if info is None and self.decay_error is not None:
+            return None  # its decay raised: the row says so instead
         try:
             return decay_of(self.memory, self.as_of)
         except Exception:  # the row's own numbers are still worth showing

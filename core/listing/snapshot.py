@@ -15,6 +15,14 @@ and code (`rows_code`); new files' rows come with the linked ones.  Such a
 row has no `memory` (nor `info`): `MemoryRow.pending` says so, and the front
 ends wait for the linked row before opening or changing it.  Invalid items
 are not kept (they come with the linked rows).
+
+When the vault turns out to be exactly what the rows were made from (every
+file's sha256, the date and the code: the seal `save_rows` wrote), the kept
+rows *are* its linked rows: `KeptRows.matching` pairs them with the linked
+memories, and a front end gives each row its memory instead of computing
+100k rows again and swapping them on screen (at 100k: ~1.1 s of decay
+passes and ~0.8 s of list updates saved on every unchanged warm start).
+Their `info` is worked out when asked (`MemoryRow.full_info`).
 """
 
 from __future__ import annotations
@@ -24,18 +32,20 @@ import hashlib
 import pickle
 import sys
 import zlib
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 from ..decay import decay_of
+from ..model import Memory
 from ..safe_io import read_regular
 from ..scan.progress import quiet_gc
 from ..scan.stored import code_fingerprint
 from ..scan.vault import Vault
 from ..store.files import put_blobs
 from ..store.reader import StoreReader
-from .rows import MemoryRow
+from .rows import MemoryRow, problem_row
 
 #: The store blobs the rows are kept in, and a digest of what they were made from.
 BLOB = "list-rows"
@@ -145,29 +155,89 @@ def _key(vault: Vault, code: str, as_of: date) -> bytes:
     return digest.digest()
 
 
+@dataclass(slots=True)
+class KeptRows:
+    """The rows a vault's store kept (`kept_rows`), and what they were made from."""
+
+    rows: list[MemoryRow]
+    #: The digest of the files, date and code the rows were made from (`_key`);
+    #: None when unknown (then they are never taken for linked rows).
+    key: bytes | None = None
+    #: Every kept row is in `rows` (none dropped for a changed file).
+    whole: bool = False
+
+    def matching(self, vault: Vault, as_of: date) -> list[Memory] | None:
+        """The linked vault's memories, one per row in order, if the rows are its rows.
+
+        That is: the vault's files, `as_of` and the code are what the rows
+        were made from, every row was kept, and the ids agree one by one.
+        None otherwise (the caller computes the rows: `rows_for_vault`).
+        """
+        memories = vault.memories
+        if (
+            self.key is None
+            or not self.whole
+            or len(memories) != len(self.rows)
+            or any(r.as_of != as_of for r in self.rows[:1])
+            or self.key != _key(vault, rows_code(vault.format), as_of)
+        ):
+            return None
+        if any(r.id != m.id for r, m in zip(self.rows, memories, strict=True)):
+            return None
+        return memories
+
+    def linked(self, vault: Vault) -> list[MemoryRow]:
+        """The vault's full row list once `matching` paired it: these rows, then invalid items.
+
+        The rows are not changed here: a front end that shows them gives
+        each its memory on its own thread (`attach`).
+        """
+        base = len(self.rows)
+        name = vault.name
+        return [*self.rows, *(problem_row(name, p, base + i) for i, p in enumerate(vault.problems))]
+
+
+def attach(rows: list[MemoryRow], memories: list[Memory]) -> None:
+    """Give kept rows their linked memories (`KeptRows.matching`), pairwise."""
+    for row, memory in zip(rows, memories, strict=False):
+        row.memory = memory
+
+
 def stored_rows(vault: Vault, as_of: date) -> list[MemoryRow]:
     """The kept rows whose files the store still holds as they were, at `as_of` ([] if none)."""
+    return kept_rows(vault, as_of).rows
+
+
+def kept_rows(vault: Vault, as_of: date) -> KeptRows:
+    """`stored_rows`, with what a front end needs to take them for the linked rows later."""
+    none = KeptRows([])
     reader = StoreReader.open(vault.root, vault.format, code_fingerprint(vault.format))
     if reader is None:
-        return []
+        return none
     try:
-        doc = _doc(reader.blob(BLOB))
+        blob = reader.blob(BLOB)
+        doc = _doc(blob)
         if (
             doc is None
             or doc.get("code") != rows_code(vault.format)
             or doc.get("as_of") != as_of.isoformat()
         ):
-            return []
+            return none
+        seal = reader.blob(KEY_BLOB)
         now = reader.shas()
     finally:
         reader.close()
     if now is None:
-        return []
+        return none
+    key: bytes | None = None
+    if blob is not None and seal is not None and seal[32:] == hashlib.sha256(blob).digest():
+        key = seal[:32]
     try:
         with quiet_gc():  # 100k rows hold no cycles: the collector's passes cost a third
-            return _rows(vault, doc, now, as_of)
+            rows = _rows(vault, doc, now, as_of)
+        return KeptRows(rows, key, len(rows) == len(doc["row_file"]))
     except (KeyError, TypeError, ValueError, IndexError):
-        return []  # a blob of another shape: only slower
+        return none  # a blob of another shape: only slower
 
 
 def _rows(vault: Vault, doc: dict[str, Any], now: dict[str, bytes], as_of: date) -> list[MemoryRow]:
@@ -229,4 +299,4 @@ def _doc(blob: bytes | None) -> dict[str, Any] | None:
     return doc
 
 
-__all__ = ["BLOB", "rows_code", "save_rows", "stored_rows"]
+__all__ = ["BLOB", "KeptRows", "attach", "kept_rows", "rows_code", "save_rows", "stored_rows"]

@@ -144,3 +144,53 @@ def test_rows_nearly_all_shown_are_left_as_kept(
     shown = int(count * snapshot.FRESH_ENOUGH) - 1  # too few shown: written again
     assert save_rows(vault, linked, AS_OF, shown=shown)
     assert len(writes) == 2
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_kept_rows_of_an_unchanged_vault_are_taken_for_its_linked_rows(
+    own_fixtures_copy: Path, fmt: str
+) -> None:
+    vault = _scanned(own_fixtures_copy, fmt)
+    linked = rows_for_vault(vault, AS_OF)
+    assert save_rows(vault, linked, AS_OF)
+    again = _scanned(own_fixtures_copy, fmt)  # a new start: the same files, linked again
+    held = snapshot.kept_rows(again, AS_OF)
+    memories = held.matching(again, AS_OF)
+    assert memories is not None and memories == again.memories
+    rows = held.linked(again)
+    snapshot.attach(rows, memories)
+    # Field for field what the rows would have been, problems included;
+    # each row's decay details worked out when asked, as the linked row's.
+    assert [_shape(r) for r in rows] == [_shape(r) for r in linked]
+    count = len(memories)
+    assert [r.memory for r in rows[:count]] == memories
+    assert [r.problem for r in rows[count:]] == [r.problem for r in linked[count:]]
+    assert not any(r.pending for r in rows)
+    assert [r.full_info() for r in rows] == [r.full_info() for r in linked]
+
+
+def test_kept_rows_are_not_taken_for_a_changed_vault_or_another_date(
+    own_fixtures_copy: Path,
+) -> None:
+    vault = _scanned(own_fixtures_copy, "cognitive-memory")
+    assert save_rows(vault, rows_for_vault(vault, AS_OF), AS_OF)
+    assert snapshot.kept_rows(vault, AS_OF).matching(vault, AS_OF) is not None
+    # Another date: no kept rows at all.
+    assert snapshot.kept_rows(vault, date(2026, 11, 23)).matching(vault, AS_OF) is None
+    # A file changed (its row in the store too): some kept rows still show,
+    # none is taken for a linked row.
+    path = vault.memories[0].abs_path
+    path.write_bytes(path.read_bytes() + b"\nOne more line.\n")
+    again = _scanned(own_fixtures_copy, "cognitive-memory")
+    held = snapshot.kept_rows(again, AS_OF)
+    assert held.rows and held.matching(again, AS_OF) is None
+    # Every file as kept but the seal damaged: not taken either.
+    path.write_bytes(path.read_bytes()[: -len(b"\nOne more line.\n")])
+    again = _scanned(own_fixtures_copy, "cognitive-memory")
+    assert snapshot.kept_rows(again, AS_OF).matching(again, AS_OF) is not None
+    conn = sqlite3.connect(cache_path(vault.root))
+    with conn:
+        conn.execute("UPDATE blobs SET value = ? WHERE name = ?", (b"\0" * 64, snapshot.KEY_BLOB))
+    conn.close()
+    held = snapshot.kept_rows(again, AS_OF)
+    assert held.rows and held.matching(again, AS_OF) is None

@@ -85,3 +85,87 @@ async def test_kept_rows_first_then_the_linked_rows(
             assert detail.row is not None and detail.row.memory is not None
     finally:
         gate.set()
+
+
+def _count_rows_for_vault(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Every vault whose rows the app computes (`rows_for_vault` in the app's loader)."""
+    seen: list[Path] = []
+    real = app_module.rows_for_vault
+
+    def counting(vault: Vault, *args: Any, **kwargs: Any) -> Any:
+        seen.append(vault.root)
+        return real(vault, *args, **kwargs)
+
+    monkeypatch.setattr(app_module, "rows_for_vault", counting)
+    return seen
+
+
+async def test_an_unchanged_vault_keeps_the_rows_on_screen_and_gives_them_their_memories(
+    make_app: AppFactory, own_fixtures_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = own_fixtures_copy
+    cold = await _keys(make_app, root)
+    computed = _count_rows_for_vault(monkeypatch)
+    gate = threading.Event()
+    real = app_module.scan_progressive
+
+    def held(vault: Vault, **kwargs: Any) -> Iterator[ScanProgress]:
+        for step in real(vault, **kwargs):
+            if step.done:
+                gate.wait(20)
+            yield step
+
+    monkeypatch.setattr(app_module, "scan_progressive", held)
+    app = make_app([root])
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = app.main_screen()
+            assert isinstance(screen, MainScreen)
+            memories = [k for k in cold if not k[1].startswith("!")]
+            for _ in range(250):
+                if len(screen.model) >= len(memories):
+                    break
+                await pilot.pause(0.02)
+            shown = {screen.model[i].key: screen.model[i] for i in range(len(screen.model))}
+            assert sorted(shown) == sorted(memories) and all(r.pending for r in shown.values())
+            gate.set()
+            await settle(pilot)
+            assert not app.loading and app.errors == []
+            rows = [screen.model[i] for i in range(len(screen.model))]
+            assert [r.key for r in rows] == cold
+            # The very rows shown before, each now with its linked memory;
+            # the invalid items came with the vaults.
+            for row in rows:
+                if row.problem is None:
+                    assert row is shown[row.key]
+                    assert row.memory is not None and row.memory.id == row.id
+            assert computed == []
+            detail = screen.query_one(MemoryDetail)
+            for _ in range(250):
+                if detail.row is not None and not detail.row.pending:
+                    break
+                await pilot.pause(0.02)
+            assert detail.row is not None and detail.row.memory is not None
+            assert detail.row.full_info() is not None
+    finally:
+        gate.set()
+
+
+async def test_a_vault_changed_since_the_rows_were_kept_gets_its_rows_computed(
+    make_app: AppFactory, own_fixtures_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memlens.core.scan.vault import discover
+
+    vault = next(v for v in discover(own_fixtures_copy) if v.format == "cognitive-memory")
+    await _keys(make_app, vault.root)
+    changed = sorted((vault.root / "graph").rglob("*.md"))[0]
+    changed.write_bytes(changed.read_bytes() + b"\nOne more line, written between two starts.\n")
+    computed = _count_rows_for_vault(monkeypatch)
+    app = make_app([vault.root])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.main_screen()
+        assert isinstance(screen, MainScreen) and not app.loading
+        rows = [screen.model[i] for i in range(len(screen.model))]
+        assert rows and not any(r.pending for r in rows)
+    assert computed == [vault.root]
