@@ -231,3 +231,52 @@ async def test_the_scan_waits_while_keys_are_pressed(planted: tuple[Path, list[A
         now[0] = app.last_key_at  # a cancelled scan stops at once, keys or not
         assert not may(now[0] - LONG_SCAN)
         assert naps == []
+
+
+async def test_a_long_scan_waits_while_the_store_or_the_search_index_is_being_written(
+    planted: tuple[Path, list[Any]],
+) -> None:
+    import asyncio
+    import threading
+    import time
+
+    root, _secrets = planted
+    app = _app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert not app.waited_for()  # the load is over: nothing to wait for
+        gate = threading.Event()
+        index = app.run_worker(
+            lambda: gate.wait(20), thread=True, group="search-index", name="index"
+        )
+        await pilot.pause(0.05)
+        assert app.waited_for()
+        later = threading.Event()
+        unrelated = app.run_worker(lambda: later.wait(20), thread=True, group="something-else")
+        naps: list[float] = []
+        now = [100.0]
+
+        def nap(seconds: float) -> None:
+            naps.append(seconds)
+            now[0] += seconds
+            if len(naps) == 5:
+                gate.set()  # the index is built meanwhile
+
+        def slow_nap(seconds: float) -> None:
+            nap(seconds)
+            time.sleep(0.01)  # real time: the app's loop notes the worker's end
+
+        worker: Any = _Worker()
+        assert app.scan_may_go_on(worker, now[0] - 0.5, clock=lambda: now[0], nap=nap)
+        assert naps == []  # a short rescan never waits
+        # A long scan (in a thread, as the scan runs) naps while the index is
+        # built, and goes on once it is.
+        done = await asyncio.to_thread(
+            app.scan_may_go_on, worker, now[0] - LONG_SCAN, clock=lambda: now[0], nap=slow_nap
+        )
+        assert done and len(naps) >= 5
+        await index.wait()
+        await pilot.pause(0.05)
+        assert not app.waited_for()  # a worker of another group is no reason to wait
+        later.set()
+        await unrelated.wait()
