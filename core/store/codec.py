@@ -13,8 +13,11 @@ time to set up per row).  Two things are left out of every row:
 - memory bodies: they are read from the memory files when first used
   (`core.store.bodies`), so the store stays well under the size of the
   vault's text;
-- the vault root `Path`: one persistent id, bound back to the one root
-  object of the vault on load.
+- the vault root `Path` of the file's memories and problems: None in the
+  row, the one root object of the vault again on load.  Why not a
+  persistent id: the pickler then calls a Python hook for every object it
+  writes (~120 a row), which cost a third of writing a cold store's 100k
+  rows; a loaded row is plain `pickle.loads` too.
 
 Why pickle is acceptable: see `core.store.db` (a private folder, our own
 file, code fingerprint checked); someone who can write the user's cache
@@ -43,7 +46,6 @@ ZLIB_LEVEL = 6
 ZDICT_BYTES = 8192
 #: Rows the dictionary is made from (their raw pickles, the last ZDICT_BYTES).
 ZDICT_ROWS = 64
-_ROOT = "root"
 
 
 def _fields_getter(cls: type[Any]) -> Callable[[Any], tuple[Any, ...]]:
@@ -95,27 +97,32 @@ _SHARED: dict[type[Any], Any] = {
 #: (a parse worker's answer, the search index cache).
 ROW_DISPATCH: dict[type[Any], Any] = {**_SHARED, Memory: _memory_without_body}
 FULL_DISPATCH: dict[type[Any], Any] = {**_SHARED, Memory: _memory_as_is}
+_ROOT_AT = _NAMES.index("vault_root")
+_PROBLEM_ROOT_AT = [f.name for f in dataclasses.fields(Problem)].index("vault_root")
+_PROBLEM_VALUES = _fields_getter(Problem)
 
 
-class _RowPickler(pickle.Pickler):
-    def __init__(self, out: io.BytesIO, root: Path, bodies: bool = False) -> None:
-        super().__init__(out, protocol=pickle.HIGHEST_PROTOCOL)
-        self.root = root
-        self.dispatch_table = FULL_DISPATCH if bodies else ROW_DISPATCH
+def _row_table(fs: FileScan, root: Path, bodies: bool) -> dict[type[Any], Any]:
+    """The reducers of one row: its own memories and problems without the vault root."""
+    owned = {id(m) for m in fs.memories}
+    owned.update(id(p) for p in fs.problems)
+    memory_values = _memory_as_is if bodies else _memory_without_body
 
-    def persistent_id(self, obj: Any) -> Any:
-        return _ROOT if obj is self.root else None
+    def memory(m: Memory) -> tuple[Any, ...]:
+        reduced = memory_values(m)
+        if id(m) not in owned or m.vault_root is not root:
+            return reduced
+        values = list(reduced[1])
+        values[_ROOT_AT] = None
+        return (Memory, tuple(values))
 
+    def problem(p: Problem) -> tuple[Any, ...]:
+        values = _PROBLEM_VALUES(p)
+        if id(p) in owned and p.vault_root is root:
+            values = (*values[:_PROBLEM_ROOT_AT], None, *values[_PROBLEM_ROOT_AT + 1 :])
+        return (Problem, values)
 
-class _RowUnpickler(pickle.Unpickler):
-    def __init__(self, data: bytes, root: Path) -> None:
-        super().__init__(io.BytesIO(data))
-        self.root = root
-
-    def persistent_load(self, pid: Any) -> Any:
-        if pid == _ROOT:
-            return self.root
-        raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
+    return {**(FULL_DISPATCH if bodies else ROW_DISPATCH), Memory: memory, Problem: problem}
 
 
 def pickle_scan(fs: FileScan, root: Path, *, bodies: bool = False) -> bytes:
@@ -125,7 +132,9 @@ def pickle_scan(fs: FileScan, root: Path, *, bodies: bool = False) -> bytes:
     linking changed: an erased record's is "", an edited one's the edit).
     """
     out = io.BytesIO()
-    _RowPickler(out, root, bodies).dump(fs)
+    pickler = pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = _row_table(fs, root, bodies)
+    pickler.dump(fs)
     return out.getvalue()
 
 
@@ -155,11 +164,17 @@ def decompress(blob: bytes, zdict: bytes) -> bytes:
 def unpickle_scan(raw: bytes, root: Path) -> FileScan:
     """A row's raw pickle back into a FileScan whose memories have no body yet."""
     try:
-        fs = _RowUnpickler(raw, root).load()
+        fs = pickle.loads(raw)
     except Exception as exc:  # a damaged row: never trust any of it
         raise StoreCorrupt(f"unreadable row ({type(exc).__name__})") from exc
     if not isinstance(fs, FileScan):
         raise StoreCorrupt("a file row holds no FileScan")
+    for m in fs.memories:
+        if m.vault_root is None:
+            m.vault_root = root
+    for p in fs.problems:
+        if p.vault_root is None:
+            object.__setattr__(p, "vault_root", root)  # frozen: set once, as it is made
     return fs
 
 

@@ -69,6 +69,29 @@ def test_bodies_are_not_stored_and_read_back_on_use(own_fixtures_copy: Path, fmt
     assert all(has_body(m) for m in served if m in warm.memories)
 
 
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_rows_leave_the_vault_root_out_and_bind_the_vaults_one_root_again(
+    own_fixtures_copy: Path, fmt: str
+) -> None:
+    from memlens.core.store import codec
+
+    root = vault_at(own_fixtures_copy, fmt).root
+    cold = scan_vault(vault_at(root, fmt), cache=True)
+    for fs in cold.scans.values():
+        raw = codec.pickle_scan(fs, cold.root)
+        assert str(cold.root).encode() not in raw  # not once per memory, not at all
+        back = codec.unpickle_scan(raw, cold.root)
+        assert [m.id for m in back.memories] == [m.id for m in fs.memories]
+        assert [p.detail for p in back.problems] == [p.detail for p in fs.problems]
+        assert all(m.vault_root is cold.root for m in back.memories)
+        assert all(p.vault_root is cold.root for p in back.problems)
+    warm = scan_vault(vault_at(root, fmt), cache=True)
+    assert warm.cache_stats is not None and warm.cache_stats.parsed == 0
+    assert all(m.vault_root is warm.root for m in warm.memories)
+    assert all(p.vault_root is warm.root for p in warm.problems)
+    assert [(m.id, m.path) for m in warm.memories] == [(m.id, m.path) for m in cold.memories]
+
+
 def test_a_body_whose_file_changed_since_is_empty_not_another_text(
     own_fixtures_copy: Path,
 ) -> None:
