@@ -63,6 +63,8 @@ __all__ = ["MemlensApp", "binding_ids", "run_app"]
 
 #: Seconds the first-run hint stays unless dismissed.
 HINT_SECONDS = 30.0
+#: Seconds quitting waits for the live-reload watcher's threads to stop.
+QUIT_WAIT = 0.5
 
 
 class MemlensApp(PrivacyApp):
@@ -127,7 +129,10 @@ class MemlensApp(PrivacyApp):
         self.load(self.paths, self.as_of, self._generation)
 
     def on_unmount(self) -> None:
-        self._stop_watching()
+        # Quitting does not wait for a watcher still listing a big vault
+        # (its first walk lists every file: ~3 s at 100k); its threads are
+        # daemons and stop at their next check.
+        self._stop_watching(wait=QUIT_WAIT)
 
     def _show_first_run_hint(self) -> None:
         folder = self.state_folder

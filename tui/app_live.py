@@ -59,10 +59,11 @@ class LiveReloadApp(AppState):
         self.watcher = watcher
         watcher.start()
 
-    def _stop_watching(self) -> None:
+    def _stop_watching(self, wait: float = 5.0) -> None:
+        """Stop following the vaults; wait at most `wait` seconds for the watcher's threads."""
         watcher, self.watcher = self.watcher, None
         if watcher is not None:
-            watcher.stop()
+            watcher.stop(wait)
 
     @property
     def live_ready(self) -> bool:

@@ -528,3 +528,42 @@ async def test_reload_restarts_watching(vaults: Path) -> None:
         assert main_of(app).model.total == total
         # A change from the old watcher's era is ignored.
         assert app.live.submit(list(app.live_log)[-1:], [], epoch) == 0
+
+
+async def test_quitting_does_not_wait_for_the_watchers_first_walk(
+    vaults: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    import memlens.core.scan.watch as watch_module
+    from memlens.tui.app import QUIT_WAIT
+
+    listing = threading.Event()
+    release = threading.Event()
+    real = watch_module.vault_files
+
+    def slow(vault: Vault) -> list[Path]:
+        # A big vault's first listing (seconds at 100k memories).
+        listing.set()
+        release.wait(10)
+        return real(vault)
+
+    monkeypatch.setattr(watch_module, "vault_files", slow)
+    app = MemlensApp([vaults], as_of=AS_OF)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await wait_for(pilot, listing.is_set, "the watcher's first walk")
+            watcher = app.watcher
+            assert watcher is not None and not app.live_ready
+            began = time.monotonic()
+        # Unmounted: the app did not wait for the listing to end.
+        assert time.monotonic() - began < QUIT_WAIT + 2.0
+        assert app.watcher is None
+    finally:
+        release.set()
+    # The watcher's threads stop on their own once the listing returns.
+    for t in (watcher._thread, watcher._walker):
+        if t is not None:
+            t.join(10)
+            assert not t.is_alive()
