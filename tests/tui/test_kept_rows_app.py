@@ -35,11 +35,8 @@ async def _keys(make_app: AppFactory, root: Path) -> list[tuple[str, str]]:
         return [screen.model[i].key for i in range(len(screen.model))]
 
 
-async def test_kept_rows_first_then_the_linked_rows(
-    make_app: AppFactory, own_fixtures_copy: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    root = own_fixtures_copy  # every own vault: all their kept rows come before any is read
-    cold = await _keys(make_app, root)  # writes the store, then keeps the rows
+def _hold_linked_rows(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Hold every vault's scan just before its linked rows until the returned event is set."""
     gate = threading.Event()
     real = app_module.scan_progressive
 
@@ -50,6 +47,15 @@ async def test_kept_rows_first_then_the_linked_rows(
             yield step
 
     monkeypatch.setattr(app_module, "scan_progressive", held)
+    return gate
+
+
+async def test_kept_rows_first_then_the_linked_rows(
+    make_app: AppFactory, own_fixtures_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = own_fixtures_copy  # every own vault: all their kept rows come before any is read
+    cold = await _keys(make_app, root)  # writes the store, then keeps the rows
+    gate = _hold_linked_rows(monkeypatch)
     app = make_app([root])
     try:
         async with app.run_test(size=SIZE) as pilot:
@@ -106,16 +112,7 @@ async def test_an_unchanged_vault_keeps_the_rows_on_screen_and_gives_them_their_
     root = own_fixtures_copy
     cold = await _keys(make_app, root)
     computed = _count_rows_for_vault(monkeypatch)
-    gate = threading.Event()
-    real = app_module.scan_progressive
-
-    def held(vault: Vault, **kwargs: Any) -> Iterator[ScanProgress]:
-        for step in real(vault, **kwargs):
-            if step.done:
-                gate.wait(20)
-            yield step
-
-    monkeypatch.setattr(app_module, "scan_progressive", held)
+    gate = _hold_linked_rows(monkeypatch)
     app = make_app([root])
     try:
         async with app.run_test(size=SIZE) as pilot:
