@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 
 import memlens.tui.app_loading as app_module
 from memlens.core.scan.cache import ScanProgress
@@ -50,6 +51,18 @@ def _hold_linked_rows(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     return gate
 
 
+async def _kept_rows_shown(
+    pilot: Pilot[None], screen: MainScreen, cold: list[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """Wait until the list holds every memory row of `cold` (invalid items come later)."""
+    memories = [k for k in cold if not k[1].startswith("!")]
+    for _ in range(250):
+        if len(screen.model) >= len(memories):
+            break
+        await pilot.pause(0.02)
+    return memories
+
+
 async def test_kept_rows_first_then_the_linked_rows(
     make_app: AppFactory, own_fixtures_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -61,11 +74,7 @@ async def test_kept_rows_first_then_the_linked_rows(
         async with app.run_test(size=SIZE) as pilot:
             screen = app.main_screen()
             assert isinstance(screen, MainScreen)
-            memories = [k for k in cold if not k[1].startswith("!")]  # invalid items come later
-            for _ in range(250):
-                if len(screen.model) >= len(memories):
-                    break
-                await pilot.pause(0.02)
+            memories = await _kept_rows_shown(pilot, screen, cold)
             detail = screen.query_one(MemoryDetail)
             for _ in range(250):  # the detail debounce (longer on a busy machine)
                 if detail.row is not None:
@@ -118,11 +127,7 @@ async def test_an_unchanged_vault_keeps_the_rows_on_screen_and_gives_them_their_
         async with app.run_test(size=SIZE) as pilot:
             screen = app.main_screen()
             assert isinstance(screen, MainScreen)
-            memories = [k for k in cold if not k[1].startswith("!")]
-            for _ in range(250):
-                if len(screen.model) >= len(memories):
-                    break
-                await pilot.pause(0.02)
+            memories = await _kept_rows_shown(pilot, screen, cold)
             shown = {screen.model[i].key: screen.model[i] for i in range(len(screen.model))}
             assert sorted(shown) == sorted(memories) and all(r.pending for r in shown.values())
             gate.set()
