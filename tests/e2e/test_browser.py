@@ -179,18 +179,23 @@ def chromium(tmp_path: Path) -> Iterator[Any]:
         driver.quit()
 
 
-def wait_for_screen(driver: Any, text: str) -> str:
-    """Poll the terminal's text until `text` shows, within a generous bound."""
+def wait_for_screen(driver: Any, *texts: str) -> str:
+    """Poll the terminal's text until every one of `texts` shows, within a generous bound.
+
+    The app's frames reach xterm.js in pieces, so one read can hold the list's
+    first row before the filter bar above it: wait for all of them together.
+    """
     deadline = time.monotonic() + SCREEN_TIMEOUT
     screen: str | None = None
     while time.monotonic() < deadline:
         screen = driver.execute_script(READ_SCREEN)
-        if screen is not None and text in screen:
+        if screen is not None and all(text in screen for text in texts):
             return screen
         time.sleep(0.25)
     if screen is None:
         raise AssertionError("the page's xterm.js terminal was never caught (see CATCH_TERMINAL)")
-    raise AssertionError(f"{text!r} never appeared in the browser; screen was:\n{screen}")
+    missing = [text for text in texts if text not in screen]
+    raise AssertionError(f"{missing!r} never appeared in the browser; screen was:\n{screen}")
 
 
 def press(driver: Any, keys: str) -> None:
@@ -202,11 +207,10 @@ def test_the_app_runs_in_a_real_browser(served_demo: str, chromium: Any, tmp_pat
     driver = chromium
     driver.get(served_demo)
 
-    screen = wait_for_screen(driver, DEMO_TITLE)
+    screen = wait_for_screen(driver, DEMO_TITLE, FILTER_PROMPT)
     assert "as of 2026-11-22" in screen
     assert "cognitive-memory" in screen and "dream-cycle" in screen
     assert "Decay triage" not in screen
-    assert FILTER_PROMPT in screen
     wait_for_screen(driver, "Metadata")  # the detail pane shows the first row: a fuller picture
     picture = Path(os.environ.get("MEMLENS_BROWSER_SCREENSHOT") or tmp_path / "browser.png")
     assert driver.save_screenshot(str(picture))
