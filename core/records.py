@@ -44,7 +44,7 @@ def memory_record(
     memory: Memory, as_of: date, base: Path, info: DecayInfo | None = None
 ) -> dict[str, Any]:
     """One `list --json` record."""
-    d = info or decay_of(memory, as_of)
+    d = info or decay_of(memory, as_of, explain=False)  # a record carries no `why`
     rec: dict[str, Any] = {
         "vault": _rel_vault(memory.vault_root, base),
         "format": memory.format,

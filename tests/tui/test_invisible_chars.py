@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from memlens.core.demo import copy_demo
-from memlens.core.text.sanitize import INVISIBLE, undecodable, visible
+from memlens.core.text.sanitize import INVISIBLE, json_text, undecodable, visible
 from memlens.tui.app import MemlensApp
 from memlens.tui.cli.main import cli
 from memlens.tui.safe_text import visible as safe_visible
@@ -153,6 +153,16 @@ def test_sanitizers_cover_every_invisible_character() -> None:
     assert undecodable("obs-\udcff.md") == "obs-\\xff.md"
     assert undecodable("x\ud800") == "x\\ud800"
     assert visible("obs-\udcff.md") == safe_visible("obs-\udcff.md") == "obs-\\xff.md"
+
+
+def test_json_text_escapes_del_in_ascii_text_as_in_any_other() -> None:
+    # ASCII text takes a shortcut: DEL is its one character to escape.
+    assert json_text('"plain ascii"') == '"plain ascii"'
+    assert json_text('"a\x7fb"') == '"a\\u007fb"'
+    assert json_text('"a\x7fb \u00e9"') == '"a\\u007fb \u00e9"'  # the same, not ASCII
+    for code in (0x85, 0x9F, *INVISIBLE):
+        assert json_text(f'"x{chr(code)}"') == f'"x\\u{code:04x}"'
+    assert json_text('"obs-\udcff.md"') == '"obs-\\\\xff.md"'
 
 
 # -- file names that are not UTF-8 ----------------------------------------------------------
