@@ -134,8 +134,7 @@ class LoadingApp(LiveReloadApp):
                 if worker.is_cancelled:
                     return
                 with contextlib.suppress(Exception):  # rows not kept: only a slower start
-                    held = kept.get(v.root)
-                    save_rows(v, rows, as_of, shown=len(held.rows) if held else 0)
+                    save_rows(v, rows, as_of)
 
     def _post_kept_rows(
         self, vaults: list[Vault], as_of: date, generation: int

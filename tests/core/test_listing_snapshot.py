@@ -17,7 +17,7 @@ import pytest
 from memlens.core.formats import ADAPTERS
 from memlens.core.listing import rows_for_vault, snapshot
 from memlens.core.listing.rows import MemoryRow
-from memlens.core.listing.snapshot import BLOB, save_rows, stored_rows
+from memlens.core.listing.snapshot import BLOB, PATCH_BLOB, save_rows, stored_rows
 from memlens.core.scan.cache import cache_path
 from memlens.core.scan.vault import Vault, discover, rescan_paths, save_cache, scan_vault
 
@@ -129,21 +129,127 @@ def test_nothing_is_rewritten_when_nothing_changed(
     assert before is not None and after == before
 
 
-def test_rows_nearly_all_shown_are_left_as_kept(
+def _written(writes: list[object]) -> list[set[str]]:
+    """The names of the blobs each store write held."""
+    return [set(args[3]) for args in writes]  # type: ignore[index]
+
+
+def _append_line(path: Path) -> None:
+    path.write_bytes(path.read_bytes() + b"\nOne more line.\n")
+
+
+def _linked_again(root: Path, fmt: str) -> tuple[Vault, list[MemoryRow]]:
+    """A new start: the vault read again (store saved), its rows taken as kept if they are."""
+    vault = _scanned(root, fmt)
+    held = snapshot.kept_rows(vault, AS_OF)
+    memories = held.matching(vault, AS_OF)
+    if memories is None:
+        return vault, []
+    rows = held.linked(vault)
+    snapshot.attach(rows, memories)
+    return vault, rows
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_changed_vault_gets_a_patch_and_its_next_start_takes_the_patched_rows(
+    own_fixtures_copy: Path, fmt: str, writes: list[object]
+) -> None:
+    vault = _scanned(own_fixtures_copy, fmt)
+    assert save_rows(vault, rows_for_vault(vault, AS_OF), AS_OF)
+    assert _written(writes) == [{BLOB, snapshot.KEY_BLOB, PATCH_BLOB, snapshot.PATCH_KEY_BLOB}]
+    # One file changed: the patch holds its rows, and only those.
+    changed = sorted({m.abs_path for m in vault.memories})[-1]
+    _append_line(changed)
+    again = _scanned(own_fixtures_copy, fmt)
+    assert snapshot.kept_rows(again, AS_OF).matching(again, AS_OF) is None
+    linked = rows_for_vault(again, AS_OF)
+    assert save_rows(again, linked, AS_OF)
+    assert _written(writes)[1:] == [{PATCH_BLOB, snapshot.PATCH_KEY_BLOB}]  # the rows stay
+    conn = sqlite3.connect(cache_path(vault.root))
+    (blob,) = conn.execute("SELECT value FROM blobs WHERE name = ?", (PATCH_BLOB,)).fetchone()
+    conn.close()
+    patch = snapshot._doc(blob)
+    assert patch is not None and patch["files"] == [changed.relative_to(vault.root).as_posix()]
+    assert len(patch["row_file"]) == sum(m.abs_path == changed for m in again.memories)
+    _vault, rows = _linked_again(own_fixtures_copy, fmt)
+    assert [_shape(r) for r in rows] == [_shape(r) for r in linked]
+    assert [r.full_info() for r in rows] == [r.full_info() for r in linked]
+    # Nothing changed since: nothing written.
+    assert save_rows(again, rows_for_vault(again, AS_OF), AS_OF)
+    assert len(writes) == 2
+
+
+def test_a_patch_follows_files_added_moved_and_gone(
+    own_fixtures_copy: Path, writes: list[object]
+) -> None:
+    vault = _scanned(own_fixtures_copy, "observation-v1")
+    assert save_rows(vault, rows_for_vault(vault, AS_OF), AS_OF)
+    files = sorted({m.abs_path for m in vault.memories})
+    assert len(files) >= 3
+    first, second = files[0], files[1]
+    text = first.read_text(encoding="utf-8")
+    ident = vault.memories[[m.abs_path for m in vault.memories].index(first)].id
+    # A new file sorting first, one renamed to sort last, one gone.
+    first.with_name("aaa-new.md").write_text(
+        text.replace(f"id: {ident}", "id: obs-added-0001"), encoding="utf-8"
+    )
+    second.rename(second.with_name("zzz-moved.md"))
+    files[2].unlink()
+    again = _scanned(own_fixtures_copy, "observation-v1")
+    linked = rows_for_vault(again, AS_OF)
+    assert "obs-added-0001" in {r.id for r in linked}
+    assert save_rows(again, linked, AS_OF)
+    assert _written(writes)[1:] == [{PATCH_BLOB, snapshot.PATCH_KEY_BLOB}]
+    _vault, rows = _linked_again(own_fixtures_copy, "observation-v1")
+    assert [_shape(r) for r in rows] == [_shape(r) for r in linked]
+    assert [r.order for r in rows] == list(range(len(rows)))
+
+
+def test_a_vault_back_as_its_rows_were_made_drops_the_patch(
+    own_fixtures_copy: Path, writes: list[object]
+) -> None:
+    vault = _scanned(own_fixtures_copy, "cognitive-memory")
+    assert save_rows(vault, rows_for_vault(vault, AS_OF), AS_OF)
+    path = vault.memories[0].abs_path
+    original = path.read_bytes()
+    _append_line(path)
+    again = _scanned(own_fixtures_copy, "cognitive-memory")
+    assert save_rows(again, rows_for_vault(again, AS_OF), AS_OF)
+    path.write_bytes(original)
+    back = _scanned(own_fixtures_copy, "cognitive-memory")
+    # The patch was made for other files: not taken; the kept rows are.
+    assert snapshot.kept_rows(back, AS_OF).matching(back, AS_OF) is None
+    linked = rows_for_vault(back, AS_OF)
+    assert save_rows(back, linked, AS_OF)
+    assert _written(writes)[2:] == [{PATCH_BLOB, snapshot.PATCH_KEY_BLOB}]  # emptied
+    _vault, rows = _linked_again(own_fixtures_copy, "cognitive-memory")
+    assert [_shape(r) for r in rows] == [_shape(r) for r in linked]
+
+
+def test_a_patch_too_big_or_damaged_is_not_used(
     own_fixtures_copy: Path, writes: list[object], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    vault = _scanned(own_fixtures_copy, "experience-records")
-    linked = rows_for_vault(vault, AS_OF)
-    save_rows(vault, linked, AS_OF)
-    assert len(writes) == 1
-    count = len(_memory_rows(vault))
-    # One row's file changed since: the others still show, the kept rows stay.
-    monkeypatch.setattr(snapshot, "_key", lambda *_a: b"another key")  # as if a file changed
-    assert save_rows(vault, linked, AS_OF, shown=count)
-    assert len(writes) == 1
-    shown = int(count * snapshot.FRESH_ENOUGH) - 1  # too few shown: written again
-    assert save_rows(vault, linked, AS_OF, shown=shown)
-    assert len(writes) == 2
+    vault = _scanned(own_fixtures_copy, "project-ocean")
+    assert save_rows(vault, rows_for_vault(vault, AS_OF), AS_OF)
+    _append_line(vault.memories[0].abs_path)
+    again = _scanned(own_fixtures_copy, "project-ocean")
+    linked = rows_for_vault(again, AS_OF)
+    assert save_rows(again, linked, AS_OF)
+    conn = sqlite3.connect(cache_path(vault.root))
+    with conn:
+        conn.execute("UPDATE blobs SET value = ? WHERE name = ?", (b"not zlib", PATCH_BLOB))
+    conn.close()
+    held = snapshot.kept_rows(again, AS_OF)
+    # The rows as kept, less the changed file's; none taken for linked rows.
+    assert held.rows and len(held.rows) < len(_memory_rows(again))
+    assert held.matching(again, AS_OF) is None
+    # A patch may hold no row: every row is then written whole.
+    monkeypatch.setattr(snapshot, "PATCH_MIN", 0)
+    monkeypatch.setattr(snapshot, "PATCH_SHARE", 0.0)
+    assert save_rows(again, linked, AS_OF)
+    assert _written(writes)[-1] == {BLOB, snapshot.KEY_BLOB, PATCH_BLOB, snapshot.PATCH_KEY_BLOB}
+    _vault, rows = _linked_again(own_fixtures_copy, "project-ocean")
+    assert [_shape(r) for r in rows] == [_shape(r) for r in linked]
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

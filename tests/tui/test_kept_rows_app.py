@@ -153,7 +153,7 @@ async def test_an_unchanged_vault_keeps_the_rows_on_screen_and_gives_them_their_
         gate.set()
 
 
-async def test_a_vault_changed_since_the_rows_were_kept_gets_its_rows_computed(
+async def test_a_vault_changed_since_the_rows_were_kept_gets_its_rows_computed_once(
     make_app: AppFactory, own_fixtures_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from memlens.core.scan.vault import discover
@@ -170,4 +170,8 @@ async def test_a_vault_changed_since_the_rows_were_kept_gets_its_rows_computed(
         assert isinstance(screen, MainScreen) and not app.loading
         rows = [screen.model[i] for i in range(len(screen.model))]
         assert rows and not any(r.pending for r in rows)
+    assert computed == [vault.root]
+    # That start patched the kept rows: the next one takes them as they are.
+    again = await _keys(make_app, vault.root)
+    assert again == [r.key for r in rows]
     assert computed == [vault.root]
