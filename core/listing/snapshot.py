@@ -41,6 +41,7 @@ import hashlib
 import pickle
 import sys
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
 from operator import attrgetter
@@ -150,7 +151,7 @@ def save_rows(
         if patch is not None:
             runs, added = patch
             columns = _columns(
-                [kept[i] for i in added], [rels[i] for i in added], [shas[i] for i in added]
+                [kept[i] for i in added], [rels[i] for i in added], [shas[i] for i in added], added
             )
             doc = {"version": VERSION, "runs": runs, **columns}
             blob = _pack(doc)
@@ -158,7 +159,7 @@ def save_rows(
             blobs = {PATCH_BLOB: blob, PATCH_KEY_BLOB: patch_seal}
             return put_blobs(vault.root, vault.format, store_code, blobs)
     doc = {"version": VERSION, "code": code, "as_of": as_of.isoformat()}
-    doc.update(_columns(kept, rels, shas))
+    doc.update(_columns(kept, rels, shas, range(len(kept))))
     blob = _pack(doc)
     seal = key + _sha(blob)
     blobs = {BLOB: blob, KEY_BLOB: seal, **_NO_PATCH}
@@ -191,8 +192,15 @@ def _memory_rows(
     return kept, rels, shas
 
 
-def _columns(rows: list[MemoryRow], rels: list[str], shas: list[bytes]) -> dict[str, Any]:
-    """The rows as a document's columns, each row's file given by its place in `files`."""
+def _columns(
+    rows: list[MemoryRow], rels: list[str], shas: list[bytes], places: Iterable[int]
+) -> dict[str, Any]:
+    """The rows as a document's columns, each row's file given by its place in `files`.
+
+    A row's `order` is its place among the vault's memory rows (`places`),
+    never read from the row: the UI thread renumbers the rows it lists
+    (`MemoryList.extend`) while the load worker keeps them.
+    """
     files: dict[str, int] = {}
     file_shas: list[bytes] = []
     row_file: list[int] = []
@@ -206,7 +214,10 @@ def _columns(rows: list[MemoryRow], rels: list[str], shas: list[bytes]) -> dict[
         "files": list(files),
         "shas": file_shas,
         "row_file": row_file,
-        "columns": {name: [getattr(r, name) for r in rows] for name in COLUMNS},
+        "columns": {
+            name: list(places) if name == "order" else [getattr(r, name) for r in rows]
+            for name in COLUMNS
+        },
     }
 
 
@@ -250,9 +261,7 @@ def _patch(
     ident = _SAME.index("id")
     runs: list[int] = []
     added: list[int] = []
-    for pos, (row, rel, sha, now) in enumerate(zip(rows, rels, shas, values_now, strict=True)):
-        if row.order != pos:
-            return None  # rows not in their natural order: not what a patch describes
+    for pos, (rel, sha, now) in enumerate(zip(rels, shas, values_now, strict=True)):
         at = file_at.get(rel)
         found = where.get((at, now[ident])) if at is not None and base_shas[at] == sha else None
         b = found.pop() if found else -1

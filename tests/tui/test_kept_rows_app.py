@@ -9,6 +9,7 @@ rows as a cold start lists.
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +19,8 @@ import pytest
 from textual.pilot import Pilot
 
 import memlens.tui.app_loading as app_module
-from memlens.core.scan.cache import ScanProgress
+from memlens.core.listing.snapshot import PATCH_BLOB
+from memlens.core.scan.cache import ScanProgress, cache_path
 from memlens.core.scan.vault import Vault
 from memlens.tui.screens.main import STILL_LOADING, MainScreen
 from memlens.tui.widgets.detail import MemoryDetail
@@ -171,7 +173,12 @@ async def test_a_vault_changed_since_the_rows_were_kept_gets_its_rows_computed_o
         rows = [screen.model[i] for i in range(len(screen.model))]
         assert rows and not any(r.pending for r in rows)
     assert computed == [vault.root]
-    # That start patched the kept rows: the next one takes them as they are.
+    # That start patched the kept rows (not written whole): the next one
+    # takes them as they are.
+    conn = sqlite3.connect(cache_path(vault.root))
+    blobs = dict(conn.execute("SELECT name, length(value) FROM blobs").fetchall())
+    conn.close()
+    assert blobs[PATCH_BLOB] > 0
     again = await _keys(make_app, vault.root)
     assert again == [r.key for r in rows]
     assert computed == [vault.root]
