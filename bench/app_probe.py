@@ -13,13 +13,15 @@ its default settings (scan cache on, live reload on) and the cache folder of
 - ``all_shown``: the list holds as many rows as once everything is loaded
   (on a warm start, the rows the last run kept, while the vaults are read);
 - ``listed``: every vault loaded (``app.loading`` false, every row in);
-- ``load_finished`` / ``persisted``: when the load worker had every vault
-  loaded (the creation time of its message, in the worker: exact), and
-  when it had finished writing the caches after that: the moment its last
-  write (`save_rows`, the kept list rows) returned, stamped in the worker
-  thread.  Not the worker's SUCCESS event: Textual sets that state on the
-  UI loop once it is free, ~1 s later at 100k while the rows go on screen;
-  it is the fallback when the worker wrote no rows (cache off);
+- ``load_finished`` / ``persisted`` / ``rows_kept``: when the load worker
+  had every vault loaded (the creation time of its message, in the worker:
+  exact); when it had finished writing the stores after that (the moment
+  it turned to keeping the list rows, `save_rows`: every store write comes
+  before); and when its last write (`save_rows`: the kept list rows, or
+  their patch) returned.  Stamped in the worker thread.  Not the worker's
+  SUCCESS event: Textual sets that state on the UI loop once it is free,
+  ~1 s later at 100k while the rows go on screen; it is the fallback when
+  the worker kept no rows (cache off);
 - with ``--search``, the user opens search as soon as everything is listed:
   ``searchable`` when its index is built, then per-keystroke query times of
   that index (realistic queries typed a character at a time).
@@ -120,10 +122,12 @@ def _probe_app() -> Any:
     from memlens.tui.app import MemlensApp
     from memlens.tui.messages import LoadFinished
 
+    started: list[float] = []
     written: list[float] = []
     save_rows = loading.save_rows
 
     def stamped_save_rows(*args: Any, **kwargs: Any) -> bool:
+        started.append(time.monotonic())
         try:
             return save_rows(*args, **kwargs)
         finally:
@@ -146,7 +150,8 @@ def _probe_app() -> Any:
             if event.worker.group != "load":
                 return
             if event.state == WorkerState.SUCCESS:
-                self.stamps["persisted"] = written[-1] if written else event.time
+                self.stamps["persisted"] = started[0] if started else event.time
+                self.stamps["rows_kept"] = written[-1] if written else event.time
             elif event.state in (WorkerState.ERROR, WorkerState.CANCELLED):
                 self.stamps["load_failed"] = event.time
 

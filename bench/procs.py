@@ -143,6 +143,8 @@ def run_app(root: Path, cache: Path, search: bool) -> dict[str, Any]:
             out[stage] = stamps[stage] - spawned
     if "persisted" in stamps:
         out["persist_s"] = stamps["persisted"] - stamps["load_finished"]
+    if "rows_kept" in stamps:
+        out["rows_kept_s"] = stamps["rows_kept"] - stamps["load_finished"]
     if "searchable" in stamps:
         out["index_s"] = stamps["searchable"] - stamps["search_opened"]
         out["keystrokes_s"] = stamps["keystrokes_s"]
