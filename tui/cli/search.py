@@ -476,7 +476,6 @@ def search(
         # The scripts let --all win over --agent; memlens's own ranking refuses the pair.
         raise click.UsageError("--agent and --all are exclusive")
     text = " ".join(query)
-    from memlens.core.records import memory_record
     from memlens.core.search.query import Filter
 
     # --format ocean ranked by recall: the query is the script's text, no query language.
@@ -500,48 +499,61 @@ def search(
         hits, script_records = _recall_hits(path, parsed, script_query, when, n, flags, filters)
         total = len(hits)
     else:
-        index = _fresh_index(path, when)
-        results = None
-
-        def relevance(ix: SearchIndex) -> SearchResults:
-            from memlens.core.search.embeddings import semantic_available
-
-            if parsed.has_text and semantic_available():  # the optional extra: meaning too
-                ix.enable_semantic(on_embed=_embedding_note)
-            return ix.run(parsed, n, extra_filters=filters, rank="relevance")
-
-        if index is not None:
-            from memlens.core.search.stored_refs import StaleRow
-
-            try:
-                results = relevance(index)
-            except StaleRow:
-                # A vault store row the index refers to changed meanwhile: the
-                # catalog's way, which also checks the index's references again.
-                index = _search_index(load_catalog(path), when, recheck=True)
-        if results is None:
-            if index is None:
-                index = _search_index(load_catalog(path), when)
-            results = relevance(index)
-        hits, total = results.hits, results.total
+        hits, total = _relevance_hits(path, parsed, when, n, filters)
     from memlens.core.search.relevance import add_field_counts
 
     hits = [add_field_counts(h) for h in hits]
     if fmt == "ocean":
         _emit_ocean([ocean_record(h, script_records.get(id(h.memory))) for h in hits])
-        return
-    if fmt == "json":
-        out = []
-        for place, h in enumerate(hits, 1):
-            rec = memory_record(h.memory, when, path)
-            # The record's own "score" is the format's decay score; in search
-            # output "score" is the search score (DESIGN.md), so the decay
-            # score moves into explain.decay_score.
-            rec["score"] = h.score
-            rec["rank"] = place
-            rec["ranking"] = rank
-            rec["explain"] = h.explain
-            out.append(rec)
-        emit_json(out)
-        return
-    _print_hits(hits, path, total, explain)
+    elif fmt == "json":
+        emit_json(_hit_records(hits, when, path, rank))
+    else:
+        _print_hits(hits, path, total, explain)
+
+
+def _relevance_hits(
+    path: Path, parsed: Query, when: date, n: int, filters: list[Filter]
+) -> tuple[list[Hit], int]:
+    """The best `n` hits by relevance, and how many matched: the kept index when fresh."""
+    index = _fresh_index(path, when)
+    results = None
+
+    def relevance(ix: SearchIndex) -> SearchResults:
+        from memlens.core.search.embeddings import semantic_available
+
+        if parsed.has_text and semantic_available():  # the optional extra: meaning too
+            ix.enable_semantic(on_embed=_embedding_note)
+        return ix.run(parsed, n, extra_filters=filters, rank="relevance")
+
+    if index is not None:
+        from memlens.core.search.stored_refs import StaleRow
+
+        try:
+            results = relevance(index)
+        except StaleRow:
+            # A vault store row the index refers to changed meanwhile: the
+            # catalog's way, which also checks the index's references again.
+            index = _search_index(load_catalog(path), when, recheck=True)
+    if results is None:
+        if index is None:
+            index = _search_index(load_catalog(path), when)
+        results = relevance(index)
+    return results.hits, results.total
+
+
+def _hit_records(hits: list[Hit], when: date, path: Path, rank: str) -> list[dict[str, Any]]:
+    """`search --json`: each hit's memory record, with its place and the search's score."""
+    from memlens.core.records import memory_record
+
+    out = []
+    for place, h in enumerate(hits, 1):
+        rec = memory_record(h.memory, when, path)
+        # The record's own "score" is the format's decay score; in search
+        # output "score" is the search score (DESIGN.md), so the decay
+        # score moves into explain.decay_score.
+        rec["score"] = h.score
+        rec["rank"] = place
+        rec["ranking"] = rank
+        rec["explain"] = h.explain
+        out.append(rec)
+    return out
