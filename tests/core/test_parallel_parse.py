@@ -9,6 +9,7 @@ import pytest
 from memlens.core import workers
 from memlens.core.formats import adapter_for
 from memlens.core.model import ScanResult
+from memlens.core.scan import cache as scan_cache
 from memlens.core.scan import parallel as scan_parallel
 from memlens.core.scan.cache import scan_files
 from memlens.core.scan.vault import discover
@@ -54,6 +55,27 @@ def test_workers_give_the_serial_result(fmt: str, small_pieces: None) -> None:
     serial = list(scan_files(adapter, root, parallel=False))[-1]
     assert last.stamps == serial.stamps or set(last.stamps) == set(serial.stamps)
     assert [s.files_done for s in steps] == sorted(s.files_done for s in steps)
+
+
+@pytest.mark.parametrize("parallel", [True, False])
+def test_the_first_step_comes_after_a_few_files_then_whole_batches(
+    parallel: bool, small_pieces: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scan_cache, "FIRST_STEP", 1)
+    root = root_of("observation-v1")
+    adapter = adapter_for("observation-v1")
+    steps = list(scan_files(adapter, root, parallel=parallel, batch=3))
+    *early, last = steps
+    assert last.done and last.result is not None
+    assert len(early[0].memories) == 1  # one file's memory: the first rows
+    assert all(len(s.memories) >= 3 for s in early[1:])
+    # The same memories in the same order as whole batches give; the
+    # linked result the same.
+    monkeypatch.setattr(scan_cache, "FIRST_STEP", 3)
+    whole = list(scan_files(adapter, root, parallel=parallel, batch=3))
+    assert len(whole[0].memories) >= 3
+    assert [m.id for s in steps for m in s.memories] == [m.id for s in whole for m in s.memories]
+    assert_same(last.result, adapter.scan(root))
 
 
 def test_workers_are_reused_and_stopped(small_pieces: None) -> None:
