@@ -73,8 +73,8 @@ from .stored import (
 )
 
 #: Memories in a progressive scan's first step (then `batch` each): a cold
-#: 100k start showed its first rows after a whole batch of 2,000 files was
-#: parsed, ~1 s; 200 fill the screen.
+#: 100k start showed its first rows once a whole batch of 2,000 files was
+#: parsed (~0.4 s after the stat walk); 200 fill the screen.
 FIRST_STEP = 200
 
 # --------------------------------------------------------------------------- scanning
