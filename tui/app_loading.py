@@ -134,7 +134,7 @@ class LoadingApp(LiveReloadApp):
                 if worker.is_cancelled:
                     return
                 with contextlib.suppress(Exception):  # rows not kept: only a slower start
-                    save_rows(v, rows, as_of, kept.get(v.root))
+                    save_rows(v, rows, as_of)
 
     def _post_kept_rows(
         self, vaults: list[Vault], as_of: date, generation: int

@@ -107,9 +107,7 @@ def rows_code(format_id: str) -> str:
     return found
 
 
-def save_rows(
-    vault: Vault, rows: list[MemoryRow], as_of: date, held: KeptRows | None = None
-) -> bool:
+def save_rows(vault: Vault, rows: list[MemoryRow], as_of: date) -> bool:
     """Keep the vault's memory rows at `as_of` in its store; False if not kept.
 
     Not rewritten when the kept ones (with their patch) were made from the
@@ -117,8 +115,7 @@ def save_rows(
     same date and by the same code: a warm start with nothing changed writes
     nothing.  When the kept rows are of the same date and code but the vault
     changed, only a patch is written (`PATCH_BLOB`), unless it would hold
-    more than PATCH_SHARE of the rows.  `held`: the rows this start read
-    (`kept_rows`), whose document is used when the store still has it.
+    more than PATCH_SHARE of the rows.
     """
     code = rows_code(vault.format)
     key = _key(vault, code, as_of)
@@ -143,8 +140,7 @@ def save_rows(
                 return True
             if patch_seal and patch_blob and patch_seal == key + base_digest + _sha(patch_blob):
                 return True  # the patch was made for these files, and is whole
-            mine = held.doc if held is not None and held.digest == base_digest else None
-            base = mine if mine is not None else _doc(blob)
+            base = _doc(blob)
     if base is not None and base.get("code") == code and base.get("as_of") == as_of.isoformat():
         with quiet_gc():  # 100k small tuples and lists, no cycles: the passes cost seconds
             patch = _patch(base, kept, rels, shas)
@@ -308,10 +304,6 @@ class KeptRows:
     key: bytes | None = None
     #: Every kept row is in `rows` (none dropped for a changed file).
     whole: bool = False
-    #: The rows' document as read, and the sha256 of its blob: `save_rows`
-    #: patches it without reading and decoding it again (~0.9 s at 100k).
-    doc: dict[str, Any] | None = None
-    digest: bytes = b""
 
     def matching(self, vault: Vault, as_of: date) -> list[Memory] | None:
         """The linked vault's memories, one per row in order, if the rows are its rows.
@@ -393,7 +385,7 @@ def kept_rows(vault: Vault, as_of: date) -> KeptRows:
     try:
         with quiet_gc():  # 100k rows hold no cycles: the collector's passes cost a third
             rows, count = _rows(vault, doc, now, as_of, patch)
-        return KeptRows(rows, key, len(rows) == count, doc if key is not None else None, digest)
+        return KeptRows(rows, key, len(rows) == count)
     except (KeyError, TypeError, ValueError, IndexError):
         return none  # a blob of another shape: only slower
 
