@@ -32,26 +32,17 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from memlens.core.config import Config
-from memlens.core.model import Memory
 
 from .app_config import apply_config, binding_ids
 from .app_palette import palette_commands
 from .app_privacy import PrivacyApp
 from .commands import MemlensCommands, PaletteCommand
 from .hints import HINT_TEXT, hint_seen, mark_hint_seen
+from .lazy_modes import LAZY_MODES
 from .messages import OpenMemory, OpenRaw
 from .safe_text import visible
-from .screens.episodes import EpisodesScreen
-from .screens.graph import GraphScreen
-from .screens.help import HelpScreen
+from .screens.base import MemlensScreen
 from .screens.main import MainScreen
-from .screens.preview import PreviewScreen
-from .screens.privacy import PrivacyScreen
-from .screens.problems import ProblemsScreen
-from .screens.raw import RawScreen
-from .screens.review import ReviewScreen
-from .screens.search import SearchScreen
-from .screens.triage import TriageScreen
 from .widgets.detail import MemoryDetail
 from .widgets.hint_bar import HintBar
 from .widgets.memory_table import MemoryTable
@@ -74,17 +65,8 @@ class MemlensApp(PrivacyApp):
     TITLE = "memlens"
 
     #: One mode per top-level pane (keys 1-6, palette entries in `palette_commands`).
-    MODES = {
-        "memories": MainScreen,
-        "triage": TriageScreen,
-        "problems": ProblemsScreen,
-        "search": SearchScreen,
-        "graph": GraphScreen,
-        "episodes": EpisodesScreen,
-        "preview": PreviewScreen,
-        "privacy": PrivacyScreen,
-        "review": ReviewScreen,
-    }
+    #: The other panes' modules load when first shown (`lazy_modes`).
+    MODES = {"memories": MainScreen, **LAZY_MODES}
     DEFAULT_MODE = "memories"
     COMMANDS = App.COMMANDS | {MemlensCommands}
 
@@ -155,6 +137,8 @@ class MemlensApp(PrivacyApp):
         await self.switch_mode(mode)
 
     def action_help(self) -> None:
+        from .screens.help import HelpScreen
+
         self._dismiss_hint()
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -168,6 +152,8 @@ class MemlensApp(PrivacyApp):
             self.notify("That memory is not loaded.", severity="warning")
 
     def on_open_raw(self, message: OpenRaw) -> None:
+        from .screens.raw import RawScreen
+
         self.push_screen(RawScreen(message.path, message.line, message.title, message.needle))
 
     async def settle(self) -> None:
@@ -196,24 +182,7 @@ class MemlensApp(PrivacyApp):
             if row.problem is not None:
                 return row.id, row.problem.vault_root / row.problem.path
             return None
-        memory: Memory | None = None
-        getter = getattr(screen, "current_memory", None)
-        if callable(getter):
-            found = getter()
-            memory = found if isinstance(found, Memory) else None
-        elif isinstance(screen, SearchScreen):
-            from .widgets.search_results import SearchResults
-
-            hit = screen.query_one(SearchResults).current()
-            memory = hit.memory if hit is not None else None
-        elif isinstance(screen, GraphScreen):
-            from .widgets.graph_view import GraphView
-
-            layout_row = screen.query_one(GraphView).current()
-            main = self.main_screen()
-            if layout_row is not None and layout_row.key is not None and main is not None:
-                row = main.model.find(*layout_row.key)
-                memory = row.memory if row is not None else None
+        memory = screen.current_memory() if isinstance(screen, MemlensScreen) else None
         if memory is None:
             return None
         return memory.id, memory.abs_path

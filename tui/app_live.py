@@ -25,15 +25,15 @@ from .app_state import AppState
 from .live import VaultDelta, keep_place, place_of
 from .messages import LiveChanges, LiveFailed
 from .safe_text import visible
-from .screens.graph import GraphScreen
 from .screens.main import MainScreen
-from .screens.search import SearchScreen
 from .widgets.detail import MemoryDetail
 from .widgets.live_banner import LiveBanner
 from .widgets.memory_table import MemoryTable
 
 if TYPE_CHECKING:
     from memlens.core.search.meaning import MeaningVectors
+
+    from .screens.search import SearchScreen
 
 
 #: Seconds between graph rebuilds caused by live changes.
@@ -329,15 +329,15 @@ class LiveReloadApp(AppState):
 
         The review pane uses them rather than embedding every memory again.
         """
-        screen = self._mode_screen("search")
-        if isinstance(screen, SearchScreen) and screen.has_meaning:
+        screen = self._search_screen()
+        if screen is not None and screen.has_meaning:
             return screen.meaning_vectors
         return None
 
     def _feed_search(self, changes: list[Change]) -> None:
         """Bring the search pane's index in step (incremental; it rebuilds when it must)."""
-        screen = self._mode_screen("search")
-        if not isinstance(screen, SearchScreen) or not changes:
+        screen = self._search_screen()
+        if screen is None or not changes:
             return
         if not screen.index_ready:
             # An index being built may have read the vaults before these
@@ -347,9 +347,9 @@ class LiveReloadApp(AppState):
         self._apply_search_changes(screen, changes)
 
     def on_search_screen_index_built(self, _message: SearchScreen.IndexBuilt) -> None:
-        screen = self._mode_screen("search")
+        screen = self._search_screen()
         backlog, self._search_backlog = self._search_backlog, []
-        if isinstance(screen, SearchScreen) and backlog:
+        if screen is not None and backlog:
             self._apply_search_changes(screen, backlog)
 
     @work(thread=True, group="live-search", exit_on_error=False, name="search update")
@@ -362,10 +362,23 @@ class LiveReloadApp(AppState):
         if screen.is_mounted:
             screen.changes_applied(rebuild)
 
+    def _search_screen(self) -> SearchScreen | None:
+        """The search pane, once it was shown (its module is imported then: `lazy_modes`)."""
+        screen = self._mode_screen("search")
+        if screen is None:
+            return None
+        from .screens.search import SearchScreen
+
+        return screen if isinstance(screen, SearchScreen) else None
+
     def _invalidate_graph(self) -> None:
         """Rebuild the graph after changes, at most every GRAPH_REBUILD_DELAY seconds."""
         screen = self._mode_screen("graph")
-        if not isinstance(screen, GraphScreen) or self._graph_timer is not None:
+        if screen is None or self._graph_timer is not None:
+            return
+        from .screens.graph import GraphScreen
+
+        if not isinstance(screen, GraphScreen):
             return
 
         def rebuild() -> None:

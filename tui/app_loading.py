@@ -30,6 +30,7 @@ from memlens.core.write.recovery import needs_recovery, recover
 
 from .action_common import tell
 from .app_live import LiveReloadApp
+from .lazy_modes import import_panes
 from .live import VaultDelta, ref_issues_of
 from .messages import LoadFinished, VaultFailed, VaultLoaded, VaultProgress, VaultsDiscovered
 from .widgets.vault_sidebar import VaultSummary
@@ -334,6 +335,11 @@ class LoadingApp(LiveReloadApp):
         gc.freeze()
         if self.live_reload:
             self._start_watching()
+        self._import_panes()
+
+    @work(thread=True, exit_on_error=False, group="import-panes", name="import panes")
+    def _import_panes(self) -> None:
+        import_panes()
 
     def action_reload(self) -> None:
         """Scan everything again (e.g. after editing files outside memlens)."""

@@ -12,8 +12,6 @@ from textual.screen import Screen
 from memlens.core.listing import COLUMNS
 
 from .commands import PaletteCommand
-from .maintenance_runs import palette_commands as actions_palette_commands
-from .screens.triage import TriageScreen
 
 if TYPE_CHECKING:
     from .app import MemlensApp
@@ -70,6 +68,10 @@ def palette_commands(app: MemlensApp, screen: Screen[Any] | None = None) -> list
             PaletteCommand(f"Show vault {v.name}", partial(_palette_vault, app, i + 1), v.format)
         )
     # Maintenance runs (actions_ui): each previewed before anything is written.
+    # Imported when the palette opens: the runs' planners and screens are
+    # not needed to show the first rows (see `lazy_modes`).
+    from .maintenance_runs import palette_commands as actions_palette_commands
+
     cmds.extend(actions_palette_commands(app))
     if screen is not None:
         cmds.extend(screen_key_commands(app, screen, {c.name for c in cmds}))
@@ -124,6 +126,8 @@ async def _palette_sort(app: MemlensApp, column: str) -> None:
 
 
 async def _palette_triage(app: MemlensApp, days: int) -> None:
+    from .screens.triage import TriageScreen
+
     await app.switch_mode("triage")
     if isinstance(app.screen, TriageScreen):
         app.screen.action_shift_days(days)

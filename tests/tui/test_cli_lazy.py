@@ -193,3 +193,24 @@ def test_python_dash_m_runs_the_cli() -> None:
         check=True,
     )
     assert done.stdout.startswith("memlens, version ")
+
+
+def test_the_app_loads_its_other_panes_when_first_shown() -> None:
+    """Importing the app leaves the graph, search and run screens (networkx, numpy) for later.
+
+    They cost ~0.4 s before the first row could be drawn; `lazy_modes` imports each pane's
+    module when it is first shown.
+    """
+    code = "import json, sys\nimport memlens.tui.app\nprint(json.dumps(sorted(sys.modules)))\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    modules = set(json.loads(done.stdout))
+    later = {
+        "networkx",
+        "numpy",
+        "memlens.tui.screens.graph",
+        "memlens.tui.screens.search",
+        "memlens.tui.screens.triage",
+        "memlens.tui.maintenance_runs",
+    }
+    assert not later & modules, sorted(later & modules)
+    assert "memlens.tui.screens.main" in modules

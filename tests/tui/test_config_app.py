@@ -172,6 +172,34 @@ async def test_copy_on_the_episodes_screen(own_fixtures_dir: Path) -> None:
         assert app.clipboard == memory.id
 
 
+async def test_copy_on_the_search_and_graph_panes(own_fixtures_dir: Path) -> None:
+    """y / Y copy the highlighted hit's and the graph cursor's memory (each pane says which)."""
+    from memlens.tui.screens.graph import GraphScreen
+    from memlens.tui.screens.search import SearchScreen
+
+    app = make(own_fixtures_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("4")
+        await settle(pilot)
+        await pilot.press(*"build", "enter")  # enter: from the query to the hits
+        await settle(pilot)
+        assert isinstance(app.screen, SearchScreen)
+        hit = app.screen.current_memory()
+        assert hit is not None
+        await pilot.press("Y")
+        assert app.clipboard == str(hit.abs_path)
+        await pilot.press("5")
+        await settle(pilot)
+        assert isinstance(app.screen, GraphScreen)
+        node = app.screen.current_memory()
+        assert node is not None
+        await pilot.press("y")
+        assert app.clipboard == node.id
+        main = app.main_screen()
+        assert main is not None and main.model.find(str(node.vault_root), node.id) is not None
+
+
 # ------------------------------------------------------------------ NO_COLOR
 
 #: Colours of the SVG window frame (rich's export template), not of the app.

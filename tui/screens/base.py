@@ -8,6 +8,8 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 if TYPE_CHECKING:
+    from memlens.core.model import Memory
+
     from ..app import MemlensApp
 
 
@@ -18,6 +20,10 @@ class MemlensScreen(Screen[None]):
     def memlens(self) -> MemlensApp:
         """The app, typed."""
         return cast("MemlensApp", self.app)
+
+    def current_memory(self) -> Memory | None:
+        """The memory under the cursor, for copying its id or path (y / Y); None here."""
+        return None
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         # Worker state messages do not bubble, so each screen forwards its own.

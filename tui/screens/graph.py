@@ -558,6 +558,15 @@ class GraphScreen(MemlensScreen):
         self._centre_on(key)
 
     # ------------------------------------------------------------------ opening
+    def current_memory(self) -> Memory | None:
+        """The memory of the node under the cursor, as the list has it (y / Y)."""
+        layout_row = self.query_one(GraphView).current()
+        main = self.memlens.main_screen()
+        if layout_row is None or layout_row.key is None or main is None:
+            return None
+        row = main.model.find(*layout_row.key)
+        return row.memory if row is not None else None
+
     def action_open_memory(self) -> None:
         if self.show_health:
             entry = self.query_one(HealthList).current()

@@ -514,6 +514,11 @@ class SearchScreen(MemlensScreen):
         if self.focused is self.query_one("#search-input", Input):
             self.query_one(ResultList).focus()
 
+    def current_memory(self) -> Memory | None:
+        """The highlighted hit's memory (y / Y copy its id or path)."""
+        hit = self.query_one(ResultList).current()
+        return hit.memory if hit is not None else None
+
     @on(ResultList.Selected)
     def _open(self, event: ResultList.Selected) -> None:
         m = event.hit.memory
