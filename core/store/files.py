@@ -10,9 +10,10 @@ next scan re-reads whatever does not match.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +35,12 @@ from .db import (
 )
 from .stamps import FileStamp
 from .temps import sweep_once
+
+#: The blob every write of file rows sets to 16 new random bytes: equal tokens
+#: mean no file row was written or removed in between (`put_blob_if_files`).
+FILES_TOKEN = "files-token"
+#: Blob names only this module writes.
+_OWN_BLOBS = frozenset({"zdict", FILES_TOKEN})
 
 Entries = dict[str, tuple[FileStamp, FileScan]]
 #: A file row as fetched: rel, size, mtime_ns, ctime_ns, inode, sha256 (32 bytes), racy, blob.
@@ -184,6 +191,11 @@ class VaultStore:
             )
             # (Not a row of another path that shares the hash: see `db.row_id`.)
             conn.executemany("DELETE FROM files WHERE id = ? AND rel = ?", gone)
+            if rows or gone:
+                conn.execute(
+                    "INSERT OR REPLACE INTO blobs (name, value) VALUES (?, ?)",
+                    (FILES_TOKEN, os.urandom(16)),
+                )
         return len(rows)
 
     def _zdict(self) -> bytes | None:
@@ -247,28 +259,75 @@ def put_blobs(root: Path, format_id: str, code: str, blobs: dict[str, bytes]) ->
     `core.listing.snapshot`) lives there so that a store discarded or
     emptied takes it along.  False when there is no such store or it is busy.
     """
-    if "zdict" in blobs:
-        raise ValueError("the rows' dictionary is not a named blob")
-    path = store_path(root)
-    if not path.is_file() or untrusted(path) is not None:
-        return False
-    expected = {"schema": str(SCHEMA_VERSION), "root": str(root), "format": format_id, "code": code}
+    if _OWN_BLOBS & blobs.keys():
+        raise ValueError("the rows' dictionary and files token are not named blobs")
     try:
-        conn = connect(path)
-    except (sqlite3.Error, OSError):
-        return False
-    try:
-        if read_meta(conn) != expected:
-            return False
-        with write(conn):
+        with _blob_write(root, format_id, code) as conn:
+            if conn is None:
+                return False
             conn.executemany(
                 "INSERT OR REPLACE INTO blobs (name, value) VALUES (?, ?)", blobs.items()
             )
     except sqlite3.Error:
         return False
+    return True
+
+
+def put_blob_if_files(
+    root: Path, format_id: str, code: str, name: str, files: Mapping[bytes, bytes], value: bytes
+) -> bool:
+    """Keep blob `name` = the files token + `value` if the file rows are exactly `files`.
+
+    `files`: stored path -> sha256 (32 bytes) of every row.  The check and
+    the write are one transaction, so no write of file rows comes between:
+    while the token is unchanged, a reader may take the rows as `files`
+    without reading them (`core.listing.snapshot.kept_rows`).  False when
+    not kept (no such store, busy, or other files).
+    """
+    if name in _OWN_BLOBS:
+        raise ValueError("the rows' dictionary and files token are not named blobs")
+    try:
+        with _blob_write(root, format_id, code) as conn:
+            if conn is None:
+                return False
+            token = conn.execute(
+                "SELECT value FROM blobs WHERE name = ?", (FILES_TOKEN,)
+            ).fetchone()
+            rows = conn.execute("SELECT rel, sha256 FROM files").fetchall()
+            if token is None or len(rows) != len(files):
+                return False
+            if any(files.get(bytes(rel)) != bytes(sha) for rel, sha in rows):
+                return False
+            conn.execute(
+                "INSERT OR REPLACE INTO blobs (name, value) VALUES (?, ?)",
+                (name, bytes(token[0]) + value),
+            )
+    except sqlite3.Error:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def _blob_write(root: Path, format_id: str, code: str) -> Iterator[sqlite3.Connection | None]:
+    """A write transaction on the store this code wrote for `root`; None when there is none."""
+    path = store_path(root)
+    if not path.is_file() or untrusted(path) is not None:
+        yield None
+        return
+    expected = {"schema": str(SCHEMA_VERSION), "root": str(root), "format": format_id, "code": code}
+    try:
+        conn = connect(path)
+    except (sqlite3.Error, OSError):
+        yield None
+        return
+    try:
+        if read_meta(conn) != expected:
+            yield None
+            return
+        with write(conn):
+            yield conn
     finally:
         conn.close()
-    return True
 
 
 def _mismatch(found: dict[str, str], expected: dict[str, str]) -> str:
@@ -281,4 +340,12 @@ def _mismatch(found: dict[str, str], expected: dict[str, str]) -> str:
     return "store meta does not match"
 
 
-__all__ = ["Entries", "Opened", "VaultStore", "open_store", "put_blobs"]
+__all__ = [
+    "FILES_TOKEN",
+    "Entries",
+    "Opened",
+    "VaultStore",
+    "open_store",
+    "put_blob_if_files",
+    "put_blobs",
+]

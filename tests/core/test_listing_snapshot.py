@@ -303,3 +303,97 @@ def test_kept_rows_are_not_taken_for_a_changed_vault_or_another_date(
     conn.close()
     held = snapshot.kept_rows(again, AS_OF)
     assert held.rows and held.matching(again, AS_OF) is None
+
+
+# ------------------------------------------------------------------ the files seal
+
+
+def _no_shas(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused(self: object) -> None:
+        raise AssertionError("the store's file rows were read")
+
+    monkeypatch.setattr(snapshot.StoreReader, "shas", refused)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_sealed_files_are_not_read_again_until_a_file_row_is_written(
+    own_fixtures_copy: Path, fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While no file row changed since the rows were kept, a start reads none of them.
+
+    The rows are the same either way; a changed file's row still goes (the
+    store's token changed with it, so the rows are checked one by one again).
+    """
+    vault = _scanned(own_fixtures_copy, fmt)
+    assert save_rows(vault, rows_for_vault(vault, AS_OF), AS_OF)
+    read = [_shape(r) for r in stored_rows(vault, AS_OF)]
+    with monkeypatch.context() as patched:
+        _no_shas(patched)
+        assert [_shape(r) for r in stored_rows(vault, AS_OF)] == read
+        held = snapshot.kept_rows(vault, AS_OF)
+        assert held.whole and held.matching(vault, AS_OF) is not None
+    target = vault.memories[0]
+    _append_line(target.abs_path)
+    rescan_paths(vault, [target.abs_path])
+    assert save_cache(vault).saved  # a file row written: a new token
+    with monkeypatch.context() as patched:
+        _no_shas(patched)
+        with pytest.raises(AssertionError, match="file rows were read"):
+            stored_rows(vault, AS_OF)
+    kept = stored_rows(vault, AS_OF)
+    assert len(kept) == len(read) - sum(m.abs_path == target.abs_path for m in vault.memories)
+
+
+def test_the_seal_is_written_only_for_the_files_the_rows_were_made_from(
+    own_fixtures_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No seal when the store holds other file rows than the rows were made from."""
+    from memlens.core.store.files import put_blob_if_files
+
+    vault = _scanned(own_fixtures_copy, "cognitive-memory")
+    target = vault.memories[0]
+    moved = Vault(root=vault.root, format=vault.format, rel=".")
+    scan_vault(moved, cache=True)
+    _append_line(target.abs_path)
+    rescan_paths(moved, [target.abs_path])
+    assert save_cache(moved).saved  # the store now holds other bytes than `vault` read
+    assert save_rows(vault, rows_for_vault(vault, AS_OF), AS_OF)
+    conn = sqlite3.connect(cache_path(vault.root))
+    sealed = conn.execute(
+        "SELECT value FROM blobs WHERE name = ?", (snapshot.FILES_BLOB,)
+    ).fetchone()
+    conn.close()
+    assert sealed is None
+    # The rows are checked one by one: the changed file's rows are left out.
+    assert target.id not in {r.id for r in stored_rows(vault, AS_OF)}
+    with pytest.raises(ValueError):
+        put_blob_if_files(vault.root, vault.format, "x", "files-token", {}, b"")
+
+
+def test_a_seal_that_cannot_be_written_only_means_the_files_are_read(
+    own_fixtures_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An I/O error while sealing: the rows are kept, no seal, and the next start checks them."""
+    from memlens.core.store import files as store_files
+
+    vault = _scanned(own_fixtures_copy, "project-ocean")
+    real_write = store_files.write
+    calls = [0]
+
+    def failing(conn: sqlite3.Connection) -> object:
+        calls[0] += 1
+        if calls[0] == 2:  # the rows' blobs, then the seal
+            raise sqlite3.OperationalError("disk I/O error")
+        return real_write(conn)
+
+    monkeypatch.setattr(store_files, "write", failing)
+    assert save_rows(vault, rows_for_vault(vault, AS_OF), AS_OF)
+    assert calls[0] == 2
+    monkeypatch.setattr(store_files, "write", real_write)
+    conn = sqlite3.connect(cache_path(vault.root))
+    names = {r[0] for r in conn.execute("SELECT name FROM blobs")}
+    conn.close()
+    assert BLOB in names and snapshot.FILES_BLOB not in names
+    assert [_shape(r) for r in stored_rows(vault, AS_OF)] == [
+        _shape(r) for r in _memory_rows(vault)
+    ]
