@@ -130,3 +130,10 @@ def test_checks() -> None:
     assert not fictional_phone("14158675309")
     assert is_placeholder("sk-xxxxxxxxxxxxxxxxxxxx") and is_placeholder("YOUR_API_KEY")
     assert not is_placeholder("ghp_R8fK2mQ9xLp4Tz7Wb1Nc6Vd3Hs5Jy0Ag2EkZ")
+    # Mostly typed runs (`1234567890`, `ABCDEF`): an example, not a drawn key.
+    assert is_placeholder("AKIA1234567890ABCDEF") and is_placeholder("abcdef1234567890abcdef12")
+    assert not is_placeholder("sk-ant-api03-AbCdEf1234567890GhIjKlMnOpQrSt")
+    # A placeholder's word in one case; a random key holds `yOUr` now and then.
+    assert is_placeholder("sk-YOUR-KEY-HERE-0000000000") and not is_placeholder(
+        "sk_live_51XTRQdiyOUsGrqb3CsyOUrkhDMQIbxl8qw4IvxTc8d1PI0PkOqKahzic38dBD80D6NY0VVLI"
+    )
