@@ -44,8 +44,8 @@ if TYPE_CHECKING:
 
 _KIND_HELP = (
     "Only this kind (repeatable): aws-key, github-token, slack-token, stripe-key, "
-    "openai-key, anthropic-key, private-key, connection-string, jwt, generic-secret, "
-    "password, card-number, iban, email, phone."
+    "openai-key, anthropic-key, api-token, private-key, connection-string, jwt, "
+    "generic-secret, password, card-number, iban, email, phone."
 )
 
 
@@ -106,7 +106,9 @@ def _print_findings(findings: list[Finding]) -> None:
 def secrets(path: Path, as_of: date | None, as_json: bool, kinds: tuple[str, ...]) -> None:
     """Secrets and personal data in every memory below PATH, masked; exit 1 if any.
 
-    Cloud keys and tokens (AWS, GitHub, Slack, Stripe, OpenAI, Anthropic),
+    Cloud keys and tokens (AWS, GitHub, Slack, Stripe, OpenAI, Anthropic, and
+    other services' by their documented prefix: GitLab, Google, SendGrid,
+    Twilio, npm, PyPI, Hugging Face, ...),
     private keys, connection strings with a password, JWTs, card numbers
     that pass Luhn, IBANs that pass mod-97, e-mail addresses and phone
     numbers of people, passwords written in prose, and random-looking values
