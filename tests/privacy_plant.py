@@ -342,6 +342,14 @@ def _dream(root: Path, planted: list[Planted]) -> None:
         f"## {title}\n<!-- dc:type=fact dc:importance=5.0 dc:ttl=90 dc:date=2026-11-14 -->\n"
         "The courier picks up at the back door.\n"
     )
+    # A heading's slug is the section's id: the password would be printed in it.
+    password = _rand(6, string.ascii_lowercase, _RNG_LATER) + _rand(3, string.digits, _RNG_LATER)
+    title = f"NAS password is {password}"
+    planted.append(Planted("password", password, "dream-cycle", title, "title"))
+    sections.append(
+        f"## {title}\n<!-- dc:type=fact dc:importance=4.0 dc:ttl=90 dc:date=2026-11-15 -->\n"
+        "Reset after the firmware update.\n"
+    )
     (root / "observations.md").write_text("\n".join(sections), encoding="utf-8")
 
 

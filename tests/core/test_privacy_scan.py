@@ -8,7 +8,7 @@ import privacy_plant as pp
 import pytest
 
 from memlens.core.formats import ADAPTERS
-from memlens.core.privacy import KINDS, mask, scan_catalog
+from memlens.core.privacy import KINDS, hide_in_name, mask, scan_catalog
 from memlens.core.privacy.detectors import (
     detect,
     fictional_phone,
@@ -301,6 +301,22 @@ def test_an_aws_secret_written_after_its_key_id() -> None:
         ("aws-key", "AKIATZ2RTX6M4GDZAFC7"),
         ("aws-key", _AWS_SECRET),
     ]
+
+
+def test_a_secret_in_an_id_is_hidden() -> None:
+    assert (
+        hide_in_name("nas-password-is-tulip4821-3f2a1c", ["tulip4821"])
+        == "nas-password-is-tu…(9)-3f2a1c"
+    )
+    # As the slug of a heading: lowercase, `-` for other characters, cut short.
+    assert (
+        hide_in_name("courier-385-91-734-2210-ab12cd", ["+385 91 734 2210"])
+        == "courier-+385…(16)-ab12cd"
+    )
+    assert hide_in_name("token-ghp-r8fk2mq9xlp4", ["ghp_R8fK2mQ9xLp4Tz7Wb1Nc6Vd3Hs5Jy0Ag2EkZ"]) == (
+        "token-ghp_…(40)"
+    )
+    assert hide_in_name("atlas/obs-2026-11-10-001", ["hunter22"]) == "atlas/obs-2026-11-10-001"
 
 
 @pytest.mark.parametrize("decoy", pp.DECOYS)

@@ -71,8 +71,8 @@ def _print_findings(findings: list[Finding]) -> None:
         [
             f.vault,
             f.format,
-            f.id,
-            f.path,
+            f.shown_id,
+            f.shown_path,
             f.field,
             "" if f.line is None else str(f.line),
             f.kind,
@@ -191,11 +191,14 @@ def _plans(
 
 
 def _record(m: Memory, summary: str, found: list[Finding]) -> dict[str, Any]:
+    from memlens.core.privacy import hide_in_name
+
+    secrets = [f.secret for f in found]
     return {
         "vault_root": str(m.vault_root),
         "format": m.format,
-        "id": m.id,
-        "path": m.path,
+        "id": hide_in_name(m.id, secrets),
+        "path": hide_in_name(m.path, secrets),
         "summary": summary,
         "findings": [f.to_dict() for f in found],
     }
@@ -276,9 +279,10 @@ def _report_plans(
     if quiet:
         return
     for m, summary, found in planned:
-        echo(f"{one_line(m.id)}: {one_line(summary)}", err=True)
+        shown = found[0].shown_id if found else m.id
+        echo(f"{one_line(shown)}: {one_line(summary)}", err=True)
         for f in found:
-            where = f"{f.path}:{f.line}" if f.line is not None else f.path
+            where = f"{f.shown_path}:{f.line}" if f.line is not None else f.shown_path
             echo(f"  {f.kind} {f.masked} in {f.field} ({where})", err=True)
     for m, why in refused:
         echo(f"{one_line(m.id)}: refused: {one_line(why)}", err=True)
