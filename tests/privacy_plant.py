@@ -17,11 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _RNG = random.Random(20261127)
+#: Kinds added later draw from their own generator, so the older draws stay as they were.
+_RNG_LATER = random.Random(20270301)
 _ALNUM = string.ascii_letters + string.digits
 
 
-def _rand(n: int, alphabet: str = _ALNUM) -> str:
-    return "".join(_RNG.choice(alphabet) for _ in range(n))
+def _rand(n: int, alphabet: str = _ALNUM, rng: random.Random = _RNG) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(n))
 
 
 def _luhn_complete(prefix: str) -> str:
@@ -88,6 +90,7 @@ def _secrets() -> dict[str, str]:
         "phone": f"+385 91 {_rand(3, '2346789')} {_rand(4, '2346789')}",
         "password": _rand(5, string.ascii_lowercase) + _rand(3, string.digits) + "!",
         "generic-secret": _rand(32),
+        "api-token": "glpat-" + _rand(20, _ALNUM + "_-", _RNG_LATER),
     }
 
 
@@ -110,6 +113,7 @@ def _sentence(kind: str, secret: str) -> str:
         "phone": f"Mara's mobile is {secret}, call after 17:00.",
         "password": f"The NAS password is {secret} since the reset.",
         "generic-secret": f"webhook config: client_secret = {secret}",
+        "api-token": f"The GitLab runner registers with {secret}; rotate it in May.",
     }[kind]
 
 
@@ -134,6 +138,20 @@ DECOYS: tuple[str, ...] = (
     "The password is stored in 1Password; password: ********; password is required.",
     "Server 10.0.12.201 handled order 100234567 and 9,115 steps.",
     "token: refresh-on-expiry, secret: managed-by-vault",
+    # Where a value names its source rather than holding it.
+    'apiKey: process.env.OPENAI_API_KEY; password = os.environ["DB_PASSWORD"]',
+    "api_key: GITHUB_PERSONAL_ACCESS_TOKEN; pwd: /home/mara/projects/fernway",
+    "password: !vault | (Ansible encrypts it)",
+    # Typed examples and names that start like a vendor's prefix.
+    "AKIA1234567890ABCDEF is what the tutorial shows.",
+    "The notebook uses sk-learn-compatible-estimators-everywhere.",
+    # Prose about passwords, not a password.
+    "The password is expiring soon; password: N/A (SSO only); Password: (same as Slack).",
+    # Logins and machines, not people's mailboxes.
+    "ssh deploy@bastion.fernway.io, then mail deployer@fernway-prod.iam.gserviceaccount.com.",
+    "ftp://anonymous:guest@ftp.fernway.io/pub and user@domain.tld in the manual.",
+    # Numbers: a 20-digit tracking number (its first 16 digits pass Luhn), a time range.
+    "USPS tracking 4206 1048 3000 0000 1234 arrived; call at 10.30-11.45 tomorrow.",
 )
 
 
@@ -323,6 +341,14 @@ def _dream(root: Path, planted: list[Planted]) -> None:
     sections.append(
         f"## {title}\n<!-- dc:type=fact dc:importance=5.0 dc:ttl=90 dc:date=2026-11-14 -->\n"
         "The courier picks up at the back door.\n"
+    )
+    # A heading's slug is the section's id: the password would be printed in it.
+    password = _rand(6, string.ascii_lowercase, _RNG_LATER) + _rand(3, string.digits, _RNG_LATER)
+    title = f"NAS password is {password}"
+    planted.append(Planted("password", password, "dream-cycle", title, "title"))
+    sections.append(
+        f"## {title}\n<!-- dc:type=fact dc:importance=4.0 dc:ttl=90 dc:date=2026-11-15 -->\n"
+        "Reset after the firmware update.\n"
     )
     (root / "observations.md").write_text("\n".join(sections), encoding="utf-8")
 

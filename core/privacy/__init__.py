@@ -26,7 +26,7 @@ from ..model import Memory
 from ..safe_io import read_regular
 from ..scan.vault import Catalog, Vault
 from .detectors import KINDS, PERSONAL_KINDS, Hit, detect
-from .findings import Finding, mask, scrub
+from .findings import Finding, hide_in_name, mask, scrub
 from .gitnote import git_history_note, git_root
 
 
@@ -51,26 +51,31 @@ def scan_memory(
     them for the unchanged sections and records of a changed shared file).
     """
     adapter = adapter_for(memory.format)
-    out: list[Finding] = []
-    for tf in adapter.text_fields(memory, raw):
-        for hit in detector(tf.text, tf.name):
-            out.append(
-                Finding(
-                    vault_root=memory.vault_root,
-                    vault=vault,
-                    format=memory.format,
-                    id=memory.id,
-                    path=memory.path,
-                    field=tf.name,
-                    line=tf.line_of(hit.start),
-                    kind=hit.kind,
-                    secret=hit.secret,
-                    health=health,
-                    record_line=memory.line,
-                    index=memory.index,
-                )
-            )
-    return out
+    hits = [
+        (tf, hit) for tf in adapter.text_fields(memory, raw) for hit in detector(tf.text, tf.name)
+    ]
+    secrets = [hit.secret for _tf, hit in hits]
+    shown_id = hide_in_name(memory.id, secrets) if secrets else memory.id
+    shown_path = hide_in_name(memory.path, secrets) if secrets else memory.path
+    return [
+        Finding(
+            vault_root=memory.vault_root,
+            vault=vault,
+            format=memory.format,
+            id=memory.id,
+            path=memory.path,
+            field=tf.name,
+            line=tf.line_of(hit.start),
+            kind=hit.kind,
+            secret=hit.secret,
+            health=health,
+            record_line=memory.line,
+            index=memory.index,
+            shown_id=shown_id,
+            shown_path=shown_path,
+        )
+        for tf, hit in hits
+    ]
 
 
 def memory_findings(memory: Memory, vault: str = ".") -> list[Finding]:
@@ -134,6 +139,7 @@ __all__ = [
     "detect",
     "git_history_note",
     "git_root",
+    "hide_in_name",
     "mask",
     "memory_findings",
     "redactions_for",

@@ -39,10 +39,63 @@ def is_placeholder(token: str) -> bool:
     Also for low-variety fillers (`aaaaaaaa`, `12341234`, `abcabcabc`): a real
     key drawn at random has many distinct characters.
     """
-    if PLACEHOLDER_WORDS.search(token):
+    if has_placeholder_word(token) or has_sequence_run(token):
         return True
     body = re.sub(r"^[A-Za-z]{2,4}[_-]", "", token)  # a vendor prefix carries no randomness
     return len(set(body)) < max(4, min(10, len(body) // 3))
+
+
+def has_placeholder_word(token: str) -> bool:
+    """A placeholder's word or sign in `token`, a word written in one case (`YOUR`, `your`).
+
+    A long random key holds `yOUr` or `FaKe` now and then (a 97-character
+    Stripe key: about one in ten thousand); a person writes `YOUR_KEY`.
+    """
+    for m in PLACEHOLDER_WORDS.finditer(token):
+        letters = re.sub(r"[^A-Za-z]", "", m.group(0))
+        if not letters or letters.islower() or letters.isupper() or letters.istitle():
+            return True
+    return False
+
+
+def has_sequence_run(token: str) -> bool:
+    """True for `AKIA1234567890ABCDEF`, `abcdef1234567890`: typed by a person writing an example.
+
+    Half the token or more in runs of four or more consecutive characters
+    (`1234`, `abcd`, `FEDC`, case as written).  A random key has one such
+    run now and then (a four-digit run at a given place: one in a
+    thousand), never half of it.
+    """
+    in_runs = 0
+    run = 1
+    step = 0
+    for i in range(1, len(token) + 1):
+        a, b = token[i - 1], token[i] if i < len(token) else ""
+        now = ord(b) - ord(a) if b and a.isalnum() and b.isalnum() else 0
+        if now in (1, -1) and (run == 1 or now == step):
+            run, step = run + 1, now
+            continue
+        if run >= 4:
+            in_runs += run
+        run, step = (2, now) if now in (1, -1) else (1, 0)
+    return len(token) > 0 and in_runs * 2 >= len(token)
+
+
+#: A value that names where the secret comes from rather than holding it:
+#: `os.environ["X"]`, `getpass()`, `SecretStr(...)`, `Optional[str]`,
+#: `process.env.DB_PASS`, `settings.SECRET`, and an environment variable's
+#: name (`DB_PASSWORD`: two or more words).
+_CODE_REFERENCE = re.compile(
+    r"(?:[a-z_][a-z0-9_]*|[A-Za-z_][A-Za-z_]*)(?:\.[A-Za-z_][A-Za-z0-9_]*)*\s*[\[(].*"
+    r"|[a-z_][a-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+"
+    r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]*[A-Z][A-Z0-9]*)+",
+    re.DOTALL,
+)
+
+
+def is_code_reference(value: str) -> bool:
+    """True for code or an environment variable's name standing where a secret would be."""
+    return _CODE_REFERENCE.fullmatch(value) is not None
 
 
 # -- checks of fixed-shape values ---------------------------------------------
@@ -97,7 +150,8 @@ def jwt_ok(token: str) -> bool:
 
 
 #: RFC 2606 / RFC 6761 names reserved for documentation and tests.
-_RESERVED_TLDS = ("test", "example", "invalid", "localhost", "local", "internal", "lan")
+#: `tld` is no top-level domain: documentation writes `user@domain.tld`.
+_RESERVED_TLDS = ("test", "example", "invalid", "localhost", "local", "internal", "lan", "tld")
 _RESERVED_DOMAINS = ("example.com", "example.org", "example.net", "example.edu")
 
 
@@ -133,7 +187,10 @@ __all__ = [
     "IBAN_LENGTHS",
     "PLACEHOLDER_WORDS",
     "fictional_phone",
+    "has_placeholder_word",
+    "has_sequence_run",
     "iban_ok",
+    "is_code_reference",
     "is_placeholder",
     "jwt_ok",
     "luhn_ok",

@@ -50,7 +50,17 @@ _TABLES = (
 #: Rows written at once past which the WAL file is truncated after the write.
 CHECKPOINT_ROWS = 5000
 #: The modules whose rules decide the findings (besides each format's reading code).
-_PRIVACY_MODULES = ("__init__.py", "checks.py", "detectors.py", "findings.py")
+_PRIVACY_MODULES = (
+    "__init__.py",
+    "checks.py",
+    "detectors.py",
+    "findings.py",
+    "matching.py",
+    "passwords.py",
+    "personal.py",
+    "vendors.py",
+    "words.py",
+)
 _fingerprints: dict[str, str] = {}
 
 

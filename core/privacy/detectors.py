@@ -6,25 +6,30 @@ Luhn sum for card numbers, mod-97 for IBANs, a header that decodes to JSON
 for JWTs, a key body for private keys, a password in a connection string,
 a real-looking domain for e-mail, and for every token a test that it is not
 a placeholder (`sk-...`, `<your-token>`, `xxxx`, `YOUR_API_KEY`, `${ENV}`,
-`EXAMPLE`).  Commit hashes, UUIDs, checksums, versions, dates and ISBNs
-match none of the patterns of the kinds that have fixed shapes, and the
-generic detector only looks at a value written right after a credential
-name (`api_key = ...`, `client_secret: ...`, `Authorization: Bearer ...`).
+`EXAMPLE`, `1234567890`).  Commit hashes, UUIDs, checksums, versions, dates
+and ISBNs match none of the patterns of the kinds that have fixed shapes
+(`vendors`: each vendor's prefix and body), and the generic detector only
+looks at a value written right after a credential name (`api_key = ...`,
+`client_secret: ...`, `Authorization: Bearer ...`).
 
 Why our own patterns rather than detect-secrets' plugins: see README
 ("Dependencies"); the kinds here are the ones the issue lists, each with
-its false-positive rules written down next to it.
+its false-positive rules written down next to it.  This module holds the
+credentials and `detect`, which runs them all; passwords (`passwords`) and
+personal data (`personal`) have modules of their own, as do the vendors'
+token shapes (`vendors`) and the word lists (`words`).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from .checks import (
-    PLACEHOLDER_WORDS,
     fictional_phone,
+    has_sequence_run,
     iban_ok,
     is_placeholder,
     jwt_ok,
@@ -32,6 +37,17 @@ from .checks import (
     reserved_domain,
     shannon_entropy,
 )
+from .matching import Hit, anchored, field_name, hits, starts
+from .passwords import (
+    PLACEHOLDER_PASSWORDS,
+    credential_value_ok,
+    is_placeholder_text,
+    passwords,
+    placeholder_password,
+    tables,
+)
+from .personal import cards, emails, ibans, phone_field, phones
+from .vendors import AWS_KEY_ID, TOKEN_GATE, TOKEN_SHAPES, WORD_END, WORD_START
 
 #: Every kind a finding can have, in report order.
 KINDS: tuple[str, ...] = (
@@ -42,6 +58,7 @@ KINDS: tuple[str, ...] = (
     "stripe-key",
     "openai-key",
     "anthropic-key",
+    "api-token",
     "jwt",
     "connection-string",
     "generic-secret",
@@ -56,388 +73,191 @@ KINDS: tuple[str, ...] = (
 PERSONAL_KINDS = frozenset({"card-number", "iban", "email", "phone"})
 
 
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """One secret in a text: its kind and where it is (`text[start:end]` is the secret)."""
-
-    kind: str
-    start: int
-    end: int
-    secret: str
-
-
 # -- the detectors --------------------------------------------------------------
-
-_WORD_END = r"(?![A-Za-z0-9_])"
-_WORD_START = r"(?<![A-Za-z0-9_])"
 
 _PRIVATE_KEY = re.compile(
     r"-----BEGIN ((?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?)-----"
     r"(?P<body>.*?)(?:-----END \1-----|\Z)",
     re.DOTALL,
 )
-_AWS = re.compile(_WORD_START + r"(?:AKIA|ASIA|ABIA|ACCA|AROA|AIDA)[0-9A-Z]{16}" + _WORD_END)
-_GITHUB = re.compile(
-    _WORD_START
-    + r"(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59})"
-    + _WORD_END
+#: PuTTY's key file: its private part is the base64 after `Private-Lines: N`.
+_PUTTY_KEY = re.compile(
+    r"PuTTY-User-Key-File-\d: [^\n]*\n(?:[^\n]*\n){0,40}?Private-Lines: \d+\n"
+    r"(?:[A-Za-z0-9+/=]{16,}\n?)+"
 )
-_SLACK = re.compile(
-    _WORD_START + r"(?:xox[abposr]-[0-9A-Za-z-]{10,}|xapp-\d-[0-9A-Za-z-]{10,})"
-    r"|https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]+"
-)
-_STRIPE = re.compile(_WORD_START + r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}" + _WORD_END)
-_ANTHROPIC = re.compile(_WORD_START + r"sk-ant-(?:api|admin)\d\d-[A-Za-z0-9_-]{20,}")
-_OPENAI = re.compile(
-    _WORD_START + r"sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,}" + _WORD_END
-)
+#: An AWS secret access key: 40 characters of base64, after its key id.
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 _JWT = re.compile(
-    _WORD_START + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}" + _WORD_END
+    WORD_START + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}" + WORD_END
 )
 _CONN = re.compile(
     r"(?i)\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|redis|rediss|amqps?|mssql|"
     r"sqlserver|oracle|ftps?|sftp|smtp|smtps|imaps?|ldaps?|couchdb|neo4j|clickhouse|"
-    r"snowflake|cockroachdb|jdbc:[a-z]+)://"
+    r"snowflake|cockroachdb|jdbc:[a-z]+|https?|wss?|ssh|git|svn|mqtts?|nats|kafka|rtsps?|"
+    r"smb|webdavs?)(?:\+[a-z0-9]+)?://"  # SQLAlchemy's `postgresql+psycopg2://`
     r"(?P<user>[^\s:/@'\"]*):(?P<password>[^\s@/'\"]+)@(?P<host>[^\s/:'\"?#]+)"
 )
-_ODBC_PASSWORD = re.compile(r"(?i)(?:^|;)\s*(?:password|pwd)\s*=\s*(?P<password>[^;\s'\"]+)")
-_CARD = re.compile(r"(?<![\w.,/-])(?:\d[ -]?){12,18}\d(?![\d/-]|[.,]\d)")
-_IBAN = re.compile(
-    r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])"
+#: `password=` in a URL's query (`jdbc:postgresql://db/app?user=app&password=...`).
+_URL_PASSWORD = re.compile(
+    r"(?i)://[^\s'\"]*?[?&;](?:password|passwd|pwd|pass)=(?P<password>[^&\s;'\"#]+)"
 )
-_EMAIL = re.compile(
-    r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@"
-    r"(?P<domain>(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24})"
-    r"(?![A-Za-z0-9-])"
+#: ADO.NET / ODBC / JDBC key=value strings, and Azure's account keys.
+_ODBC_PASSWORD = re.compile(
+    r"(?im)(?:^|;)[ \t]*(?:password|pwd|accountkey|sharedaccesskey)[ \t]*=[ \t]*"
+    r"(?P<password>[^;\s'\"]+)"
 )
-_PHONE_INTL = re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,5}\)?){2,6}(?![\w])")
-_PHONE_NANP = re.compile(r"(?<![\w+-])(?:\(\d{3}\) ?|\d{3}[-. ])\d{3}[-. ]\d{4}(?![\w-])")
-_PHONE_WORD = re.compile(
-    r"(?i)\b(?:phone|tel|telephone|mobile|cell|mob|whatsapp|signal|fax|call|ring|sms|text)"
-    r"\b[^\n\d+]{0,12}(?P<number>\+?\(?\d[\d ().-]{5,18}\d)(?![\w-])"
+_ODBC_CONTEXT = re.compile(
+    r"(?i)(?:^|;|\s)(?:server|host|data source|user id|uid|username|database|initial catalog|"
+    r"dsn|accountname|endpoint|defaultendpointsprotocol)\s*="
 )
-_PASSWORD = re.compile(
-    r"(?i)\b(?P<kw>password|passwd|passphrase|passcode|pwd|pw|kennwort|mot de passe|contraseña)"
-    r"(?:\s+(?:for|of|on|to)(?:\s+[\w.@-]+){1,3}?)?"
-    r"(?P<sep>\s*(?:is|was|=|:|->|=>|set to|changed to|is now|now)\s*)"
-    r"(?:\"(?P<dq>[^\"\n]{3,128})\"|'(?P<sq>[^'\n]{3,128})'|“(?P<cq>[^”\n]{3,128})”"
-    r"|`?(?P<value>[^\s\"'`”’]{3,128}))"
-)
-#: Field names whose whole value is a password.
-_PASSWORD_FIELD = re.compile(r"(?i)^(?:[a-z0-9]+[_.-])*(?:password|passwd|passphrase|pwd|pw)$")
-_PIN = re.compile(r"\bPIN(?: code)?\s*(?:is|:|=)\s*(?P<value>\d{4,8})\b")
+#: An Azure shared access signature: the `sig` of a URL that has a `sv` (version).
+_SAS = re.compile(r"(?i)https://[^\s'\"]*?[?&]sig=(?P<password>[A-Za-z0-9%+/=]{20,})")
 _CREDENTIAL_NAME = (
-    r"(?:[A-Za-z0-9]+[_.-])*(?:api[_-]?key|apikey|secret(?:[_-]?key)?|client[_-]?secret|"
-    r"access[_-]?key(?:[_-]?id)?|secret[_-]?access[_-]?key|auth[_-]?token|access[_-]?token|"
-    r"refresh[_-]?token|bearer[_-]?token|token|private[_-]?key|signing[_-]?key|"
-    r"session[_-]?key|credentials?|app[_-]?key|webhook[_-]?secret)"
+    r"(?:[A-Za-z0-9]+[_.-])*(?:api[_ -]?key|apikey|secret(?:[_ -]?key)?|client[_ -]?secret|"
+    r"access[_ -]?key(?:[_ -]?id)?|secret[_ -]?access[_ -]?key|auth[_ -]?token|"
+    r"access[_ -]?token|refresh[_ -]?token|bearer[_ -]?token|token|private[_ -]?key|"
+    r"signing[_ -]?(?:key|secret)|session[_ -]?key|credentials?|app[_ -]?key|"
+    r"webhook[_ -]?secret|account[_ -]?key|master[_ -]?key|encryption[_ -]?key|_authToken)"
 )
 _ASSIGNMENT = re.compile(
-    r"(?i)(?<![A-Za-z0-9])" + _CREDENTIAL_NAME + r"[\"']?\s*(?:=|:|=>|is)\s*[\"'`]?"
+    r"(?i)(?<![A-Za-z0-9])" + _CREDENTIAL_NAME + r"[\"']?\s*(?:=|:|=>|\bis\b|\bwas\b)\s*[\"'`]?"
     r"(?P<value>[A-Za-z0-9+/=_.~-]{16,256})"
 )
-_BEARER = re.compile(r"(?i)\b(?:bearer|token)\s+(?P<value>[A-Za-z0-9+/=_.~-]{20,256})")
+_BEARER = re.compile(r"(?i)\b(?:bearer|token)[ \t]+(?P<value>[A-Za-z0-9+/=_.~-]{20,256})")
+#: HTTP basic authentication: base64 of `user:password`.
+_BASIC = re.compile(r"\bBasic\s+(?P<value>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
 _CREDENTIAL_FIELD = re.compile(r"(?i)^" + _CREDENTIAL_NAME + r"$")
+_AWS_SECRET_NAME = re.compile(r"(?i)secret[_ -]?access[_ -]?key")
 
-#: Words a password in prose is never: "the password is stored in 1Password".
-_NOT_PASSWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "in",
-        "on",
-        "at",
-        "of",
-        "for",
-        "to",
-        "from",
-        "by",
-        "with",
-        "without",
-        "and",
-        "or",
-        "not",
-        "no",
-        "none",
-        "null",
-        "nil",
-        "true",
-        "false",
-        "is",
-        "was",
-        "be",
-        "been",
-        "being",
-        "it",
-        "its",
-        "this",
-        "that",
-        "these",
-        "those",
-        "there",
-        "here",
-        "same",
-        "set",
-        "unset",
-        "empty",
-        "blank",
-        "required",
-        "needed",
-        "missing",
-        "wrong",
-        "incorrect",
-        "invalid",
-        "correct",
-        "right",
-        "expired",
-        "stale",
-        "old",
-        "new",
-        "reset",
-        "rotated",
-        "changed",
-        "updated",
-        "stored",
-        "saved",
-        "kept",
-        "managed",
-        "hidden",
-        "masked",
-        "redacted",
-        "unknown",
-        "known",
-        "shared",
-        "sent",
-        "given",
-        "written",
-        "encrypted",
-        "hashed",
-        "protected",
-        "secret",
-        "secure",
-        "strong",
-        "weak",
-        "long",
-        "short",
-        "ok",
-        "okay",
-        "still",
-        "also",
-        "only",
-        "just",
-        "now",
-        "then",
-        "never",
-        "always",
-        "please",
-        "see",
-        "check",
-        "use",
-        "used",
-        "using",
-        "ask",
-        "asked",
-        "policy",
-        "field",
-        "prompt",
-        "manager",
-        "rules",
-        "rule",
-        "length",
-        "change",
-        "changes",
-        "requirement",
-        "requirements",
-    ]
+
+#: The first word of every credential name (`_CREDENTIAL_NAME`), and `_BEARER`'s.
+_CREDENTIAL_STARTS = starts(
+    "api|apikey|secret|client|access|auth|refresh|bearer|token|private|signing|session|"
+    "credential|app|webhook|account|master|encryption|_authtoken"
 )
+_BEARER_STARTS = starts("bearer|token")
 
 
-def _hits(kind: str, pattern: re.Pattern[str], text: str, group: int | str = 0) -> Iterator[Hit]:
-    for m in pattern.finditer(text):
-        yield Hit(kind, m.start(group), m.end(group), m.group(group))
+#: A run of 20 or more characters a token is written in: every vendor's token is one.
+_TOKENISH = re.compile(r"[A-Za-z0-9_\-.+/=~:]{20,}")
 
 
-def _tokens(kind: str, pattern: re.Pattern[str], text: str) -> Iterator[Hit]:
-    """Fixed-prefix tokens that are not placeholders."""
-    for hit in _hits(kind, pattern, text):
-        if not is_placeholder(hit.secret):
-            yield hit
+def _tokens(text: str) -> Iterator[Hit]:
+    """Vendors' tokens (fixed prefix and body) that are not placeholders nor words.
+
+    The vendors' prefixes are looked for only in the text's long runs of
+    token characters (a fraction of prose), each shape's pattern only in a
+    text holding one of its prefixes.  A body of lowercase words joined by
+    `-` (`sk-learn-compatible-estimators`) is a name: every issued token
+    has digits or capitals.
+    """
+    runs = " ".join(_TOKENISH.findall(text))
+    if not runs or not TOKEN_GATE.search(runs):
+        return
+    for shape in TOKEN_SHAPES:
+        if any(n in runs for n in shape.needles):
+            for hit in hits(shape.kind, shape.pattern, text):
+                words = re.fullmatch(r"[a-z]+(?:[-_][a-z]+)+", hit.secret)
+                if not words and not is_placeholder(hit.secret):
+                    yield hit
+
+
+def _aws_secrets(text: str) -> Iterator[Hit]:
+    """A secret access key written after its key id, on its line or the next.
+
+    `key AKIA... / secret wJalr...`: the pair is how AWS hands out and people
+    paste credentials; 40 base64 characters right after a key id are its secret.
+    """
+    for key in AWS_KEY_ID.pattern.finditer(text):
+        window = "\n".join(text[key.end() : key.end() + 160].split("\n")[:2])
+        for m in _AWS_SECRET.finditer(window):
+            value = m.group(0)
+            mixed = re.search(r"[a-z]", value) and re.search(r"[A-Z]", value)
+            if mixed and re.search(r"\d", value) and not is_placeholder(value):
+                yield Hit("aws-key", key.end() + m.start(), key.end() + m.end(), value)
+
+
+#: A stand-in for a key's body in documentation: `...`, `<your key>`, `XXXX`,
+#: `EXAMPLE`, or a placeholder word standing apart.  Not `is_placeholder`'s
+#: test of any word in any case: 1,600 random characters hold `yoUR` too often.
+_KEY_PLACEHOLDER = re.compile(
+    r"\.\.\.|…|<|>|\*\*\*|xxxx|XXXX|EXAMPLE|example|SAMPLE|sample|PLACEHOLDER|placeholder"
+    r"|(?i:(?<![a-z])(?:your|fake|dummy|redacted|changeme)(?![a-z]))"
+)
 
 
 def _private_keys(text: str) -> Iterator[Hit]:
     for m in _PRIVATE_KEY.finditer(text):
-        body = re.sub(r"[^A-Za-z0-9+/=]", "", m.group("body"))
+        raw = m.group("body")
+        body = re.sub(r"[^A-Za-z0-9+/=]", "", raw)
         # A key body is long base64; "-----BEGIN PRIVATE KEY----- ... -----END" in
         # documentation has none.
-        if len(body) >= 40 and not is_placeholder(body):
+        if len(body) >= 40 and not _KEY_PLACEHOLDER.search(raw) and not has_sequence_run(body):
             yield Hit("private-key", m.start(), m.end(), m.group(0))
+    for m in _PUTTY_KEY.finditer(text):
+        yield Hit("private-key", m.start(), m.end(), m.group(0))
 
 
 def _jwts(text: str) -> Iterator[Hit]:
-    for hit in _hits("jwt", _JWT, text):
+    for hit in hits("jwt", _JWT, text):
         if jwt_ok(hit.secret):
             yield hit
 
 
-def _placeholder_password(value: str) -> bool:
-    v = value.strip(".,;:!?)]}").lower()
-    return (
-        len(v) < 3
-        or v in _NOT_PASSWORDS
-        or is_placeholder_text(v)
-        or v.startswith(("$", "%", "env:", "vault:", "op://", "[redacted"))
-    )
-
-
-def is_placeholder_text(value: str) -> bool:
-    """A placeholder in words: `<password>`, `${DB_PASS}`, `****`, `xxxx`, `your-password`."""
-    return bool(PLACEHOLDER_WORDS.search(value)) or len(set(value)) <= 2
+def _line_of(text: str, m: re.Match[str]) -> str:
+    """The line holding the match: a key=value string is one line."""
+    return text[text.rfind("\n", 0, m.start()) + 1 : text.find("\n", m.end()) % (len(text) + 1)]
 
 
 def _connection_strings(text: str) -> Iterator[Hit]:
     for m in _CONN.finditer(text):
         pw = m.group("password")
-        if _placeholder_password(pw) or pw.lower() in {"pass", "pwd", "user", "root", "admin"}:
+        if placeholder_password(pw) or pw.lower() in PLACEHOLDER_PASSWORDS:
             continue
+        if "[" in pw or "]" in pw:
+            continue  # URL syntax in documentation (`git://[path[:]][ref@]`): `[]` are escaped
         if reserved_domain(m.group("host")):
             continue
         yield Hit("connection-string", m.start("password"), m.end("password"), pw)
-    for m in _ODBC_PASSWORD.finditer(text):
-        pw = m.group("password")
-        if ("server=" in text.lower() or "host=" in text.lower()) and not _placeholder_password(pw):
-            yield Hit("connection-string", m.start("password"), m.end("password"), pw)
+    # key=value strings: only where another key says it is one (`Server=`, `Host=`).
+    odbc = (m for m in _ODBC_PASSWORD.finditer(text) if _ODBC_CONTEXT.search(_line_of(text, m)))
+    sas = _SAS.finditer(text) if re.search(r"(?i)[?&]sv=", text) else iter(())
+    for pattern_matches in (_URL_PASSWORD.finditer(text), odbc, sas):
+        for m in pattern_matches:
+            pw = m.group("password")
+            if not placeholder_password(pw) and pw.lower() not in PLACEHOLDER_PASSWORDS:
+                yield Hit("connection-string", m.start("password"), m.end("password"), pw)
 
 
-def _cards(text: str) -> Iterator[Hit]:
-    for m in _CARD.finditer(text):
-        raw = m.group(0)
-        seps = set(re.findall(r"[ -]", raw))
-        if len(seps) > 1:
-            continue  # mixed separators: a phone number or a list of numbers
-        digits = re.sub(r"\D", "", raw)
-        groups = [len(g) for g in re.split(r"[ -]", raw)]
-        if seps and not _card_grouping(groups):
-            continue  # grouped unlike a card (an account number, a list of figures)
-        if re.search(r"[A-Z]{2}\d{2} ?$", text[max(0, m.start() - 5) : m.start()]):
-            continue  # the tail of an IBAN
-        if not 13 <= len(digits) <= 19 or digits[0] not in "23456" or not luhn_ok(digits):
-            continue
-        before = text[max(0, m.start() - 12) : m.start()].lower()
-        if "isbn" in before or (len(digits) == 13 and digits.startswith(("978", "979"))):
-            continue  # an ISBN-13
-        yield Hit("card-number", m.start(), m.end(), raw)
-
-
-def _card_grouping(groups: list[int]) -> bool:
-    """Card numbers print as 4-4-4-4(-1..3), or 4-6-5 / 4-6-4 (Amex, Diners)."""
-    if groups in ([4, 6, 5], [4, 6, 4]):
-        return True
-    return (
-        len(groups) >= 4
-        and all(g == 4 for g in groups[:4])
-        and all(1 <= g <= 4 for g in groups[4:])
-        and len(groups) <= 5
-        and (len(groups) == 4 or groups[4] == 3)
-    )
-
-
-def _ibans(text: str) -> Iterator[Hit]:
-    for m in _IBAN.finditer(text):
-        raw = m.group(0)
-        if iban_ok(raw.replace(" ", "")):
-            yield Hit("iban", m.start(), m.end(), raw)
-
-
-#: Local parts that name a service, not a person (`git@github.com:org/repo`).
-_SERVICE_LOCAL = re.compile(r"(?i)^(?:git|noreply|no-reply|donotreply|do-not-reply|mailer-daemon)$")
-
-
-def _emails(text: str) -> Iterator[Hit]:
-    for m in _EMAIL.finditer(text):
-        local = m.group(0).split("@", 1)[0]
-        domain = m.group("domain")
-        if reserved_domain(domain) or _SERVICE_LOCAL.match(local):
-            continue
-        if domain.lower().endswith("users.noreply.github.com"):
-            continue
-        if text[max(0, m.start() - 3) : m.start()].endswith("://") or (
-            m.start() > 0 and text[m.start() - 1] == ":"
-        ):
-            continue  # the user:password@host of a URL, reported as a connection string
-        if is_placeholder(local) and len(local) > 3 and "your" in local.lower():
-            continue
-        yield Hit("email", m.start(), m.end(), m.group(0))
-
-
-def _phone_ok(raw: str) -> bool:
-    digits = re.sub(r"\D", "", raw)
-    if not 7 <= len(digits) <= 15 or fictional_phone(digits):
+def _basic_auth_ok(value: str) -> bool:
+    """`Basic <base64>` that decodes to `user:password` (not to a placeholder)."""
+    try:
+        plain = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("ascii")
+    except (binascii.Error, ValueError):
         return False
-    if re.search(r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}", raw) or re.fullmatch(r"[\d.]+", raw.strip()):
-        return False  # a date or a version / IP address
-    return len(set(digits)) > 2
-
-
-def _phones(text: str) -> Iterator[Hit]:
-    seen: list[tuple[int, int]] = []
-    for pattern, group in ((_PHONE_INTL, 0), (_PHONE_NANP, 0), (_PHONE_WORD, "number")):
-        for m in pattern.finditer(text):
-            start, end = m.start(group), m.end(group)
-            raw = text[start:end].rstrip(" .-(")
-            end = start + len(raw)
-            if any(s < end and start < e for s, e in seen) or not _phone_ok(raw):
-                continue
-            seen.append((start, end))
-            yield Hit("phone", start, end, raw)
-
-
-def _passwords(text: str, field: str) -> Iterator[Hit]:
-    for pattern in (_PASSWORD, _PIN):
-        for m in pattern.finditer(text):
-            groups = m.groupdict()
-            if (groups.get("kw") or "").lower() in ("pw", "pwd") and groups.get("sep") == ":":
-                continue  # `pw:api` is a log prefix (Playwright); `pw: x` is a password
-            group = next(g for g in ("dq", "sq", "cq", "value") if groups.get(g))
-            value = m.group(group)
-            # Sentence punctuation is not part of the password; `!` and `?` often are.
-            trimmed = value if group != "value" else value.rstrip(".,;:)]}")
-            if _placeholder_password(trimmed):
-                continue
-            start = m.start(group)
-            yield Hit("password", start, start + len(trimmed), trimmed)
-    name = re.sub(r"\[\d+\]$", "", field.rsplit(".", 1)[-1])
-    value = text.strip()
-    if (
-        _PASSWORD_FIELD.match(name)
-        and value
-        and "\n" not in value
-        and not _placeholder_password(value)
-    ):
-        start = text.index(value)
-        yield Hit("password", start, start + len(value), value)
-
-
-def credential_value_ok(value: str) -> bool:
-    """A value written after a credential name looks random enough to be a real one."""
-    v = value.strip(".,;:")
-    if len(v) < 16 or is_placeholder(v) or _placeholder_password(v):
-        return False
-    if re.fullmatch(r"\d+|[\d.]+", v) or re.fullmatch(r"[a-z]+(?:[_-][a-z]+)*", v):
-        return False  # a number, a version, or words (`token: refresh-on-expiry`)
-    hexish = re.fullmatch(r"[0-9a-fA-F]+", v) is not None
-    return shannon_entropy(v) >= (3.0 if hexish else 3.5)
+    user, colon, password = plain.partition(":")
+    return bool(colon and user and plain.isprintable()) and not placeholder_password(password)
 
 
 def _generic(text: str, field: str) -> Iterator[Hit]:
-    for pattern in (_ASSIGNMENT, _BEARER):
-        for m in pattern.finditer(text):
+    basic = _BASIC.finditer(text)
+    for matches in (
+        anchored(_ASSIGNMENT, _CREDENTIAL_STARTS, text),
+        anchored(_BEARER, _BEARER_STARTS, text),
+        basic,
+    ):
+        for m in matches:
             value = m.group("value").rstrip(".,;:")
-            if credential_value_ok(value):
+            ok = _basic_auth_ok(value) if matches is basic else credential_value_ok(value)
+            if ok:
                 start = m.start("value")
-                yield Hit("generic-secret", start, start + len(value), value)
-    name = field.rsplit(".", 1)[-1]
-    name = re.sub(r"\[\d+\]$", "", name)
+                # `aws_secret_access_key = ...`, `"SecretAccessKey": ...`, "the AWS
+                # secret key is ...": AWS's secret (its own name for it, or AWS named).
+                named = text[max(0, m.start() - 24) : start]
+                named_aws = "aws" in named.lower() or _AWS_SECRET_NAME.search(named) is not None
+                kind = "aws-key" if named_aws and len(value) == 40 else "generic-secret"
+                yield Hit(kind, start, start + len(value), value)
+    name = field_name(field)
     # A field named like a credential whose whole value is one random-looking token.
     value = text.strip()
     if _CREDENTIAL_FIELD.match(name) and credential_value_ok(value) and " " not in value:
@@ -447,24 +267,27 @@ def _generic(text: str, field: str) -> Iterator[Hit]:
 
 #: Each detector with a cheap test of the lowercased text that it needs to run at
 #: all (a substring every match contains): a 100 KB body without `@` never runs
-#: the e-mail pattern.  None: always run.
+#: the e-mail pattern.  None: always run.  The vendors' tokens test their own.
 _DETECTORS: tuple[tuple[Callable[[str], Iterator[Hit]], tuple[str, ...] | None], ...] = (
-    (_private_keys, ("private key",)),
-    (lambda t: _tokens("aws-key", _AWS, t), ("akia", "asia", "abia", "acca", "aroa", "aida")),
-    (lambda t: _tokens("github-token", _GITHUB, t), ("gh", "github_pat_")),
-    (lambda t: _tokens("slack-token", _SLACK, t), ("xox", "xapp-", "hooks.slack.com")),
-    (lambda t: _tokens("stripe-key", _STRIPE, t), ("_live_", "_test_")),
-    (lambda t: _tokens("anthropic-key", _ANTHROPIC, t), ("sk-ant-",)),
-    (lambda t: _tokens("openai-key", _OPENAI, t), ("sk-",)),
+    (_private_keys, ("private key", "putty-user-key-file")),
+    (_aws_secrets, ("akia", "asia", "abia", "acca", "aroa", "aida")),
     (_jwts, ("eyj",)),
-    (_connection_strings, ("://", "password", "pwd")),
-    (_cards, None),
-    (_ibans, None),
-    (_emails, ("@",)),
-    (_phones, None),
+    (_connection_strings, ("://", "password", "pwd", "accountkey", "sharedaccesskey")),
+    (tables, ("---",)),
+    (cards, None),
+    (ibans, None),
+    (emails, ("@", "at]", "at)", "at}", "at ]", "at )")),
+    (phones, None),
 )
-_PASSWORD_WORDS = ("pass", "pw", "kennwort", "contraseña", "pin")
-_CREDENTIAL_WORDS = ("key", "secret", "token", "credential", "bearer")
+#: Substrings a text (or its field's name) holds for the password rules to run.
+_PASSWORD_NEEDLES = (
+    "pass", "pw", "kennwort", "contraseña", "contrasena", "pin", "mdp", "clave", "senha",
+    "wachtwoord", "lösenord", "salasana", "adgangskode", "hasło", "haslo", "heslo", "jelszó",
+    "пароль", "parola", "密码", "密碼", "パスワード", "비밀번호", "암호", "curl", "mysql",
+    "phrase", "mnemonic",
+)  # fmt: skip
+_CREDENTIAL_NEEDLES = ("key", "secret", "token", "credential", "bearer", "basic")
+_PHONE_FIELD_NEEDLES = ("phone", "mobile", "cell", "tel", "fax", "whatsapp", "handy")
 
 
 def detect(text: str, field: str = "") -> list[Hit]:
@@ -474,16 +297,18 @@ def detect(text: str, field: str = "") -> list[Hit]:
     `KINDS` wins (a key inside a private-key block is part of that block; a
     password inside a connection string is the connection string's).
     """
-    found: list[Hit] = []
     low = text.lower()
+    found: list[Hit] = list(_tokens(text))
     for detector, needs in _DETECTORS:
         if needs is None or any(n in low for n in needs):
             found.extend(detector(text))
     name = field.lower()
-    if any(w in low or w in name for w in _CREDENTIAL_WORDS):
+    if any(w in low or w in name for w in _CREDENTIAL_NEEDLES):
         found.extend(_generic(text, field))
-    if any(w in low or w in name for w in _PASSWORD_WORDS):
-        found.extend(_passwords(text, field))
+    if any(w in low or w in name for w in _PASSWORD_NEEDLES):
+        found.extend(passwords(text, field))
+    if any(w in name for w in _PHONE_FIELD_NEEDLES):
+        found.extend(phone_field(text, field))
     rank = {k: i for i, k in enumerate(KINDS)}
     kept: list[Hit] = []
     for hit in sorted(found, key=lambda h: (rank[h.kind], h.start)):
@@ -501,6 +326,7 @@ __all__ = [
     "fictional_phone",
     "iban_ok",
     "is_placeholder",
+    "is_placeholder_text",
     "jwt_ok",
     "luhn_ok",
     "reserved_domain",

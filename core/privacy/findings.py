@@ -4,10 +4,13 @@ The secret itself stays in memory only: it is left out of `repr`, of every
 dict `to_dict` builds and of every message, and shown as `mask(secret)`
 (at most four leading characters, never more than a quarter of it, and the
 length: `AKIA…(20)`, `h…(7)`), so no output, log or error can print it.
+Nor can the memory's id or file name print it, where a format derives them
+from a title holding the secret: they are shown with it masked.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field as dc_field
@@ -33,6 +36,34 @@ def scrub(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
+#: The shortest start of a secret's slug that counts as the secret in a name.
+_SLUG_PREFIX = 6
+
+
+def hide_in_name(name: str, secrets: Iterable[str]) -> str:
+    """An id or a file path shown beside findings, with the secrets it holds masked.
+
+    Some formats derive ids and file names from titles: a Dream Cycle
+    heading `NAS password is tulip699x` has the id
+    `nas-password-is-tulip699x-3f2a1c`.  A secret in a title is then in the
+    name, in any case, or as its slug (lowercase, `-` for other
+    characters, cut short when the name is).
+    """
+    for secret in sorted(set(secrets), key=len, reverse=True):
+        low = name.lower()
+        at = low.find(secret.lower()) if secret else -1
+        if at >= 0:
+            name = name[:at] + mask(secret) + name[at + len(secret) :]
+            continue
+        slug = re.sub(r"[^a-z0-9]+", "-", secret.lower()).strip("-")
+        for k in range(min(len(slug), len(name)), min(len(slug), _SLUG_PREFIX) - 1, -1):
+            at = low.find(slug[:k]) if k else -1
+            if at >= 0:
+                name = name[:at] + mask(secret) + name[at + k :]
+                break
+    return name
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One secret in one field of one memory (the secret is never printed)."""
@@ -40,8 +71,9 @@ class Finding:
     vault_root: Path
     vault: str
     format: str
-    id: str
-    path: str
+    #: The memory's id and file, to find it again; shown as `shown_id`, `shown_path`.
+    id: str = dc_field(repr=False)
+    path: str = dc_field(repr=False)
     field: str
     line: int | None
     kind: str
@@ -51,6 +83,9 @@ class Finding:
     #: `memory.line` / `memory.index` of JSON Lines records and dream-cycle sections.
     record_line: int | None = None
     index: int | None = None
+    #: `id` and `path` with the memory's secrets masked (`hide_in_name`): what is printed.
+    shown_id: str = dc_field(default="", compare=False)
+    shown_path: str = dc_field(default="", compare=False)
 
     @property
     def masked(self) -> str:
@@ -74,8 +109,8 @@ class Finding:
         out: dict[str, Any] = {
             "vault": self.vault,
             "format": self.format,
-            "id": self.id,
-            "path": self.path,
+            "id": self.shown_id or self.id,
+            "path": self.shown_path or self.path,
             "field": self.field,
             "line": self.line,
             "kind": self.kind,
@@ -89,8 +124,9 @@ class Finding:
         return out
 
     def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line is not None else self.path
-        return f"{where} {self.id} {self.field} {self.kind} {self.masked}"
+        path, id_ = self.shown_path or self.path, self.shown_id or self.id
+        where = f"{path}:{self.line}" if self.line is not None else path
+        return f"{where} {id_} {self.field} {self.kind} {self.masked}"
 
 
-__all__ = ["Finding", "mask", "scrub"]
+__all__ = ["Finding", "hide_in_name", "mask", "scrub"]

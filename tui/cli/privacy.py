@@ -44,8 +44,8 @@ if TYPE_CHECKING:
 
 _KIND_HELP = (
     "Only this kind (repeatable): aws-key, github-token, slack-token, stripe-key, "
-    "openai-key, anthropic-key, private-key, connection-string, jwt, generic-secret, "
-    "password, card-number, iban, email, phone."
+    "openai-key, anthropic-key, api-token, private-key, connection-string, jwt, "
+    "generic-secret, password, card-number, iban, email, phone."
 )
 
 
@@ -71,8 +71,8 @@ def _print_findings(findings: list[Finding]) -> None:
         [
             f.vault,
             f.format,
-            f.id,
-            f.path,
+            f.shown_id,
+            f.shown_path,
             f.field,
             "" if f.line is None else str(f.line),
             f.kind,
@@ -106,7 +106,9 @@ def _print_findings(findings: list[Finding]) -> None:
 def secrets(path: Path, as_of: date | None, as_json: bool, kinds: tuple[str, ...]) -> None:
     """Secrets and personal data in every memory below PATH, masked; exit 1 if any.
 
-    Cloud keys and tokens (AWS, GitHub, Slack, Stripe, OpenAI, Anthropic),
+    Cloud keys and tokens (AWS, GitHub, Slack, Stripe, OpenAI, Anthropic, and
+    other services' by their documented prefix: GitLab, Google, SendGrid,
+    Twilio, npm, PyPI, Hugging Face, ...),
     private keys, connection strings with a password, JWTs, card numbers
     that pass Luhn, IBANs that pass mod-97, e-mail addresses and phone
     numbers of people, passwords written in prose, and random-looking values
@@ -189,11 +191,14 @@ def _plans(
 
 
 def _record(m: Memory, summary: str, found: list[Finding]) -> dict[str, Any]:
+    from memlens.core.privacy import hide_in_name
+
+    secrets = [f.secret for f in found]
     return {
         "vault_root": str(m.vault_root),
         "format": m.format,
-        "id": m.id,
-        "path": m.path,
+        "id": hide_in_name(m.id, secrets),
+        "path": hide_in_name(m.path, secrets),
         "summary": summary,
         "findings": [f.to_dict() for f in found],
     }
@@ -274,9 +279,10 @@ def _report_plans(
     if quiet:
         return
     for m, summary, found in planned:
-        echo(f"{one_line(m.id)}: {one_line(summary)}", err=True)
+        shown = found[0].shown_id if found else m.id
+        echo(f"{one_line(shown)}: {one_line(summary)}", err=True)
         for f in found:
-            where = f"{f.path}:{f.line}" if f.line is not None else f.path
+            where = f"{f.shown_path}:{f.line}" if f.line is not None else f.shown_path
             echo(f"  {f.kind} {f.masked} in {f.field} ({where})", err=True)
     for m, why in refused:
         echo(f"{one_line(m.id)}: refused: {one_line(why)}", err=True)

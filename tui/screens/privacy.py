@@ -86,7 +86,7 @@ class FindingTable(LineList):
 
     def render_row(self, index: int, width: int) -> Text:
         f = self.findings[index]
-        where = f"{f.path}:{f.line}" if f.line is not None else f.path
+        where = f"{f.shown_path}:{f.line}" if f.line is not None else f.shown_path
         text = Text()
         for value, (_, w), style in (
             (f.kind, _COLUMNS[0], self._style(f"findings--{f.category}")),
@@ -100,7 +100,7 @@ class FindingTable(LineList):
             cell.truncate(w, overflow="ellipsis", pad=True)
             text.append_text(cell)
             text.append(" ")
-        text.append_text(safe_rich(f.id))
+        text.append_text(safe_rich(f.shown_id))
         return text
 
     def on_highlight(self, index: int) -> None:
@@ -174,7 +174,7 @@ class PrivacyScreen(MemlensScreen):
     @on(FindingTable.Highlighted)
     def _highlighted(self, event: FindingTable.Highlighted) -> None:
         f = event.finding
-        where = f"{f.path}:{f.line}" if f.line is not None else f.path
+        where = f"{f.shown_path}:{f.line}" if f.line is not None else f.shown_path
         parts: list[Content | str | tuple[str, str]] = [
             (f.kind, "bold $error" if f.category == "credential" else "bold $warning"),
             " ",
@@ -185,7 +185,7 @@ class PrivacyScreen(MemlensScreen):
             safe(f"{f.vault}/{where}"),
             f" ({f.format}, {f.health})\n",
             "id ",
-            safe(f.id),
+            safe(f.shown_id),
         ]
         self.query_one("#privacy-detail", Static).update(Content.assemble(*parts))
 
@@ -203,7 +203,11 @@ class PrivacyScreen(MemlensScreen):
                 if m.vault_root == finding.vault_root
             )
         except (StopIteration, NotFoundError):
-            tell(self.memlens, f"{finding.id} is no longer loaded; it may have changed.", "warning")
+            tell(
+                self.memlens,
+                f"{finding.shown_id} is no longer loaded; it may have changed.",
+                "warning",
+            )
             return None
 
     def action_redact_one(self) -> None:
@@ -212,7 +216,7 @@ class PrivacyScreen(MemlensScreen):
         if f is None or memory is None:
             return
         self._confirm_and_apply(
-            f"redact one {f.kind} in {f.id}",
+            f"redact one {f.kind} in {f.shown_id}",
             "redact",
             [memory],
             lambda _m: {"redactions": [f.redaction()]},
@@ -243,7 +247,7 @@ class PrivacyScreen(MemlensScreen):
         if f is None or memory is None:
             return
         held = [x for x in self.memlens.findings if x.memory_key == f.memory_key]
-        self._confirm_and_apply(f"erase {f.id}", "erase", [memory], lambda _m: {}, held)
+        self._confirm_and_apply(f"erase {f.shown_id}", "erase", [memory], lambda _m: {}, held)
 
     def _confirm_and_apply(
         self,

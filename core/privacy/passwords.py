@@ -1,0 +1,306 @@
+"""Passwords written as values: in prose, in fields, in tables and on command lines.
+
+Split out of `detectors`: a password has no shape of its own, so these
+rules read what is around it (a word naming it and a separator, a field or
+a column named for it, a command's password option), and drop values that
+are words of prose, placeholders, or say where the password is instead
+(`see 1Password`, `${DB_PASSWORD}`, `os.environ[...]`, `/home/mara`).
+`credential_value_ok` is the test of a value written after a credential
+name, shared with the generic detector.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from .checks import PLACEHOLDER_WORDS, is_code_reference, is_placeholder, shannon_entropy
+from .matching import Hit, anchored, field_name, starts
+from .words import (
+    COPULAS,
+    FOR_WORDS,
+    NOT_PASSWORDS,
+    PASSWORD_WORD_PASS,
+    PASSWORD_WORDS_CJK,
+    PASSWORD_WORDS_LONG,
+    PASSWORD_WORDS_SHORT,
+)
+
+#: Markdown emphasis around the word or after the separator: `**Password:** x`.
+_EMPHASIS = r"(?:\*\*?|__?)?"
+_PW_SEP = (
+    # `password: x`, `password = x`, `password is: x`, `password -> x`
+    r"(?P<sep>(?:\s+(?:is|was))?\s*(?:[:=：]|->|=>|→)\s*" + _EMPHASIS + r"\s*(?:now\s+)?"
+    # `the password is x`, `is now x`, `was changed to x`, `ist x`, `es x`
+    r"|\s+(?:" + COPULAS + r")\s+(?:(?:now|still|currently)\s+)?"
+    r"(?:(?:set|changed|reset|updated|rotated)\s+to\s+)?"
+    r"|\s+(?:(?:set|changed|reset|updated|rotated)\s+to|now)\s+"
+    # `*password* - x` in a list
+    r"|\s+[-–—]\s+"
+    # CJK: `密码是x`, `パスワードはx`, without spaces
+    r"|\s*(?:是|为|為|は)\s*"
+    # a quoted value right after the word: `passphrase 'correct horse battery staple'`
+    r"|[ \t]+(?=[\"'“‘]))"
+)
+#: Starts at the word; the long words also end compounds (`Zugangspasswort`), not `1Password`.
+_PASSWORD = re.compile(
+    r"(?i)(?P<kw>(?<![0-9])(?:" + PASSWORD_WORDS_LONG + r")"
+    r"|(?<![A-Za-z0-9])(?:" + PASSWORD_WORDS_SHORT + "|" + PASSWORD_WORD_PASS + r")(?![\w-])"
+    r"|" + PASSWORD_WORDS_CJK + r")"
+    # what it is for, on the same line: `password for the NAS: x`
+    r"(?:[ \t]+(?:" + FOR_WORDS + r")(?:[ \t]+[\w.@-]+){1,3}?)?"
+    r"[\"']?"  # the closing quote of a JSON or Python key: `"password": "x"`
+    + _EMPHASIS
+    + _PW_SEP
+    + r"(?:\"(?P<dq>[^\"\n]{3,128})\"|'(?P<sq>[^'\n]{3,128})'|“(?P<cq>[^”\n]{3,128})”"
+    # unquoted: to the next space (or CJK script: `パスワードはx です` has none)
+    r"|‘(?P<csq>[^’\n]{3,128})’|`?(?P<value>[^\s\"'`”’\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef]{3,128}))"
+)
+_PASSWORD_STARTS = starts(
+    PASSWORD_WORDS_LONG, PASSWORD_WORDS_SHORT, PASSWORD_WORD_PASS, PASSWORD_WORDS_CJK
+)
+#: Field names whose whole value is a password.
+_PASSWORD_FIELD = re.compile(
+    r"(?i)^(?:[a-z0-9]+[_.-])*(?:password|passwd|passphrase|passwort|kennwort|senha|"
+    r"contrasena|pwd|pw|pass|mdp)$"
+)
+#: A PIN: 4-8 digits after `PIN is`, `pin:`, `PIN code =` (not a version: `pin: 1.2.3`).
+_PIN = re.compile(r"(?i)\bPIN(?: code)?\s*(?:\bis\b|:|=)\s*(?P<value>\d{4,8})\b(?![.,]\d)")
+#: Commands given a password: `curl -u user:x`, `mysql -px`, `sshpass -p x`.
+_COMMAND_PASSWORD = re.compile(
+    r"\bcurl\b[^\n]*?\s(?:-u|--user)[ =]?['\"]?[^\s:'\"]+:(?P<curl>[^\s'\"]+)"
+    r"|\bmysql(?:dump|admin)?\b[^\n]*?\s-p['\"]?(?P<mysql>[^\s'\"]+)"
+    r"|\bsshpass\s+-p\s*['\"]?(?P<sshpass>[^\s'\"]+)"
+)
+#: A passphrase or a wallet's seed phrase written as words after a colon, to the line's end.
+_PASSPHRASE = re.compile(
+    r"(?im)\b(?:pass ?phrase|seed phrase|recovery phrase|mnemonic)[ \t]*[:=][ \t]*"
+    r"(?P<value>[a-z]+(?:[ \t]+[a-z]+){2,23})[ \t]*(?=$|[.,;)|*`])"
+)
+#: Words that make the words after `passphrase:` a sentence, not the phrase.
+_SENTENCE_WORDS = frozenset(
+    (
+        "a", "an", "the", "in", "on", "at", "of", "for", "to", "from", "by", "with", "is",
+        "are", "was", "be", "it", "this", "that", "see", "ask", "use", "stored", "kept",
+        "saved", "and", "or", "not", "no", "none", "our", "my", "your",
+    )
+)  # fmt: skip
+#: `username/password: admin/x`, `login / pw = root/x`: the value is the pair.
+_USER_SLASH = re.compile(r"(?i)\b(?:user(?:name)?|login)\s*/\s*\Z")
+
+#: Values that say where a password is rather than being one: a variable, a
+#: vault reference; also a YAML tag (`!vault |`), a file path (`pwd: /home/mara`).
+#: `{token}` is a template's field.
+_NOT_A_VALUE_START = ("$", "%", "{", "env:", "vault:", "op://", "[redacted")
+#: A file path: segments of lowercase words (one capital at most: `/Users/mara`);
+#: base64 starting with `/` has capitals and digits throughout.
+_PATH = re.compile(r"(?:~|\.{1,2})?(?:/[A-Z]?[a-z0-9._-]*)+/?")
+#: Names, not values: what the word itself is called (`"password": "pwd"`), a
+#: snake_case variable (`key_password`, `user_pass`), a private name (`_PasswordType`).
+_NAME = re.compile(
+    r"(?i)password|passwd|passphrase|passcode|pwd|pw|pass|secret|token"
+    r"|[a-z]+(?:_[a-z]+)+|_[a-z]\w*"
+)
+#: A letters-only word holding the word password: `mypassword`, `secretpassword`.
+_PASSWORD_WORD = re.compile(r"(?i)[a-z]*(?:password|passwd|passwort)[a-z]*")
+#: Passwords in documentation's examples (`user:password@`, `-u admin:admin`);
+#: anonymous FTP's `anonymous:guest` is a convention, not a credential.
+PLACEHOLDER_PASSWORDS = frozenset(
+    {"pass", "pwd", "user", "root", "admin", "password", "passwd", "secret", "guest", "anonymous"}
+)
+
+
+def placeholder_password(value: str) -> bool:
+    """A value that is no password: a word of prose, a placeholder, where it is kept."""
+    raw = value.strip(".,;:!?)]}")
+    bare = raw.lstrip("([{")
+    v = bare.lower()
+    return (
+        len(v) < 3
+        or v in NOT_PASSWORDS
+        or is_placeholder_text(v)
+        or value.lower().startswith(_NOT_A_VALUE_START)
+        or re.match(r"![A-Za-z]", value) is not None  # a YAML tag
+        or _PATH.fullmatch(raw) is not None
+        or is_code_reference(raw)
+        or is_code_reference(bare)
+        or _NAME.fullmatch(bare) is not None
+        or _PASSWORD_WORD.fullmatch(bare) is not None
+    )
+
+
+def is_placeholder_text(value: str) -> bool:
+    """A placeholder in words: `<password>`, `${DB_PASS}`, `****`, `xxxx`, `your-password`."""
+    # `****`, `xxxx`, `-`; but a PIN may repeat a digit (`9939`).
+    return bool(PLACEHOLDER_WORDS.search(value)) or len(set(value)) <= (1 if value.isdigit() else 2)
+
+
+def _password_like(value: str) -> bool:
+    """Letters with digits or symbols (`maple99?`): not a word, not a count (`pass: 140`)."""
+    return re.search(r"[^\W\d]", value) is not None and re.search(r"\d|[^\w\s]", value) is not None
+
+
+def _prose_not_password(value: str, sep: str) -> bool:
+    """After "is"/"was" an English word is prose: "is expiring", "was leaked", "is probably".
+
+    Only lowercase words ending like a participle or an adverb: a password
+    written after "is" ("is hunter2", "is Falcon577%") has digits, capitals
+    or symbols, or is no such word.
+    """
+    copula = not re.search(r"[:=：>→]", sep)
+    return copula and re.fullmatch(r"[a-z]+(?:-[a-z]+)*(?:ing|ed|ly)", value) is not None
+
+
+def _in_prose(text: str) -> Iterator[Hit]:
+    for matches in (anchored(_PASSWORD, _PASSWORD_STARTS, text), _PIN.finditer(text)):
+        for m in matches:
+            groups = m.groupdict()
+            kw = (groups.get("kw") or "").lower()
+            sep = (groups.get("sep") or "").strip(" \t\n*_")
+            if kw in ("pw", "pwd") and groups.get("sep") == ":":
+                continue  # `pw:api` is a log prefix (Playwright); `pw: x` is a password
+            group = next(g for g in ("dq", "sq", "cq", "csq", "value") if groups.get(g))
+            value = m.group(group)
+            # Sentence punctuation is not part of the password; `!` and `?` often are.
+            trimmed = value if group != "value" else value.rstrip(".,;:)]}")
+            if kw == PASSWORD_WORD_PASS and not (
+                sep in (":", "=") and "\n" not in m.group("sep") and _password_like(trimmed)
+            ):
+                continue  # `pass` is a verb, a test count, a step (`second pass: analyze`)
+            start = m.start(group)
+            if _USER_SLASH.search(text, 0, m.start()) and trimmed.count("/") == 1:
+                user, _, trimmed = trimmed.partition("/")  # `user/password: admin/x`
+                start += len(user) + 1
+            if placeholder_password(trimmed) or (
+                group == "value" and _prose_not_password(trimmed, sep)
+            ):
+                continue
+            yield Hit("password", start, start + len(trimmed), trimmed)
+
+
+def _on_command_lines(text: str) -> Iterator[Hit]:
+    for m in _COMMAND_PASSWORD.finditer(text):
+        group = next(g for g in ("curl", "mysql", "sshpass") if m.group(g))
+        value = m.group(group)
+        if not placeholder_password(value) and value.lower() not in PLACEHOLDER_PASSWORDS:
+            yield Hit("password", m.start(group), m.end(group), value)
+
+
+def _in_field(text: str, field: str) -> Iterator[Hit]:
+    """A field named for a password (`db_password: x`): its whole one-line value."""
+    name = field_name(field)
+    value = text.strip()
+    if not _PASSWORD_FIELD.match(name) or not value or "\n" in value:
+        return
+    if name.lower().endswith("pass") and not _password_like(value):
+        return  # `pass: 140` counts passed tests
+    if not placeholder_password(value):
+        start = text.index(value)
+        yield Hit("password", start, start + len(value), value)
+
+
+def _passphrases(text: str) -> Iterator[Hit]:
+    for m in _PASSPHRASE.finditer(text):
+        if not _SENTENCE_WORDS.intersection(m.group("value").lower().split()):
+            yield Hit("password", m.start("value"), m.end("value"), m.group("value"))
+
+
+def passwords(text: str, field: str) -> Iterator[Hit]:
+    """Passwords in prose, on command lines, and as a password field's value."""
+    yield from _passphrases(text)  # first: the whole phrase, where prose would take a word
+    yield from _in_prose(text)
+    if any(c in text for c in ("curl", "mysql", "sshpass")):
+        yield from _on_command_lines(text)
+    yield from _in_field(text, field)
+
+
+# -- tables ------------------------------------------------------------------
+
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$")
+_PASSWORD_COLUMN = re.compile(
+    r"(?i)^(?:" + PASSWORD_WORDS_LONG + "|" + PASSWORD_WORDS_SHORT + r"|pass|pin)$"
+)
+_CREDENTIAL_COLUMN = re.compile(
+    r"(?i)^(?:api[ _-]?key|token|secret|client[ _-]?secret|access[ _-]?token|auth[ _-]?token|"
+    r"secret[ _-]?key)$"
+)
+
+
+def _cells(line: str, offset: int) -> list[tuple[str, int]]:
+    """A table row's cells (stripped) with where each starts in the text."""
+    out = []
+    pos = 0
+    parts = line.split("|")
+    for n, part in enumerate(parts):
+        if (n == 0 or n == len(parts) - 1) and not part.strip():
+            pos += len(part) + 1
+            continue
+        stripped = part.strip()
+        out.append((stripped, offset + pos + (part.index(stripped) if stripped else 0)))
+        pos += len(part) + 1
+    return out
+
+
+def tables(text: str) -> Iterator[Hit]:
+    """Markdown tables with a column named for passwords or credentials: each cell below it."""
+    lines = text.split("\n")
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    for i in range(1, len(lines)):
+        if not _TABLE_RULE.match(lines[i]) or "|" not in lines[i - 1]:
+            continue
+        header = [_unwrap(c).lower() for c, _ in _cells(lines[i - 1], 0)]
+        columns = {
+            n: "password" if _PASSWORD_COLUMN.match(h) else "generic-secret"
+            for n, h in enumerate(header)
+            if _PASSWORD_COLUMN.match(h) or _CREDENTIAL_COLUMN.match(h)
+        }
+        for j in range(i + 1, len(lines)):
+            if "|" not in lines[j]:
+                break
+            cells = _cells(lines[j], offsets[j])
+            for n, kind in columns.items():
+                if n < len(cells):
+                    yield from _cell(kind, *cells[n])
+
+
+def _unwrap(cell: str) -> str:
+    """A cell's value without the code or emphasis marks around it (`` `x` ``, `**x**`)."""
+    for mark in ("`", "**", "__", "*", "_"):
+        if len(cell) > 2 * len(mark) and cell.startswith(mark) and cell.endswith(mark):
+            return _unwrap(cell[len(mark) : -len(mark)].strip())
+    return cell
+
+
+def _cell(kind: str, cell: str, start: int) -> Iterator[Hit]:
+    value = _unwrap(cell)
+    start += cell.index(value) if value else 0
+    ok = (
+        credential_value_ok(value)
+        if kind == "generic-secret"
+        else bool(value) and " " not in value and not placeholder_password(value)
+    )
+    if ok:
+        yield Hit(kind, start, start + len(value), value)
+
+
+def credential_value_ok(value: str) -> bool:
+    """A value written after a credential name looks random enough to be a real one."""
+    v = value.strip(".,;:")
+    if len(v) < 16 or is_placeholder(v) or placeholder_password(v) or is_code_reference(v):
+        return False
+    if re.fullmatch(r"\d+|[\d.]+", v) or re.fullmatch(r"[a-z]+(?:[_-][a-z]+)*", v):
+        return False  # a number, a version, or words (`token: refresh-on-expiry`)
+    hexish = re.fullmatch(r"[0-9a-fA-F]+", v) is not None
+    return shannon_entropy(v) >= (3.0 if hexish else 3.5)
+
+
+__all__ = [
+    "PLACEHOLDER_PASSWORDS",
+    "credential_value_ok",
+    "is_placeholder_text",
+    "passwords",
+    "placeholder_password",
+    "tables",
+]

@@ -1,0 +1,191 @@
+"""Personal data: payment card numbers, IBANs, people's e-mail addresses and phone numbers.
+
+Split out of `detectors` (the credentials): each pattern here finds
+candidates and a check drops what is not a person's data: the Luhn sum and
+a card's grouping, mod-97 and the country's length, documentation domains
+and machines' addresses, fictional phone ranges, dates, versions and ranges.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from .checks import fictional_phone, iban_ok, is_placeholder, luhn_ok, reserved_domain
+from .matching import Hit, anchored, field_name, starts
+from .words import PHONE_WORDS
+
+#: A card: 13-19 digits; not the tail of a longer run of groups, not after `+` (a phone).
+_CARD = re.compile(
+    r"(?<![\w.,/+-])(?<!\d[ -])(?:\d[ -]?){12,18}\d(?![\d/-]|[.,]\d|[ -]\d{4}(?!\d))"
+)
+_IBAN = re.compile(
+    r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])"
+)
+_EMAIL = re.compile(
+    r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@"
+    r"(?P<domain>(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24})"
+    r"(?![A-Za-z0-9-])"
+)
+#: An address written against harvesters: `mara [at] fernmail [dot] hr`.
+_EMAIL_SPELLED = re.compile(
+    r"(?i)(?<![\w.+-])[a-z0-9][a-z0-9._%+-]{0,63}\s*[\[({]\s*at\s*[\])}]\s*"
+    r"(?P<domain>[a-z0-9-]+(?:\s*(?:[\[({]\s*dot\s*[\])}]|\.)\s*[a-z0-9-]+)+)"
+)
+_PHONE_INTL = re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,5}\)?){2,6}(?![\w])")
+_PHONE_NANP = re.compile(r"(?<![\w+-])(?:\(\d{3}\) ?|\d{3}[-. ])\d{3}[-. ]\d{4}(?![\w-])")
+_PHONE_WORD = re.compile(
+    r"(?i)\b(?:" + PHONE_WORDS + r")\b"
+    r"[^\n\d+]{0,12}?(?P<number>\+?\(?\d[\d ().-]{5,18}\d)(?![\w-])"
+)
+_PHONE_STARTS = starts(PHONE_WORDS)
+#: Field names whose whole value is a phone number (`phone`, `mobile_number`, `tel`).
+_PHONE_FIELD = re.compile(
+    r"(?i)^(?:[a-z0-9]+[_.-])*(?:phone|mobile|cell|tel|telephone|fax|whatsapp|handy|telefon)"
+    r"(?:[_.-]?(?:number|no|nr))?$"
+)
+
+
+def cards(text: str) -> Iterator[Hit]:
+    """Card numbers: Luhn, a card's first digit and grouping; not ISBNs, not an IBAN's tail."""
+    for m in _CARD.finditer(text):
+        raw = m.group(0)
+        seps = set(re.findall(r"[ -]", raw))
+        if len(seps) > 1:
+            continue  # mixed separators: a phone number or a list of numbers
+        digits = re.sub(r"\D", "", raw)
+        groups = [len(g) for g in re.split(r"[ -]", raw)]
+        if seps and not _card_grouping(groups):
+            continue  # grouped unlike a card (an account number, a list of figures)
+        if re.search(r"[A-Z]{2}\d{2} ?$", text[max(0, m.start() - 5) : m.start()]):
+            continue  # the tail of an IBAN
+        if not 13 <= len(digits) <= 19 or digits[0] not in "23456" or not luhn_ok(digits):
+            continue
+        before = text[max(0, m.start() - 12) : m.start()].lower()
+        if "isbn" in before or (len(digits) == 13 and digits.startswith(("978", "979"))):
+            continue  # an ISBN-13
+        yield Hit("card-number", m.start(), m.end(), raw)
+
+
+def _card_grouping(groups: list[int]) -> bool:
+    """Card numbers print as 4-4-4-4(-1..3), or 4-6-5 / 4-6-4 (Amex, Diners)."""
+    if groups in ([4, 6, 5], [4, 6, 4]):
+        return True
+    return (
+        len(groups) >= 4
+        and all(g == 4 for g in groups[:4])
+        and all(1 <= g <= 4 for g in groups[4:])
+        and len(groups) <= 5
+        and (len(groups) == 4 or groups[4] == 3)
+    )
+
+
+def ibans(text: str) -> Iterator[Hit]:
+    """IBANs: the country's length and the mod-97 check."""
+    for m in _IBAN.finditer(text):
+        raw = m.group(0)
+        if iban_ok(raw.replace(" ", "")):
+            yield Hit("iban", m.start(), m.end(), raw)
+
+
+#: Local parts that name a service, not a person (`git@github.com:org/repo`).
+_SERVICE_LOCAL = re.compile(r"(?i)^(?:git|noreply|no-reply|donotreply|do-not-reply|mailer-daemon)$")
+#: Local parts that stand for anyone in documentation (`user@...`, `foo@bar.com`).
+_PLACEHOLDER_LOCAL = re.compile(
+    r"(?i)^(?:user|username|someone|somebody|anyone|foo|foobar|name|email|"
+    r"first\.?last|firstname\.?lastname|name\.surname)$"
+)
+#: Domains whose addresses are machines' identities: GitHub's commit e-mails,
+#: Google Cloud service accounts (`deployer@proj.iam.gserviceaccount.com`).
+_MACHINE_DOMAINS = ("users.noreply.github.com", "gserviceaccount.com")
+#: `ssh deploy@bastion`, `scp -P 2222 app@host:`: a login on a host, not a mailbox.
+_LOGIN_COMMAND = re.compile(
+    r"(?:^|\s)(?:ssh|scp|sftp|mosh|rsync)(?:\s+-{1,2}[\w-]+(?:[ =](?!-)[^\s@]+)?)*\s+$"
+)
+
+
+def _not_a_mailbox(text: str, start: int, end: int) -> bool:
+    """An address-shaped login: a URL's `user:password@host`, `ssh user@host`, `user@host:/path`."""
+    before = text[max(0, start - 200) : start]
+    word = re.split(r"[\s(<\[\"'`]", before)[-1]
+    if re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#@]*", word):
+        return True  # a URL's user:password@host, reported as a connection string
+    return bool(_LOGIN_COMMAND.search(before)) or text.startswith((":/", ":~"), end)
+
+
+def _documentation_domain(domain: str) -> bool:
+    """Reserved names (`example.com`, `.test`), and any `example` label (`example.co.uk`)."""
+    return reserved_domain(domain) or "example" in domain.lower().split(".")
+
+
+def emails(text: str) -> Iterator[Hit]:
+    """People's addresses: not documentation's, services', machines' or logins."""
+    for m in _EMAIL.finditer(text):
+        local = m.group(0).split("@", 1)[0]
+        domain = m.group("domain")
+        if _documentation_domain(domain) or _SERVICE_LOCAL.match(local):
+            continue
+        if _PLACEHOLDER_LOCAL.match(local) or domain.lower().endswith(_MACHINE_DOMAINS):
+            continue
+        if _not_a_mailbox(text, m.start(), m.end()):
+            continue
+        if is_placeholder(local) and len(local) > 3 and "your" in local.lower():
+            continue
+        yield Hit("email", m.start(), m.end(), m.group(0))
+    for m in _EMAIL_SPELLED.finditer(text):
+        domain = re.sub(r"\s*(?:[\[({]\s*dot\s*[\])}]|\.)\s*", ".", m.group("domain").lower())
+        if re.search(r"\.[a-z]{2,24}$", domain) and not _documentation_domain(domain):
+            yield Hit("email", m.start(), m.end(), m.group(0))
+
+
+def _phone_digits_ok(digits: str) -> bool:
+    """A dialable length, not a fictional range, not a filler (`0000000`)."""
+    return 7 <= len(digits) <= 15 and not fictional_phone(digits) and len(set(digits)) > 2
+
+
+def _phone_ok(raw: str) -> bool:
+    if not _phone_digits_ok(re.sub(r"\D", "", raw)):
+        return False
+    if re.search(r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}", raw) or re.fullmatch(r"[\d.]+", raw.strip()):
+        return False  # a date or a version / IP address
+    if re.fullmatch(r"\+\d{1,3}\.\d+", raw):
+        return False  # a signed decimal (`+52.520008`, a latitude): one dot, no groups
+    # A range of times or figures (`10.30-11.45`), not a dialled number.
+    return not ("." in raw and "-" in raw and "+" not in raw)
+
+
+def phones(text: str) -> Iterator[Hit]:
+    """International (`+...`) and North American numbers, and any number after a phone word."""
+    seen: list[tuple[int, int]] = []
+    for matches, group in (
+        (_PHONE_INTL.finditer(text), 0),
+        (_PHONE_NANP.finditer(text), 0),
+        (anchored(_PHONE_WORD, _PHONE_STARTS, text), "number"),
+    ):
+        for m in matches:
+            start, end = m.start(group), m.end(group)
+            raw = text[start:end].rstrip(" .-(")
+            end = start + len(raw)
+            if any(s < end and start < e for s, e in seen) or not _phone_ok(raw):
+                continue
+            seen.append((start, end))
+            yield Hit("phone", start, end, raw)
+
+
+def phone_field(text: str, field: str) -> Iterator[Hit]:
+    """A field named for a phone (`phone: 015123948172`) whose whole value is a number.
+
+    The name says what the digits are, so a number without `+` or the
+    separators the patterns above need is one too.
+    """
+    value = text.strip()
+    if _PHONE_FIELD.match(field_name(field)) and re.fullmatch(r"\+?[\d ().-]{7,24}", value):
+        digits = re.sub(r"\D", "", value)
+        # Digits alone are a number too here: `015123948172`, `4158675309`.
+        bare = value.isdigit() and (value[0] == "0" or len(digits) >= 10)
+        if _phone_ok(value) or (bare and _phone_digits_ok(digits)):
+            start = text.index(value)
+            yield Hit("phone", start, start + len(value), value)
+
+
+__all__ = ["cards", "emails", "ibans", "phone_field", "phones"]
