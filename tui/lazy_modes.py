@@ -12,78 +12,40 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from typing import cast
 
 from textual.screen import Screen
 
-
-def _triage() -> Screen[None]:
-    from .screens.triage import TriageScreen
-
-    return TriageScreen()
-
-
-def _problems() -> Screen[None]:
-    from .screens.problems import ProblemsScreen
-
-    return ProblemsScreen()
-
-
-def _search() -> Screen[None]:
-    from .screens.search import SearchScreen
-
-    return SearchScreen()
-
-
-def _graph() -> Screen[None]:
-    from .screens.graph import GraphScreen
-
-    return GraphScreen()
-
-
-def _episodes() -> Screen[None]:
-    from .screens.episodes import EpisodesScreen
-
-    return EpisodesScreen()
-
-
-def _preview() -> Screen[None]:
-    from .screens.preview import PreviewScreen
-
-    return PreviewScreen()
-
-
-def _privacy() -> Screen[None]:
-    from .screens.privacy import PrivacyScreen
-
-    return PrivacyScreen()
-
-
-def _review() -> Screen[None]:
-    from .screens.review import ReviewScreen
-
-    return ReviewScreen()
-
-
-#: Mode name -> the factory of its screen (the memories list is not here: it is the first shown).
-LAZY_MODES: dict[str, Callable[[], Screen[None]]] = {
-    "triage": _triage,
-    "problems": _problems,
-    "search": _search,
-    "graph": _graph,
-    "episodes": _episodes,
-    "preview": _preview,
-    "privacy": _privacy,
-    "review": _review,
+#: Mode name -> (module under memlens.tui.screens, screen class).  The
+#: memories list is not here: it is the first screen shown.
+_PANES = {
+    "triage": ("triage", "TriageScreen"),
+    "problems": ("problems", "ProblemsScreen"),
+    "search": ("search", "SearchScreen"),
+    "graph": ("graph", "GraphScreen"),
+    "episodes": ("episodes", "EpisodesScreen"),
+    "preview": ("preview", "PreviewScreen"),
+    "privacy": ("privacy", "PrivacyScreen"),
+    "review": ("review", "ReviewScreen"),
 }
+#: What `import_panes` loads: the panes users open most, and the palette's runs.
+_OFTEN = ("search", "graph", "triage", "problems")
 
-#: Modules `import_panes` loads once the vaults are listed.
-_PANE_MODULES = (
-    "memlens.tui.screens.search",
-    "memlens.tui.screens.graph",
-    "memlens.tui.screens.triage",
-    "memlens.tui.screens.problems",
-    "memlens.tui.maintenance_runs",
-)
+
+def _screen_module(mode: str) -> str:
+    return f"memlens.tui.screens.{_PANES[mode][0]}"
+
+
+def _factory(mode: str) -> Callable[[], Screen[None]]:
+    def make() -> Screen[None]:
+        screen_class = getattr(importlib.import_module(_screen_module(mode)), _PANES[mode][1])
+        return cast("Screen[None]", screen_class())
+
+    return make
+
+
+#: Mode name -> the factory of its screen (for `App.MODES`).
+LAZY_MODES: dict[str, Callable[[], Screen[None]]] = {mode: _factory(mode) for mode in _PANES}
 
 
 def import_panes() -> None:
@@ -92,8 +54,9 @@ def import_panes() -> None:
     Run in a thread once loading is over: the first rows no longer wait for
     these imports, and the first press of 4 or 5 does not either.
     """
-    for name in _PANE_MODULES:
-        importlib.import_module(name)
+    for mode in _OFTEN:
+        importlib.import_module(_screen_module(mode))
+    importlib.import_module("memlens.tui.maintenance_runs")
 
 
 __all__ = ["LAZY_MODES", "import_panes"]
