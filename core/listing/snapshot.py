@@ -127,7 +127,7 @@ def save_rows(vault: Vault, rows: list[MemoryRow], as_of: date) -> bool:
     code = rows_code(vault.format)
     key = _key(vault, code, as_of)
     store_code = code_fingerprint(vault.format)
-    if not _save_rows(vault, rows, key, code, as_of):
+    if not _save_rows(vault, rows, (key, code, store_code), as_of):
         return False
     _seal_files(vault, key, store_code)
     return True
@@ -151,9 +151,11 @@ def _seal_files(vault: Vault, key: bytes, store_code: str) -> None:
     put_blob_if_files(vault.root, vault.format, store_code, FILES_BLOB, files, key)
 
 
-def _save_rows(vault: Vault, rows: list[MemoryRow], key: bytes, code: str, as_of: date) -> bool:
-    """`save_rows` without the files seal."""
-    store_code = code_fingerprint(vault.format)
+def _save_rows(
+    vault: Vault, rows: list[MemoryRow], codes: tuple[bytes, str, str], as_of: date
+) -> bool:
+    """`save_rows` without the files seal; `codes`: the rows' key, code and store code."""
+    key, code, store_code = codes
     kept, rels, shas = _memory_rows(vault, rows)
     base: dict[str, Any] | None = None
     base_digest = b""
