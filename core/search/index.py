@@ -477,7 +477,7 @@ class SearchIndex:
             need |= m[cand]
 
         def has(row: int, ph: Phrase) -> bool:
-            return ph.pattern.search(lower_text(self._lower, self._memories, row)) is not None
+            return ph.found_in(lower_text(self._lower, self._memories, row))
 
         def passes(row: int) -> bool:
             return all(has(row, ph) for ph in pos) and not any(

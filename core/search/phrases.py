@@ -51,6 +51,16 @@ class Phrase:
     #: An open phrase's last word: a containing row has a token starting with it.
     prefix: str | None
 
+    def found_in(self, text: str) -> bool:
+        """The phrase is in `text` (lower-cased, white space runs as one space) at word bounds.
+
+        The pattern is the literal text with boundary checks around it, so
+        the literal is looked for first: a pattern opening with a lookbehind
+        is tried at every position (~10-40 us on a 1.4 KB memory, where
+        `in` takes ~0.3 us), and most rows a phrase is checked in lack it.
+        """
+        return self.text in text and self.pattern.search(text) is not None
+
 
 def compile_phrase(text: str, open_end: bool = False) -> Phrase | None:
     """The phrase as word-bounded pattern; None without a word of 2+ letters."""

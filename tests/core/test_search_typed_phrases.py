@@ -102,3 +102,26 @@ def test_typed_phrase_checks_only_what_the_page_needs(
     assert len(checked) == COUNT
     index.prepare_order()  # computed ahead, same order after
     assert _page(index, '"insurance vertical', 5) == [(h.memory.id, h.score) for h in results.hits]
+
+
+@pytest.mark.parametrize(
+    ("phrase", "open_end", "text", "found"),
+    [
+        ("postgres m", True, "the postgres memory grew", True),
+        ("postgres m", True, "mypostgres memory", False),  # starts at a word boundary
+        ("postgres m", True, "postgres slow, then postgres m", True),  # later occurrence
+        ("redis time", False, "redis timeouts again", False),  # a closed phrase ends one too
+        ("redis time", False, "xredis time; redis time.", True),
+        ("-42 c", True, "at -42 celsius", True),  # opens with a non-word character
+        ("ab.cd", False, "ab cd abxcd", False),  # literal punctuation, not a regex dot
+        ("cache", False, "", False),
+    ],
+)
+def test_a_phrase_is_found_exactly_where_its_pattern_matches(
+    phrase: str, open_end: bool, text: str, found: bool
+) -> None:
+    """`Phrase.found_in` looks for the literal first: the answer is still the pattern's."""
+    ph = phrases.compile_phrase(phrase, open_end)
+    assert ph is not None
+    assert ph.found_in(text) is found
+    assert (ph.pattern.search(text) is not None) is found
