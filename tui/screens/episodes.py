@@ -11,7 +11,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from memlens.core.episodes import DANGLING, LINKED, EpisodeEntry, episode_entries
 from memlens.core.model import Memory
@@ -19,6 +19,7 @@ from memlens.core.model import Memory
 from ..messages import OpenMemory, OpenRaw
 from ..safe_text import safe, visible
 from ..widgets.episode_list import EpisodeList, timeline_lines, weekday
+from ..widgets.key_footer import KeyFooter
 from .base import MemlensScreen
 
 #: How often the timeline checks whether a vault's scan result was replaced.
@@ -47,7 +48,7 @@ class EpisodesScreen(MemlensScreen):
         yield Static(id="episodes-bar")
         yield EpisodeList(id="episode-list")
         yield Static(id="episode-detail")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.watch(self.memlens, "catalog_version", self._catalog_changed, init=True)

@@ -21,7 +21,7 @@ from textual.binding import Binding
 from textual.content import Content
 from textual.css.query import NoMatches
 from textual.message import Message
-from textual.widgets import ContentSwitcher, Footer, Static
+from textual.widgets import ContentSwitcher, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from memlens.core.decay import decay_of
@@ -39,6 +39,7 @@ from memlens.core.scan.vault import Vault
 from ..messages import OpenMemory
 from ..safe_text import safe
 from ..widgets.graph_view import GraphView, HealthEntry, HealthList, health_entries
+from ..widgets.key_footer import KeyFooter
 from ..widgets.memory_table import MemoryTable
 from .base import MemlensScreen
 
@@ -150,7 +151,7 @@ class GraphScreen(MemlensScreen):
             yield GraphView(id="graph-view")
             yield HealthList(id="graph-health")
         yield Static(id="graph-detail")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one(GraphView).loading = True

@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.containers import Container, Vertical
 from textual.content import Content
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from memlens.core.listing import COLUMNS, MemoryList, MemoryRow
 from memlens.core.model import Memory
@@ -27,6 +27,7 @@ from ..messages import OpenRaw
 from ..safe_text import safe
 from ..widgets.detail import MemoryDetail, RelationList, RelationView
 from ..widgets.history_pane import HistoryPane
+from ..widgets.key_footer import KeyFooter
 from ..widgets.memory_table import MemoryTable
 from ..widgets.vault_sidebar import VaultSidebar
 from .base import MemlensScreen
@@ -203,7 +204,7 @@ class MainScreen(MemlensScreen):
                     yield MemoryTable(self.model, marks=self.marks, id="memories")
                 yield MemoryDetail(id="detail")
                 yield HistoryPane(id="history", use_cache=self.memlens.config.cache)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.memlens.register_main_screen(self)

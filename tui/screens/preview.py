@@ -17,7 +17,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from memlens.core.formats.preview_model import Budget, PreviewSection
@@ -25,6 +25,7 @@ from memlens.core.preview import VaultPreview, preview_vaults
 from memlens.core.scan.vault import Vault
 
 from ..safe_text import safe
+from ..widgets.key_footer import KeyFooter
 from .base import MemlensScreen
 
 #: Characters of the CORE.md budget bar.
@@ -138,7 +139,7 @@ class PreviewScreen(MemlensScreen):
             yield Input(placeholder="agent (all)", id="preview-agent")
         with VerticalScroll(id="preview-scroll"):
             yield Static(id="preview-body")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.watch(self.memlens, "catalog_version", self._catalog_changed, init=True)

@@ -24,7 +24,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from memlens.core.errors import ConflictError, MemlensError, NotFoundError
 from memlens.core.model import Memory
@@ -34,6 +34,7 @@ from ..action_common import catalog_of, entry_paths, refresh_after_write, tell
 from ..action_jobs import Job, plan_jobs, vault_steps
 from ..messages import OpenMemory
 from ..safe_text import safe, safe_rich
+from ..widgets.key_footer import KeyFooter
 from ..widgets.line_list import LineList, column_header
 from .base import MemlensScreen
 from .confirm import ConfirmScreen
@@ -141,7 +142,7 @@ class PrivacyScreen(MemlensScreen):
         yield Static(id="privacy-kinds")
         yield FindingTable(id="finding-list")
         yield Static(id="privacy-detail")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.watch(self.memlens, "privacy_version", self._findings_changed, init=True)

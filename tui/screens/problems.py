@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from memlens.core.listing import ProblemEntry, problem_entries
 from memlens.core.model import ReferenceProblem
@@ -20,6 +20,7 @@ from memlens.core.privacy import Finding
 
 from ..messages import OpenMemory, OpenRaw
 from ..safe_text import safe, safe_rich
+from ..widgets.key_footer import KeyFooter
 from ..widgets.line_list import LineList, column_header
 from .base import MemlensScreen
 
@@ -149,7 +150,7 @@ class ProblemsScreen(MemlensScreen):
         yield Static(id="problems-reasons")
         yield ProblemTable(id="problem-list")
         yield Static(id="problem-detail")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.watch(self.memlens, "catalog_version", self._catalog_changed, init=True)

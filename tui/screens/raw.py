@@ -7,9 +7,10 @@ from pathlib import Path
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ..safe_text import safe
+from ..widgets.key_footer import KeyFooter
 from ..widgets.raw_view import RawTextView, find_line, read_raw_lines
 from .base import MemlensScreen
 
@@ -40,7 +41,7 @@ class RawScreen(MemlensScreen):
     def compose(self) -> ComposeResult:
         yield Static(self._status(), id="raw-status")
         yield RawTextView(self.lines, title=self.display_title, mark_line=self.line, id="raw")
-        yield Footer()
+        yield KeyFooter()
 
     def _status(self) -> Content:
         parts: list[Content | str | tuple[str, str]] = [("raw text", "bold $accent")]

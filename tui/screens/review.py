@@ -31,7 +31,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
@@ -47,6 +47,7 @@ from memlens.core.write.journal import STATE_DIR
 
 from ..action_common import entry_paths, refresh_after_write, tell, wall_clock
 from ..safe_text import safe
+from ..widgets.key_footer import KeyFooter
 from .base import MemlensScreen
 
 #: Characters of a title in the ranked list.
@@ -162,7 +163,7 @@ class ReviewScreen(MemlensScreen):
                 with Horizontal(id="review-sides"):
                     yield Static(id="review-left")
                     yield Static(id="review-right")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.watch(self.memlens, "catalog_version", self._catalog_changed, init=True)

@@ -25,7 +25,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from memlens.core.decay import decay_of
@@ -40,6 +40,7 @@ from memlens.core.search.relevance import add_field_counts
 
 from ..messages import OpenMemory
 from ..safe_text import safe
+from ..widgets.key_footer import KeyFooter
 from ..widgets.search_results import SearchResults as ResultList
 from ..widgets.search_results import explain_content
 from .base import MemlensScreen
@@ -230,7 +231,7 @@ class SearchScreen(MemlensScreen):
             yield ResultList(id="search-results")
             with VerticalScroll(id="search-explain-pane"):
                 yield Static(id="search-explain")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one(ResultList).loading = True

@@ -18,7 +18,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import Footer, Sparkline, Static
+from textual.widgets import Sparkline, Static
 from textual.worker import get_current_worker
 
 from memlens.core.listing import (
@@ -34,6 +34,7 @@ from memlens.core.scan.vault import Vault
 
 from ..messages import OpenMemory
 from ..safe_text import safe, safe_rich
+from ..widgets.key_footer import KeyFooter
 from ..widgets.line_list import LineList
 from ..widgets.memory_table import number, strength_bar
 from ..widgets.vault_sidebar import HEALTH_COLOR
@@ -232,7 +233,7 @@ class TriageScreen(MemlensScreen):
                 yield Static(id="strength-axis")
             yield Static(id="triage-forecast")
         yield TriageTable(id="triage-list")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.triage_date = self.memlens.as_of
