@@ -20,9 +20,15 @@ _PATH_SYNTAX = re.compile(
 )
 
 
+#: Every alternative of _PATH_SYNTAX needs one of these characters.  Looked
+#: for first: linking checks every relation target (70k at 100k memories),
+#: and a plain id is ruled out in ~0.5 us where the whole pattern takes ~6.
+_PATH_CHARS = re.compile(r"[/\\\x00.%~:]")
+
+
 def has_path_syntax(ref: str) -> bool:
     """True if `ref` contains '/', '\\\\', '..', NUL, '~', a drive prefix or one percent-encoded."""
-    return bool(_PATH_SYNTAX.search(ref))
+    return _PATH_CHARS.search(ref) is not None and _PATH_SYNTAX.search(ref) is not None
 
 
 def is_inside(root: Path, candidate: Path) -> bool:

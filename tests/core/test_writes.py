@@ -7,8 +7,11 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memlens.core.errors import ConflictError, UnsafePathError
+from memlens.core.text import paths
 from memlens.core.text.paths import has_path_syntax, is_inside, safe_join, safe_name
 from memlens.core.write import writes
 from memlens.core.write.writes import (
@@ -228,3 +231,9 @@ def test_sibling_prefix_is_not_inside(tmp_path: Path) -> None:
 )
 def test_path_syntax_detection(ref: str, unsafe: bool) -> None:
     assert has_path_syntax(ref) is unsafe
+
+
+@given(st.text(alphabet=st.sampled_from("ab.%2eEfF5cC0/\\\x00~:Zz-_ \u212a\u0130"), max_size=12))
+def test_the_quick_path_check_agrees_with_the_whole_pattern(ref: str) -> None:
+    """`has_path_syntax` rules plain ids out by their characters first: same answers."""
+    assert has_path_syntax(ref) is (paths._PATH_SYNTAX.search(ref) is not None)
