@@ -24,17 +24,21 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import date
+from typing import TYPE_CHECKING
 
 from textual import events, work
 from textual.reactive import reactive
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from memlens.core.privacy import Finding, sort_findings
-from memlens.core.privacy.clean_files import CleanFiles
-from memlens.core.privacy.incremental import FindingsCache
 from memlens.core.scan.vault import Vault
 
 from .app_loading import LoadingApp
+
+if TYPE_CHECKING:
+    # Imported by the scan itself (in its thread): the detectors compile ~100
+    # patterns, ~90 ms the app's start need not wait for.
+    from memlens.core.privacy import Finding
+    from memlens.core.privacy.incremental import FindingsCache
 
 #: Seconds after a key press during which the scan waits between files: a
 #: first scan of 100k bodies holds the GIL for minutes, and typing comes first.
@@ -116,6 +120,9 @@ class PrivacyApp(LoadingApp):
         description="secrets and personal data",
     )
     def scan_privacy(self, vaults: list[Vault], as_of: date) -> None:
+        from memlens.core.privacy.clean_files import CleanFiles
+        from memlens.core.privacy.incremental import FindingsCache
+
         found: list[Finding] = []
         worker = get_current_worker()
         started = time.monotonic()
@@ -133,6 +140,8 @@ class PrivacyApp(LoadingApp):
             self.call_from_thread(self._privacy_scanned, found)
 
     def _privacy_scanned(self, found: list[Finding]) -> None:
+        from memlens.core.privacy import sort_findings  # imported by the scan already
+
         self.findings = tuple(sort_findings(found))
         self.secret_keys = frozenset(f.memory_key for f in found)
         by_memory: dict[tuple[str, str], list[str]] = {}

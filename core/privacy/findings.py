@@ -18,23 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ..formats.privacy_model import Redaction
-from ..text.sanitize import one_line
+from ..text.masking import mask, scrub
 from .detectors import PERSONAL_KINDS
-
-
-def mask(secret: str) -> str:
-    """`AKIA…(20)`: a short prefix (≤ 4 characters, ≤ a quarter) and the length."""
-    keep = min(4, len(secret) // 4)
-    return f"{one_line(secret[:keep])}…({len(secret)})"
-
-
-def scrub(text: str, secrets: Iterable[str]) -> str:
-    """`text` with every secret in it replaced by its mask (for messages and errors)."""
-    for secret in sorted(set(secrets), key=len, reverse=True):
-        if secret:
-            text = text.replace(secret, mask(secret))
-    return text
-
 
 #: The shortest start of a secret's slug that counts as the secret in a name.
 _SLUG_PREFIX = 6

@@ -17,7 +17,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from memlens.core.privacy import scrub
+from memlens.core.text.masking import scrub
 
 from ..safe_text import safe
 

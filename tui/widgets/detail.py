@@ -28,8 +28,8 @@ from textual.widgets.option_list import Option
 
 from memlens.core.listing import INVALID, MemoryRow
 from memlens.core.model import Memory, Relation
-from memlens.core.privacy import scrub
 from memlens.core.records import jsonable
+from memlens.core.text.masking import scrub
 
 from ..safe_text import has_controls, safe, safe_markdown, visible, visible_block
 from .raw_view import read_raw_lines

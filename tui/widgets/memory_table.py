@@ -17,7 +17,7 @@ from rich.text import Text
 from textual.message import Message
 
 from memlens.core.listing import INVALID, MemoryList, MemoryRow
-from memlens.core.privacy import scrub
+from memlens.core.text.masking import scrub
 
 from ..safe_text import safe_rich
 from .line_list import LineList
