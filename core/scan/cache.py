@@ -46,7 +46,7 @@ from pathlib import Path
 
 from ..formats import FormatAdapter
 from ..formats.files import Listing, rel_posix, skipped_scan
-from ..model import FileScan, Memory
+from ..model import FileScan, Memory, ScanResult
 from ..store import (
     CACHE_DIR_ENV,
     Entries,
@@ -227,20 +227,7 @@ def _scan(
 
     t = time.perf_counter()
     parsed: dict[str, tuple[FileScan, FileStamp | None]] = {}
-    chunk_size = (
-        parallel_parse.PARALLEL_CHUNK
-        if batch is None
-        else max(1, min(batch, parallel_parse.PARALLEL_CHUNK))
-    )
-    chunks = parse_rels(
-        adapter,
-        root,
-        todo,
-        parallel=parallel,
-        chunk_size=chunk_size,
-        stats=stats,
-        first_chunk=None if batch is None else FIRST_STEP,
-    )
+    chunks = _parse_chunks(adapter, root, todo, batch, parallel, stats)
     while True:
         with quiet_gc():
             chunk = next(chunks, None)
@@ -255,13 +242,8 @@ def _scan(
     stats.parse_s = time.perf_counter() - t
     stats.parsed = len(todo)
 
-    assembled = _assemble(adapter, root, listing, slots, parsed)
+    assembled, result = _assemble_and_link(adapter, root, listing, slots, parsed, stats)
     scans, stamps = assembled.scans, assembled.stamps
-
-    t = time.perf_counter()
-    with quiet_gc():
-        result = adapter.link(root, scans)
-    stats.link_s = time.perf_counter() - t
 
     # The linked result first: a front end can list everything while the
     # store is being written (continue the iteration to save).
@@ -277,6 +259,48 @@ def _scan(
     )
     if store is not None and save:
         _save(store, stats, assembled.upserts + renewed, [*entries, *assembled.unstamped])
+
+
+def _parse_chunks(
+    adapter: FormatAdapter,
+    root: Path,
+    todo: list[str],
+    batch: int | None,
+    parallel: bool | None,
+    stats: CacheStats,
+) -> Iterator[list[tuple[str, FileScan, FileStamp | None]]]:
+    """The files to parse, parsed in chunks no larger than a front end's progress steps."""
+    chunk_size = (
+        parallel_parse.PARALLEL_CHUNK
+        if batch is None
+        else max(1, min(batch, parallel_parse.PARALLEL_CHUNK))
+    )
+    return parse_rels(
+        adapter,
+        root,
+        todo,
+        parallel=parallel,
+        chunk_size=chunk_size,
+        stats=stats,
+        first_chunk=None if batch is None else FIRST_STEP,
+    )
+
+
+def _assemble_and_link(
+    adapter: FormatAdapter,
+    root: Path,
+    listing: Listing,
+    slots: list[tuple[str, FileScan | None, FileStamp | None]],
+    parsed: dict[str, tuple[FileScan, FileStamp | None]],
+    stats: CacheStats,
+) -> tuple[_Assembled, ScanResult]:
+    """Every file's scan in scan order, linked by the format (timed in `stats.link_s`)."""
+    assembled = _assemble(adapter, root, listing, slots, parsed)
+    t = time.perf_counter()
+    with quiet_gc():
+        result = adapter.link(root, assembled.scans)
+    stats.link_s = time.perf_counter() - t
+    return assembled, result
 
 
 @dataclass(slots=True)

@@ -95,17 +95,7 @@ def parse_rels(
     (a whole first chunk took ~0.4 s of a cold 100k start).
     """
     if not used_workers(len(rels), parallel):
-        chunk: list[tuple[str, FileScan, FileStamp | None]] = []
-        size = min(chunk_size, first_chunk or chunk_size)
-        for rel in rels:
-            fs, stamp = scan_new(adapter, root, rel)
-            chunk.append((rel, fs, stamp))
-            if len(chunk) >= size:
-                yield chunk
-                chunk = []
-                size = chunk_size
-        if chunk:
-            yield chunk
+        yield from _parse_here(adapter, root, rels, chunk_size, first_chunk)
         return
     procs = workers._pool.acquire(min(workers._cpus(), 4))
     if not procs:
@@ -113,6 +103,40 @@ def parse_rels(
             adapter, root, rels, parallel=False, chunk_size=chunk_size, first_chunk=first_chunk
         )
         return
+    yield from _parse_with_workers(adapter, root, rels, procs, chunk_size, first_chunk, stats)
+
+
+def _parse_here(
+    adapter: FormatAdapter,
+    root: Path,
+    rels: list[str],
+    chunk_size: int,
+    first_chunk: int | None,
+) -> Iterator[list[tuple[str, FileScan, FileStamp | None]]]:
+    """`parse_rels` in this process alone: a small parse, or workers turned off."""
+    chunk: list[tuple[str, FileScan, FileStamp | None]] = []
+    size = min(chunk_size, first_chunk or chunk_size)
+    for rel in rels:
+        fs, stamp = scan_new(adapter, root, rel)
+        chunk.append((rel, fs, stamp))
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+            size = chunk_size
+    if chunk:
+        yield chunk
+
+
+def _parse_with_workers(
+    adapter: FormatAdapter,
+    root: Path,
+    rels: list[str],
+    procs: list[workers._Worker],
+    chunk_size: int,
+    first_chunk: int | None,
+    stats: CacheStats | None,
+) -> Iterator[list[tuple[str, FileScan, FileStamp | None]]]:
+    """`parse_rels` shared with the acquired workers `procs` (discarded if they fail)."""
     size = min(PARALLEL_CHUNK, max(1, len(rels) // (len(procs) * 4)))
     # This process parses a first piece (one progress step) itself while the
     # workers start, so a front end's first rows come at once; then it

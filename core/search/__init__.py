@@ -18,8 +18,8 @@ Map of the package:
   over every text field with stems, stopwords, typos and completions;
   `embeddings`: meaning-based matching (the optional ``semantic`` extra),
   fused into relevance by reciprocal rank fusion.
-- `similar`: more like this (TF-IDF or stored vectors); `duplicates`: near
-  duplicate groups.
+- `similar`: more like this (TF-IDF or stored vectors), which `index_similar`
+  gives the index as methods; `duplicates`: near duplicate groups.
 - `index_cache`: the app's built index kept between runs (a checked pickle).
 - `persisted` (with `persisted_rows`, `persisted_files`, `stored_terms`,
   `stored_memories`, `stored_refs`, `title_slots`): the index in SQLite,

@@ -67,7 +67,6 @@ import gc
 import itertools
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -80,11 +79,12 @@ from .analysis import TOKEN_RE, analyze, index_text, title_words
 from .bm25 import LexicalIndex, LexView
 from .briefs import decay_brief_fn
 from .candidates import query_mask, tfidf_candidates
-from .duplicates import DuplicateGroup, near_duplicates
-from .embeddings import DIM, Embedder, SemanticIndex, Vectors, VectorSource
+from .duplicates import DuplicateGroup
+from .embeddings import Embedder, SemanticIndex, VectorSource
 from .filters import DEFAULT_EXCLUDED_HEALTH
 from .fit import count_terms, fit, split_fit
 from .fuzzy import FUZZY_CUTOFF, FUZZY_WEIGHT
+from .index_similar import SimilarRows
 from .phrases import Phrase, check_phrases, lower_text, phrase_mask, query_phrases
 from .query import Filter, Query, QueryError, parse_query
 from .ranking import (
@@ -105,13 +105,7 @@ from .relevance import (
     relevance_candidates,
     relevance_hit,
 )
-from .similar import (
-    StoredVectors,
-    load_stored_vectors,
-    similar_by_semantic,
-    similar_by_terms,
-    similar_by_vectors,
-)
+from .similar import StoredVectors, load_stored_vectors
 from .state import IndexState
 
 if TYPE_CHECKING:
@@ -135,12 +129,13 @@ __all__ = [
 ]
 
 
-class SearchIndex:
+class SearchIndex(SimilarRows):
     """TF-IDF + fuzzy index over memories of any format.  Build with `build`.
 
     The index's data is one `IndexState` (`state`); the memories are bound
     to its rows here (`_memories`, and the key -> row table), beside caches
-    that are only ever rebuilt, never saved.
+    that are only ever rebuilt, never saved.  More like this (`similar`,
+    `near_duplicates`) is inherited from `SimilarRows` (`index_similar`).
     """
 
     def __init__(self, as_of: date, decay: DecayFn = decay_of) -> None:
@@ -550,80 +545,3 @@ class SearchIndex:
             include_inactive=include_inactive,
             extra_filters=extra_filters,
         ).hits
-
-    # --------------------------------------------------------- more like this
-
-    def _row_for(self, memory: Memory | Key) -> int:
-        key = memory.key if isinstance(memory, Memory) else memory
-        row = self._row_of.get(key)
-        if row is None:
-            raise NotFoundError(f"no indexed memory {key[1]!r} in {key[0]}")
-        return row
-
-    def similar(
-        self,
-        memory: Memory | Key,
-        k: int = 10,
-        *,
-        by: str = "tfidf",
-        include_inactive: bool = False,
-    ) -> list[Hit]:
-        """The `k` memories nearest to one, by TF-IDF cosine or stored vectors.
-
-        ``by="vectors"`` uses the embeddings a vault ships (`load_stored_vectors`)
-        and compares only with vaults whose vectors come from the same model
-        and dimension; it returns [] when the memory has no stored vector.
-        The score is the cosine itself (no confidence or decay).
-        """
-        row = self._row_for(memory)
-        columns = self.state.columns
-        if by == "vectors":
-            return similar_by_vectors(
-                self._memories,
-                self._row_of,
-                columns,
-                self.stored_vectors,
-                row,
-                k,
-                include_inactive,
-            )
-        if by == "semantic" and self.semantic is not None:
-            sims = self.semantic.row_scores(self.semantic.vectors[row], len(self._memories))
-            return similar_by_semantic(self._memories, columns, sims, row, k, include_inactive)
-        if by not in ("tfidf", "semantic"):
-            raise ValueError(f"unknown similarity {by!r} (tfidf, vectors or semantic)")
-        return similar_by_terms(self._memories, columns, self.state.terms, row, k, include_inactive)
-
-    def meaning_vectors(self, memories: Sequence[Memory]) -> Vectors | None:
-        """Unit meaning vectors of these memories (zero rows where not indexed).
-
-        None until `enable_semantic`: the review queue's paraphrase check
-        reads the vectors search already computed (and the persisted index kept).
-        """
-        if self.semantic is None:
-            return None
-        out = np.zeros((len(memories), DIM), dtype=np.float32)
-        vectors = self.semantic.vectors
-        for n, m in enumerate(memories):
-            row = self._row_of.get(m.key)
-            if row is not None and row < len(vectors):
-                out[n] = vectors[row]
-        return out
-
-    def stored_vectors(self, root: Path) -> StoredVectors | None:
-        """The vectors a vault root ships, loaded once."""
-        key = str(root)
-        if key not in self._vectors:
-            self._vectors[key] = load_stored_vectors(root)
-        return self._vectors[key]
-
-    def has_vectors(self, memory: Memory) -> bool:
-        vecs = self.stored_vectors(memory.vault_root)
-        return vecs is not None and memory.id in vecs[1]
-
-    def near_duplicates(
-        self, threshold: float = 0.9, *, cross_vault_only: bool = False
-    ) -> list[DuplicateGroup]:
-        """Groups of memories with TF-IDF cosine >= threshold (any health); see `duplicates`."""
-        rows = sorted(self._row_of.values())
-        return near_duplicates(self._memories, self.state.terms, rows, threshold, cross_vault_only)

@@ -425,31 +425,10 @@ def _restore(
         index._memories = memories
         index._row_of = row_of
 
-    # What changed on disk since the save: a vault whose files digest still
-    # matches is unchanged; otherwise the saved sha256 per file says which.
-    stale: list[Memory] = []
-    new: list[Memory] = []
-    files: dict[str, dict[str, str]] | None = None
-    for number, v in enumerate(vaults):
-        saved = saved_vaults[roots[number]]
-        if found[number] != len(v.memories):
-            new.extend(m for m in v.memories if (roots[number], m.id) not in index._row_of)
-        if saved.get("digest") == _files_digest(v):
-            continue
-        if files is None:
-            try:
-                fh.seek(files_at)
-                with quiet_gc():
-                    files = pickle.load(fh)
-            except Exception as exc:
-                return None, f"index cache unreadable: {type(exc).__name__}"
-            if not isinstance(files, dict):
-                return None, "index cache file list is not a mapping"
-        dirty = _dirty_paths(v, files.get(roots[number], {}), set(saved.get("wide", ())))
-        if dirty is None:
-            stale.extend(v.memories)
-        elif dirty:
-            stale.extend(m for m in v.memories if m.path in dirty)
+    changes = _changed_since_save(fh, files_at, vaults, roots, saved_vaults, found, index)
+    if isinstance(changes, str):
+        return None, changes
+    stale, new = changes
     current = sum(len(v.memories) for v in vaults)
     if not patch and (stale or gone or new):
         return None, "files changed since the index was saved"
@@ -465,6 +444,47 @@ def _restore(
     stats.patch_s = time.perf_counter() - t
     stats.status = "loaded"
     return index, None
+
+
+def _changed_since_save(
+    fh: BinaryIO,
+    files_at: int,
+    vaults: list[Vault],
+    roots: list[str],
+    saved_vaults: dict[str, Any],
+    found: list[int],
+    index: SearchIndex,
+) -> tuple[list[Memory], list[Memory]] | str:
+    """(stale, new): the memories changed or added on disk since the save, or why unknown.
+
+    A vault whose files digest still matches is unchanged; otherwise the
+    saved sha256 per file (read only then) says which files changed.
+    `found[i]`: how many of vault i's memories the saved rows bound.
+    """
+    stale: list[Memory] = []
+    new: list[Memory] = []
+    files: dict[str, dict[str, str]] | None = None
+    for number, v in enumerate(vaults):
+        saved = saved_vaults[roots[number]]
+        if found[number] != len(v.memories):
+            new.extend(m for m in v.memories if (roots[number], m.id) not in index._row_of)
+        if saved.get("digest") == _files_digest(v):
+            continue
+        if files is None:
+            try:
+                fh.seek(files_at)
+                with quiet_gc():
+                    files = pickle.load(fh)
+            except Exception as exc:
+                return f"index cache unreadable: {type(exc).__name__}"
+            if not isinstance(files, dict):
+                return "index cache file list is not a mapping"
+        dirty = _dirty_paths(v, files.get(roots[number], {}), set(saved.get("wide", ())))
+        if dirty is None:
+            stale.extend(v.memories)
+        elif dirty:
+            stale.extend(m for m in v.memories if m.path in dirty)
+    return stale, new
 
 
 __all__ = ["IndexCacheStats", "index_cache_path", "load_index", "save_index"]

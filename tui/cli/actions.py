@@ -259,25 +259,7 @@ def promote(
     for memory, why in skipped:
         echo(f"skip {one_line(memory.id)}: {why}", err=True)
     _kept, clashes = split_name_clashes(cands)
-    clash_of = {m.key: why for m, why in clashes}
-    refused = 0
-    actions: list[tuple[Memory, Action]] = []
-    for memory in cands:
-        # One line per memory, from its plan, so a dry run prints what the real run prints.
-        action = Action("promote", memory, params)
-        why = clash_of.get(memory.key)
-        summary = ""
-        if why is None:
-            try:
-                summary = action.plan().summary
-            except MemlensError as exc:
-                why = str(exc)
-        if why is not None:
-            refused += 1
-            echo(f"refused {one_line(memory.id)}: {one_line(why)}", err=True)
-            continue
-        echo(f"promote {one_line(memory.id)}: {one_line(summary)}", err=True)
-        actions.append((memory, action))
+    actions, refused = _planned_promotions(cands, {m.key: why for m, why in clashes}, params)
     late = 0
     if not dry_run:
         late = _run_by_vault("promote", actions, None)
@@ -297,6 +279,34 @@ def promote(
     )
     if refused or matched_nothing:
         sys.exit(EXIT_PROBLEMS)
+
+
+def _planned_promotions(
+    cands: list[Memory], clash_of: dict[tuple[str, str], str], params: dict[str, Any]
+) -> tuple[list[tuple[Memory, Action]], int]:
+    """(actions, refused): each candidate's promotion planned, one line printed per memory.
+
+    One line per memory, from its plan, so a dry run prints what the real run
+    prints; a name clash or a plan that fails refuses that memory.
+    """
+    refused = 0
+    actions: list[tuple[Memory, Action]] = []
+    for memory in cands:
+        action = Action("promote", memory, params)
+        why = clash_of.get(memory.key)
+        summary = ""
+        if why is None:
+            try:
+                summary = action.plan().summary
+            except MemlensError as exc:
+                why = str(exc)
+        if why is not None:
+            refused += 1
+            echo(f"refused {one_line(memory.id)}: {one_line(why)}", err=True)
+            continue
+        echo(f"promote {one_line(memory.id)}: {one_line(summary)}", err=True)
+        actions.append((memory, action))
+    return actions, refused
 
 
 @click.command(name="ref")

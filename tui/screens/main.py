@@ -11,7 +11,6 @@ from pathlib import Path
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Container, Vertical
 from textual.content import Content
 from textual.timer import Timer
@@ -31,6 +30,7 @@ from ..widgets.key_footer import KeyFooter
 from ..widgets.memory_table import MemoryTable
 from ..widgets.vault_sidebar import VaultSidebar
 from .base import MemlensScreen
+from .main_keys import MAIN_BINDINGS
 
 #: Seconds the cursor must rest before the detail pane is redrawn.
 DETAIL_DELAY = 0.1
@@ -48,132 +48,7 @@ class MainScreen(MemlensScreen):
     CSS_PATH = "main.tcss"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (160, "-wide")]
 
-    BINDINGS = [
-        Binding("slash", "focus_filter", "Filter", tooltip="Filter as you type", id="main.filter"),
-        Binding("s", "sort_next", "Sort", tooltip="Sort by the next column", id="main.sort"),
-        Binding(
-            "S", "sort_reverse", "Reverse", tooltip="Reverse the sort order", id="main.reverse"
-        ),
-        Binding(
-            "i",
-            "toggle_invalid",
-            "Invalid",
-            tooltip="Show or hide invalid items",
-            id="main.invalid",
-        ),
-        Binding("v", "raw", "Raw text", tooltip="Raw text of the file, at its line", id="main.raw"),
-        Binding(
-            "z",
-            "zoom",
-            "Zoom",
-            tooltip="Zoom the focused pane to the full screen (again: back)",
-            id="main.zoom",
-        ),
-        Binding(
-            "b",
-            "jump_back",
-            "Back",
-            show=False,
-            tooltip="Back after following a relation",
-            id="main.jump_back",
-        ),
-        Binding(
-            "escape",
-            "escape",
-            "Back",
-            show=False,
-            tooltip="Back to the list; in the list: clear the filter",
-            id="main.escape",
-        ),
-        # Actions on the highlighted memory, or on the marked set when any is marked.
-        Binding("p", "pin", "Pin", show=False, tooltip="Pin or unpin (marked: all)", id="main.pin"),
-        Binding(
-            "a",
-            "archive",
-            "Archive",
-            show=False,
-            tooltip="Archive (marked: all)",
-            id="main.archive",
-        ),
-        Binding(
-            "r",
-            "restore",
-            "Restore",
-            show=False,
-            tooltip="Restore (marked: all)",
-            id="main.restore",
-        ),
-        Binding(
-            "P",
-            "promote",
-            "Promote",
-            show=False,
-            tooltip="Promote, with the format's options (marked: all)",
-            id="main.promote",
-        ),
-        Binding(
-            "m",
-            "edit_metadata",
-            "Metadata",
-            show=False,
-            tooltip="Edit the metadata, each field checked as you type",
-            id="main.metadata",
-        ),
-        Binding(
-            "E",
-            "edit_body",
-            "Edit body",
-            show=False,
-            tooltip="Edit the body here (ctrl+s saves, esc cancels)",
-            id="main.edit_body",
-        ),
-        Binding(
-            "e",
-            "open_editor",
-            "Editor",
-            show=False,
-            tooltip="Open the file in $EDITOR, re-read it after",
-            id="main.editor",
-        ),
-        Binding(
-            "u",
-            "undo",
-            "Undo",
-            show=False,
-            tooltip="Undo the last action in the highlighted memory's vault",
-            id="main.undo",
-        ),
-        Binding(
-            "H",
-            "history",
-            "History",
-            show=False,
-            tooltip="The History tab: every commit that changed this memory (git)",
-            id="main.history",
-        ),
-        Binding(
-            "space", "toggle_mark", "Mark", show=False, tooltip="Mark or unmark", id="main.mark"
-        ),
-        Binding(
-            "asterisk",
-            "mark_all",
-            "Mark all",
-            show=False,
-            tooltip="Mark every memory matching the filter",
-            id="main.mark_all",
-        ),
-        Binding(
-            "x", "clear_marks", "Clear marks", show=False, tooltip="Clear marks", id="main.unmark"
-        ),
-        Binding(
-            "X",
-            "redact",
-            "Redact secrets",
-            show=False,
-            tooltip="Redact the secrets found in the memory (marked: all), after a confirmation",
-            id="main.redact",
-        ),
-    ]
+    BINDINGS = MAIN_BINDINGS
 
     def __init__(self) -> None:
         super().__init__()

@@ -43,6 +43,27 @@ def relevance_lines(ex: dict[str, Any]) -> list[Content]:
                 "$text-muted",
             )
         )
+    lines += _matched_word_lines(ex)
+    ignored = [str(w) for w in ex.get("ignored_words", [])]
+    if ignored:
+        lines.append(
+            Content.assemble(("  ignored (stopwords) ", "$text-muted"), safe(" ".join(ignored)))
+        )
+    lines.append(
+        Content.styled(
+            f"  doc length {_num(ex.get('doc_length'), 1)}"
+            f" · mean {_num(ex.get('avg_doc_length'), 1)}",
+            "$text-muted",
+        )
+    )
+    lines.append(Content(""))
+    lines += _shown_beside_lines(ex)
+    return lines
+
+
+def _matched_word_lines(ex: dict[str, Any]) -> list[Content]:
+    """Each matched query word's part of the relevance: sim × idf × sat, and where it matched."""
+    lines: list[Content] = []
     terms: list[dict[str, Any]] = list(ex.get("terms", []))
     lines.append(_heading(f"matched words ({len(terms)})  sim × idf × sat = part"))
     if not terms and not ex.get("filter_only"):
@@ -69,19 +90,12 @@ def relevance_lines(ex: dict[str, Any]) -> list[Content]:
                 (f"; in {fields})" if fields else ")", "$text-muted"),
             )
         )
-    ignored = [str(w) for w in ex.get("ignored_words", [])]
-    if ignored:
-        lines.append(
-            Content.assemble(("  ignored (stopwords) ", "$text-muted"), safe(" ".join(ignored)))
-        )
-    lines.append(
-        Content.styled(
-            f"  doc length {_num(ex.get('doc_length'), 1)}"
-            f" · mean {_num(ex.get('avg_doc_length'), 1)}",
-            "$text-muted",
-        )
-    )
-    lines.append(Content(""))
+    return lines
+
+
+def _shown_beside_lines(ex: dict[str, Any]) -> list[Content]:
+    """What the list shows beside relevance (not multiplied in), then the phrases and filters."""
+    lines: list[Content] = []
     lines.append(_heading("shown, not multiplied in (o: rank by recall)"))
     lines.append(
         Content.assemble(
