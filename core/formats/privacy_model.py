@@ -70,10 +70,16 @@ class Redaction:
 
 
 def redacted(text: str, redactions: Iterable[Redaction]) -> str:
-    """`text` with every redaction's secret replaced by its marker (longest secret first)."""
+    """`text` with every redaction's secret replaced by its marker (longest secret first).
+
+    A secret of several lines is found in a body read with universal newlines; a file
+    written on Windows holds it with CRLF, replaced as such.
+    """
     for r in sorted(redactions, key=lambda r: -len(r.secret)):
         if r.secret:
             text = text.replace(r.secret, r.marker)
+            if "\n" in r.secret and "\r\n" in text:
+                text = text.replace(r.secret.replace("\n", "\r\n"), r.marker)
     return text
 
 

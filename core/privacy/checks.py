@@ -112,6 +112,33 @@ def luhn_ok(digits: str) -> bool:
     return total % 10 == 0
 
 
+#: Card issuers' number ranges and the lengths each issues (ISO/IEC 7812 IINs, as
+#: Wikipedia's "Payment card number" tabulates them): (first prefix, last prefix, lengths).
+_ANY = frozenset(range(12, 20))
+_CARD_RANGES: tuple[tuple[str, str, frozenset[int]], ...] = (
+    ("4", "4", frozenset({13, 16, 19})),  # Visa
+    # Mastercard (51-55, 2221-2720), Mir (2200-2204): the whole 2 and 5 series at
+    # their lengths, since issuers' ranges move (and notes hold test numbers).
+    ("2", "2", frozenset(range(16, 20))), ("5", "5", frozenset({16})),
+    ("34", "34", frozenset({15})), ("37", "37", frozenset({15})),  # American Express
+    ("300", "305", frozenset(range(14, 20))), ("3095", "3095", frozenset(range(14, 20))),
+    ("36", "36", frozenset(range(14, 20))), ("38", "39", frozenset(range(16, 20))),  # Diners
+    ("3528", "3589", frozenset(range(16, 20))),  # JCB
+    ("50", "50", _ANY), ("56", "58", _ANY), ("6", "6", _ANY),  # Maestro, Discover, UnionPay
+)  # fmt: skip
+
+
+def card_iin_ok(digits: str) -> bool:
+    """A number an issuer could have given: its prefix's range and its length.
+
+    An IMEI (15 digits, `35...`) passes Luhn too, but no card of 15 digits starts with 35.
+    """
+    return any(
+        first <= digits[: len(first)] <= last and len(digits) in lengths
+        for first, last, lengths in _CARD_RANGES
+    )
+
+
 #: IBAN length per country (ISO 13616 registry, the common ones).
 IBAN_LENGTHS: dict[str, int] = {
     "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22,
@@ -186,6 +213,7 @@ def fictional_phone(digits: str) -> bool:
 __all__ = [
     "IBAN_LENGTHS",
     "PLACEHOLDER_WORDS",
+    "card_iin_ok",
     "fictional_phone",
     "has_placeholder_word",
     "has_sequence_run",

@@ -47,7 +47,7 @@ from .passwords import (
     tables,
 )
 from .personal import cards, emails, ibans, phone_field, phones
-from .vendors import AWS_KEY_ID, TOKEN_GATE, TOKEN_SHAPES, WORD_END, WORD_START
+from .vendors import AWS_KEY_ID, KEYWORD_SHAPES, TOKEN_GATE, TOKEN_SHAPES, WORD_END, WORD_START
 
 #: Every kind a finding can have, in report order.
 KINDS: tuple[str, ...] = (
@@ -80,15 +80,32 @@ _PRIVATE_KEY = re.compile(
     r"(?P<body>.*?)(?:-----END \1-----|\Z)",
     re.DOTALL,
 )
-#: PuTTY's key file: its private part is the base64 after `Private-Lines: N`.
+#: PuTTY's key file: its private part is the base64 after `Private-Lines: N`, and the
+#: file ends with the MAC over it (kept with the key: one block to redact).
 _PUTTY_KEY = re.compile(
     r"PuTTY-User-Key-File-\d: [^\n]*\n(?:[^\n]*\n){0,40}?Private-Lines: \d+\n"
-    r"(?:[A-Za-z0-9+/=]{16,}\n?)+"
+    r"(?:[A-Za-z0-9+/=]{16,}\n?)+(?:Private-MAC: [0-9a-f]{40,64})?"
 )
+#: A PEM block's first line is base64 or an RFC 1421 header (`Proc-Type: 4,ENCRYPTED`,
+#: PGP's `Comment: ...`); in prose ("files starting with -----BEGIN ... KEY----- must
+#: be ...") it is words.  `\n` written as two characters: the JSON of a GCP key; none:
+#: a key pasted on one line.
+_KEY_BODY_START = re.compile(
+    r"[ \t]*(?:\r?\n|\\n)?[ \t]*(?:[A-Za-z0-9+/=]{16}|[A-Za-z-]+: |\r?\n|\\n)"
+)
+#: A PEM private key written in base64 as a whole (Kubernetes secrets' `tls.key:`):
+#: `LS0tLS1CRUdJTi` is `-----BEGIN` encoded.
+_B64_PEM = re.compile(r"(?<![A-Za-z0-9+/])LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,}={0,2}")
 #: An AWS secret access key: 40 characters of base64, after its key id.
 _AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 _JWT = re.compile(
     WORD_START + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}" + WORD_END
+)
+#: An encrypted JWT (JWE, RFC 7516): five parts, the key empty for `alg: dir`
+#: (NextAuth's session cookie).
+_JWE = re.compile(
+    WORD_START + r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
+    r"\.[A-Za-z0-9_-]{8,}" + WORD_END
 )
 _CONN = re.compile(
     r"(?i)\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|redis|rediss|amqps?|mssql|"
@@ -108,7 +125,7 @@ _ODBC_PASSWORD = re.compile(
 )
 _ODBC_CONTEXT = re.compile(
     r"(?i)(?:^|;|\s)(?:server|host|data source|user id|uid|username|database|initial catalog|"
-    r"dsn|accountname|endpoint|defaultendpointsprotocol)\s*="
+    r"dsn|accountname|accountendpoint|endpoint|defaultendpointsprotocol)\s*="
 )
 #: An Azure shared access signature: the `sig` of a URL that has a `sv` (version).
 _SAS = re.compile(r"(?i)https://[^\s'\"]*?[?&]sig=(?P<password>[A-Za-z0-9%+/=]{20,})")
@@ -120,8 +137,11 @@ _CREDENTIAL_NAME = (
     r"webhook[_ -]?secret|account[_ -]?key|master[_ -]?key|encryption[_ -]?key|_authToken)"
 )
 _ASSIGNMENT = re.compile(
-    r"(?i)(?<![A-Za-z0-9])" + _CREDENTIAL_NAME + r"[\"']?\s*(?:=|:|=>|\bis\b|\bwas\b)\s*[\"'`]?"
-    r"(?P<value>[A-Za-z0-9+/=_.~-]{16,256})"
+    r"(?i)(?<![A-Za-z0-9])" + _CREDENTIAL_NAME + r"[\"']?\s*(?:=|:|=>|\bis\b|\bwas\b)\s*"
+    # quoted, any printable characters (Django's `SECRET_KEY = '...&x=(b)@...'`); bare,
+    # those of tokens and base64, after Laravel's `base64:` (`APP_KEY=base64:...`)
+    r"(?:(?P<q>[\"'`])(?P<quoted>[^\s\"'`\\]{16,256})(?P=q)"
+    r"|[\"'`]?(?:base64:)?(?P<value>[A-Za-z0-9+/=_.~-]{16,256}))"
 )
 _BEARER = re.compile(r"(?i)\b(?:bearer|token)[ \t]+(?P<value>[A-Za-z0-9+/=_.~-]{20,256})")
 #: HTTP basic authentication: base64 of `user:password`.
@@ -139,7 +159,7 @@ _BEARER_STARTS = starts("bearer|token")
 
 
 #: A run of 20 or more characters a token is written in: every vendor's token is one.
-_TOKENISH = re.compile(r"[A-Za-z0-9_\-.+/=~:]{20,}")
+_TOKENISH = re.compile(r"[A-Za-z0-9_\-.+/=~:$]{20,}")
 
 
 def _tokens(text: str) -> Iterator[Hit]:
@@ -152,10 +172,14 @@ def _tokens(text: str) -> Iterator[Hit]:
     has digits or capitals.
     """
     runs = " ".join(_TOKENISH.findall(text))
-    if not runs or not TOKEN_GATE.search(runs):
+    if not runs:
         return
-    for shape in TOKEN_SHAPES:
-        if any(n in runs for n in shape.needles):
+    low = text.lower()
+    keyed = [s for s in KEYWORD_SHAPES if any(n in low for n in s.needles)]
+    if not keyed and not TOKEN_GATE.search(runs):
+        return
+    for shape in (*TOKEN_SHAPES, *keyed):
+        if shape in keyed or any(n in runs for n in shape.needles):
             for hit in hits(shape.kind, shape.pattern, text):
                 words = re.fullmatch(r"[a-z]+(?:[-_][a-z]+)+", hit.secret)
                 if not words and not is_placeholder(hit.secret):
@@ -187,8 +211,13 @@ _KEY_PLACEHOLDER = re.compile(
 
 
 def _private_keys(text: str) -> Iterator[Hit]:
-    for m in _PRIVATE_KEY.finditer(text):
+    pos = 0
+    while m := _PRIVATE_KEY.search(text, pos):
         raw = m.group("body")
+        if not _KEY_BODY_START.match(raw):
+            pos = m.start() + 11  # a mention in prose: the next BEGIN may be a key
+            continue
+        pos = m.end()
         body = re.sub(r"[^A-Za-z0-9+/=]", "", raw)
         # A key body is long base64; "-----BEGIN PRIVATE KEY----- ... -----END" in
         # documentation has none.
@@ -196,10 +225,18 @@ def _private_keys(text: str) -> Iterator[Hit]:
             yield Hit("private-key", m.start(), m.end(), m.group(0))
     for m in _PUTTY_KEY.finditer(text):
         yield Hit("private-key", m.start(), m.end(), m.group(0))
+    if "LS0tLS1CRUdJTi" in text:
+        for m in _B64_PEM.finditer(text):
+            try:
+                pem = base64.b64decode(m.group(0) + "=" * (-len(m.group(0)) % 4)).decode("ascii")
+            except (binascii.Error, ValueError):
+                continue
+            if any(True for _ in _private_keys(pem)):
+                yield Hit("private-key", m.start(), m.end(), m.group(0))
 
 
 def _jwts(text: str) -> Iterator[Hit]:
-    for hit in hits("jwt", _JWT, text):
+    for hit in (*hits("jwt", _JWT, text), *hits("jwt", _JWE, text)):
         if jwt_ok(hit.secret):
             yield hit
 
@@ -247,10 +284,12 @@ def _generic(text: str, field: str) -> Iterator[Hit]:
         basic,
     ):
         for m in matches:
-            value = m.group("value").rstrip(".,;:")
-            ok = _basic_auth_ok(value) if matches is basic else credential_value_ok(value)
+            group = "quoted" if matches is not basic and m.groupdict().get("quoted") else "value"
+            value = m.group(group) if group == "quoted" else m.group("value").rstrip(".,;:")
+            quoted = group == "quoted"
+            ok = _basic_auth_ok(value) if matches is basic else credential_value_ok(value, quoted)
             if ok:
-                start = m.start("value")
+                start = m.start(group)
                 # `aws_secret_access_key = ...`, `"SecretAccessKey": ...`, "the AWS
                 # secret key is ...": AWS's secret (its own name for it, or AWS named).
                 named = text[max(0, m.start() - 24) : start]
@@ -262,14 +301,17 @@ def _generic(text: str, field: str) -> Iterator[Hit]:
     value = text.strip()
     if _CREDENTIAL_FIELD.match(name) and credential_value_ok(value) and " " not in value:
         start = text.index(value)
-        yield Hit("generic-secret", start, start + len(value), value)
+        # `aws: {secret_access_key: ...}`, `aws_secret_access_key: ...`: AWS's secret.
+        named_aws = _AWS_SECRET_NAME.search(name) is not None or "aws" in field.lower()
+        kind = "aws-key" if named_aws and len(value) == 40 else "generic-secret"
+        yield Hit(kind, start, start + len(value), value)
 
 
 #: Each detector with a cheap test of the lowercased text that it needs to run at
 #: all (a substring every match contains): a 100 KB body without `@` never runs
 #: the e-mail pattern.  None: always run.  The vendors' tokens test their own.
 _DETECTORS: tuple[tuple[Callable[[str], Iterator[Hit]], tuple[str, ...] | None], ...] = (
-    (_private_keys, ("private key", "putty-user-key-file")),
+    (_private_keys, ("private key", "putty-user-key-file", "ls0tls1crudjti")),
     (_aws_secrets, ("akia", "asia", "abia", "acca", "aroa", "aida")),
     (_jwts, ("eyj",)),
     (_connection_strings, ("://", "password", "pwd", "accountkey", "sharedaccesskey")),
@@ -284,7 +326,7 @@ _PASSWORD_NEEDLES = (
     "pass", "pw", "kennwort", "contraseña", "contrasena", "pin", "mdp", "clave", "senha",
     "wachtwoord", "lösenord", "salasana", "adgangskode", "hasło", "haslo", "heslo", "jelszó",
     "пароль", "parola", "密码", "密碼", "パスワード", "비밀번호", "암호", "curl", "mysql",
-    "phrase", "mnemonic",
+    "phrase", "mnemonic", "şifre", "wpa", "wifi key", "wi-fi key", "wlan", "login",
 )  # fmt: skip
 _CREDENTIAL_NEEDLES = ("key", "secret", "token", "credential", "bearer", "basic")
 _PHONE_FIELD_NEEDLES = ("phone", "mobile", "cell", "tel", "fax", "whatsapp", "handy")

@@ -24,23 +24,34 @@ from .words import (
     PASSWORD_WORDS_CJK,
     PASSWORD_WORDS_LONG,
     PASSWORD_WORDS_SHORT,
+    PROSE_WORDS,
 )
 
 #: Markdown emphasis around the word or after the separator: `**Password:** x`.
 _EMPHASIS = r"(?:\*\*?|__?)?"
 _PW_SEP = (
     # `password: x`, `password = x`, `password is: x`, `password -> x`
-    r"(?P<sep>(?:\s+(?:is|was))?\s*(?:[:=：]|->|=>|→)\s*" + _EMPHASIS + r"\s*(?:now\s+)?"
+    # (after `=` on its line; after `:` on the next at the latest: `Password:\n    x`, but
+    # not past a blank line: `password=` with nothing, then another paragraph)
+    r"(?P<sep>(?:\s+(?:is|was))?\s*(?:=[^\S\r\n]*|(?:[:：]|->|=>|→)[^\S\r\n]*(?:\r?\n[ \t]*)?)"
+    + _EMPHASIS
+    + r"[^\S\r\n]*(?:now\s+)?"
     # `the password is x`, `is now x`, `was changed to x`, `ist x`, `es x`
-    r"|\s+(?:" + COPULAS + r")\s+(?:(?:now|still|currently)\s+)?"
-    r"(?:(?:set|changed|reset|updated|rotated)\s+to\s+)?"
-    r"|\s+(?:(?:set|changed|reset|updated|rotated)\s+to|now)\s+"
-    # `*password* - x` in a list
-    r"|\s+[-–—]\s+"
+    # (on the word's line: `... password to x for now` then a paragraph is not `now: y`)
+    r"|[^\S\r\n]+(?:" + COPULAS + r")[^\S\r\n]+(?:(?:now|still|currently)[^\S\r\n]+)?"
+    # `was changed to x`, `was changed from x to y`
+    r"(?:(?:set|changed|reset|updated|rotated)\s+(?:to|from)\s+)?"
+    r"|[^\S\r\n]+(?:(?:set|changed|reset|updated|rotated)\s+(?:to|from)|now)[^\S\r\n]+"
+    # `I set the password to x`: a value with a digit or a symbol (not `to the VPN`)
+    r"|\s+to\s+(?=[^\s]*[\d!#$%&*?@])"
+    # `*password* - x` in a list, on its line
+    r"|[ \t]+[-–—][ \t]+"
     # CJK: `密码是x`, `パスワードはx`, without spaces
     r"|\s*(?:是|为|為|は)\s*"
     # a quoted value right after the word: `passphrase 'correct horse battery staple'`
-    r"|[ \t]+(?=[\"'“‘]))"
+    r"|[ \t]+(?=[\"'“‘])"
+    # nothing at all: `root password hunter2` (`_bare_value_ok` decides)
+    r"|(?P<bare>[ \t]+)(?=[^\s\"'`]*\d))"
 )
 #: Starts at the word; the long words also end compounds (`Zugangspasswort`), not `1Password`.
 _PASSWORD = re.compile(
@@ -49,6 +60,7 @@ _PASSWORD = re.compile(
     r"|" + PASSWORD_WORDS_CJK + r")"
     # what it is for, on the same line: `password for the NAS: x`
     r"(?:[ \t]+(?:" + FOR_WORDS + r")(?:[ \t]+[\w.@-]+){1,3}?)?"
+    r"(?P<remark>[ \t]+\([^()\n]{1,30}\))?"  # a remark: `password (temporary): x`
     r"[\"']?"  # the closing quote of a JSON or Python key: `"password": "x"`
     + _EMPHASIS
     + _PW_SEP
@@ -71,6 +83,10 @@ _COMMAND_PASSWORD = re.compile(
     r"\bcurl\b[^\n]*?\s(?:-u|--user)[ =]?['\"]?[^\s:'\"]+:(?P<curl>[^\s'\"]+)"
     r"|\bmysql(?:dump|admin)?\b[^\n]*?\s-p['\"]?(?P<mysql>[^\s'\"]+)"
     r"|\bsshpass\s+-p\s*['\"]?(?P<sshpass>[^\s'\"]+)"
+    # registries' logins (`docker login -u mara -p x`), and any `--password x`
+    r"|\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm registry)\s+login\b[^\n]*?"
+    r"\s(?:-p|--password)[ =]['\"]?(?P<login>[^\s'\"]+)"
+    r"|(?<![\w-])--password[ =]['\"]?(?P<option>[^\s'\"]+)"
 )
 #: A passphrase or a wallet's seed phrase written as words after a colon, to the line's end.
 _PASSPHRASE = re.compile(
@@ -91,15 +107,19 @@ _USER_SLASH = re.compile(r"(?i)\b(?:user(?:name)?|login)\s*/\s*\Z")
 #: Values that say where a password is rather than being one: a variable, a
 #: vault reference; also a YAML tag (`!vault |`), a file path (`pwd: /home/mara`).
 #: `{token}` is a template's field.
-_NOT_A_VALUE_START = ("$", "%", "{", "env:", "vault:", "op://", "[redacted")
+_NOT_A_VALUE_START = ("$", "{", "env:", "vault:", "op://", "[redacted")
+#: `%DB_PASS%` (Windows), `%(password)s` and `%s` (Python): where a value goes. Not any
+#: `%`: a Django key may start with one.
+_PERCENT_REFERENCE = re.compile(r"%(?:\w+%|\(\w+\)[sd]|[sd](?!\w))")
 #: A file path: segments of lowercase words (one capital at most: `/Users/mara`);
 #: base64 starting with `/` has capitals and digits throughout.
 _PATH = re.compile(r"(?:~|\.{1,2})?(?:/[A-Z]?[a-z0-9._-]*)+/?")
 #: Names, not values: what the word itself is called (`"password": "pwd"`), a
-#: snake_case variable (`key_password`, `user_pass`), a private name (`_PasswordType`).
+#: snake_case variable (`key_password`, `user_pass`), a private name (`_PasswordType`;
+#: letters only: a token may start with `_` too, `_gQMt2Li2y52j...`).
 _NAME = re.compile(
     r"(?i)password|passwd|passphrase|passcode|pwd|pw|pass|secret|token"
-    r"|[a-z]+(?:_[a-z]+)+|_[a-z]\w*"
+    r"|[a-z]+(?:_[a-z]+)+|_[a-z][a-z_]*"
 )
 #: A letters-only word holding the word password: `mypassword`, `secretpassword`.
 _PASSWORD_WORD = re.compile(r"(?i)[a-z]*(?:password|passwd|passwort)[a-z]*")
@@ -110,8 +130,11 @@ PLACEHOLDER_PASSWORDS = frozenset(
 )
 
 
-def placeholder_password(value: str) -> bool:
-    """A value that is no password: a word of prose, a placeholder, where it is kept."""
+def placeholder_password(value: str, literal: bool = False) -> bool:
+    """A value that is no password: a word of prose, a placeholder, where it is kept.
+
+    `literal`: a quoted string's whole text, where code-like characters are characters.
+    """
     raw = value.strip(".,;:!?)]}")
     bare = raw.lstrip("([{")
     v = bare.lower()
@@ -120,10 +143,10 @@ def placeholder_password(value: str) -> bool:
         or v in NOT_PASSWORDS
         or is_placeholder_text(v)
         or value.lower().startswith(_NOT_A_VALUE_START)
+        or _PERCENT_REFERENCE.match(value) is not None
         or re.match(r"![A-Za-z]", value) is not None  # a YAML tag
         or _PATH.fullmatch(raw) is not None
-        or is_code_reference(raw)
-        or is_code_reference(bare)
+        or (not literal and (is_code_reference(raw) or is_code_reference(bare)))
         or _NAME.fullmatch(bare) is not None
         or _PASSWORD_WORD.fullmatch(bare) is not None
     )
@@ -151,6 +174,48 @@ def _prose_not_password(value: str, sep: str) -> bool:
     return copula and re.fullmatch(r"[a-z]+(?:-[a-z]+)*(?:ing|ed|ly)", value) is not None
 
 
+#: A technical word with digits after "password" (`password sha256 hashes`), not one.
+_TECH_WORD = re.compile(
+    r"(?i)(?:sha|md|argon|pbkdf|blake|crc|utf|base|rfc|iso|oauth|ntlm|aes|des|rsa|ecdsa|"
+    r"ed|hmac|tls|ssl|http|ssh|wpa|wep|v|x|s|ec|p|n)[-_]?\d+[a-z0-9]*"
+)
+#: Lowercase words to the end of the line or sentence: a passphrase after "is" or ":".
+_PHRASE = re.compile(r"[a-z]+(?:[ \t]+[a-z]+){2,7}(?=[ \t]*(?:$|[.!;,)|]))", re.MULTILINE)
+
+
+def _bare_value_ok(kw: str, value: str) -> bool:
+    """`root password hunter2`: after the long word alone, letters with digits, not a term."""
+    return (
+        re.fullmatch(PASSWORD_WORDS_LONG, kw) is not None
+        and len(value) >= 5
+        and re.search(r"[^\W\d_]", value) is not None
+        and re.search(r"\d", value) is not None
+        and _TECH_WORD.fullmatch(value) is None
+    )
+
+
+def _phrase(text: str, start: int) -> str:
+    """The passphrase starting at `start` (`correct horse battery staple`), or ``."""
+    m = _PHRASE.match(text, start)
+    if not m:
+        return ""
+    words = m.group(0).split()
+    if words[0] in PROSE_WORDS or any(w in PROSE_WORDS or w in NOT_PASSWORDS for w in words[1:]):
+        return ""
+    if any(re.search(r"(?:ing|ed|ly)$", w) for w in words):
+        return ""  # "is never logged anywhere": participles and adverbs make a sentence
+    return m.group(0)
+
+
+def _second_value(text: str, end: int) -> Iterator[Hit]:
+    """`changed from x to y`: `y` too."""
+    m = re.compile(r"[ \t]+to[ \t]+(?P<v>[^\s\"'`]{3,128})").match(text, end)
+    if m:
+        value = m.group("v").rstrip(".,;:)]}")
+        if _password_like(value) and not placeholder_password(value):
+            yield Hit("password", m.start("v"), m.start("v") + len(value), value)
+
+
 def _in_prose(text: str) -> Iterator[Hit]:
     for matches in (anchored(_PASSWORD, _PASSWORD_STARTS, text), _PIN.finditer(text)):
         for m in matches:
@@ -168,6 +233,15 @@ def _in_prose(text: str) -> Iterator[Hit]:
             ):
                 continue  # `pass` is a verb, a test count, a step (`second pass: analyze`)
             start = m.start(group)
+            if groups.get("bare") is not None and not _bare_value_ok(kw, trimmed):
+                continue
+            if groups.get("remark") and not _password_like(trimmed):
+                continue  # a docstring's `password (bool, optional): Enable ...`
+            if re.fullmatch(r"\s+to\s+", groups.get("sep") or "") and not _password_like(trimmed):
+                continue  # `password to 128 bits`
+            if group == "value" and (phrase := _phrase(text, start)):
+                yield Hit("password", start, start + len(phrase), phrase)
+                continue
             if _USER_SLASH.search(text, 0, m.start()) and trimmed.count("/") == 1:
                 user, _, trimmed = trimmed.partition("/")  # `user/password: admin/x`
                 start += len(user) + 1
@@ -176,12 +250,16 @@ def _in_prose(text: str) -> Iterator[Hit]:
             ):
                 continue
             yield Hit("password", start, start + len(trimmed), trimmed)
+            if re.search(r"\bfrom\s*$", groups.get("sep") or ""):
+                yield from _second_value(text, start + len(trimmed))
 
 
 def _on_command_lines(text: str) -> Iterator[Hit]:
     for m in _COMMAND_PASSWORD.finditer(text):
-        group = next(g for g in ("curl", "mysql", "sshpass") if m.group(g))
+        group = next(g for g in ("curl", "mysql", "sshpass", "login", "option") if m.group(g))
         value = m.group(group)
+        if group == "option" and not _password_like(value):
+            continue  # "the --username and --password options"
         if not placeholder_password(value) and value.lower() not in PLACEHOLDER_PASSWORDS:
             yield Hit("password", m.start(group), m.end(group), value)
 
@@ -209,7 +287,7 @@ def passwords(text: str, field: str) -> Iterator[Hit]:
     """Passwords in prose, on command lines, and as a password field's value."""
     yield from _passphrases(text)  # first: the whole phrase, where prose would take a word
     yield from _in_prose(text)
-    if any(c in text for c in ("curl", "mysql", "sshpass")):
+    if any(c in text for c in ("curl", "mysql", "sshpass", "login", "--password")):
         yield from _on_command_lines(text)
     yield from _in_field(text, field)
 
@@ -285,10 +363,16 @@ def _cell(kind: str, cell: str, start: int) -> Iterator[Hit]:
         yield Hit(kind, start, start + len(value), value)
 
 
-def credential_value_ok(value: str) -> bool:
-    """A value written after a credential name looks random enough to be a real one."""
-    v = value.strip(".,;:")
-    if len(v) < 16 or is_placeholder(v) or placeholder_password(v) or is_code_reference(v):
+def credential_value_ok(value: str, quoted: bool = False) -> bool:
+    """A value written after a credential name looks random enough to be a real one.
+
+    `quoted`: the value was a string literal (`SECRET_KEY = 'k2(m...'`), so what
+    looks like code in it (`k2(m...`) is characters, not a call.
+    """
+    v = value if quoted else value.strip(".,;:")
+    if len(v) < 16 or is_placeholder(v) or placeholder_password(v, quoted):
+        return False
+    if not quoted and is_code_reference(v):
         return False
     if re.fullmatch(r"\d+|[\d.]+", v) or re.fullmatch(r"[a-z]+(?:[_-][a-z]+)*", v):
         return False  # a number, a version, or words (`token: refresh-on-expiry`)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from .checks import fictional_phone, iban_ok, is_placeholder, luhn_ok, reserved_domain
+from .checks import card_iin_ok, fictional_phone, iban_ok, is_placeholder, luhn_ok, reserved_domain
 from .matching import Hit, anchored, field_name, starts
 from .words import PHONE_WORDS
 
@@ -33,6 +33,11 @@ _EMAIL_SPELLED = re.compile(
     r"(?P<domain>[a-z0-9-]+(?:\s*(?:[\[({]\s*dot\s*[\])}]|\.)\s*[a-z0-9-]+)+)"
 )
 _PHONE_INTL = re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,5}\)?){2,6}(?![\w])")
+#: `0049 151 23948172`: the international prefix dialled as `00`, a space after the
+#: country code (a zero-padded id `00123456789` and an ISSN `0020-0190` are none).
+_PHONE_IDD = re.compile(
+    r"(?<![\w+.-])(?<![A-Za-z0-9][ .-])00[1-9]\d{0,2} \(?\d{1,5}\)?(?:[ .-]?\d{2,5}){1,5}(?!\w)"
+)
 _PHONE_NANP = re.compile(r"(?<![\w+-])(?:\(\d{3}\) ?|\d{3}[-. ])\d{3}[-. ]\d{4}(?![\w-])")
 _PHONE_WORD = re.compile(
     r"(?i)\b(?:" + PHONE_WORDS + r")\b"
@@ -59,7 +64,7 @@ def cards(text: str) -> Iterator[Hit]:
             continue  # grouped unlike a card (an account number, a list of figures)
         if re.search(r"[A-Z]{2}\d{2} ?$", text[max(0, m.start() - 5) : m.start()]):
             continue  # the tail of an IBAN
-        if not 13 <= len(digits) <= 19 or digits[0] not in "23456" or not luhn_ok(digits):
+        if not 13 <= len(digits) <= 19 or not card_iin_ok(digits) or not luhn_ok(digits):
             continue
         before = text[max(0, m.start() - 12) : m.start()].lower()
         if "isbn" in before or (len(digits) == 13 and digits.startswith(("978", "979"))):
@@ -108,8 +113,10 @@ def _not_a_mailbox(text: str, start: int, end: int) -> bool:
     """An address-shaped login: a URL's `user:password@host`, `ssh user@host`, `user@host:/path`."""
     before = text[max(0, start - 200) : start]
     word = re.split(r"[\s(<\[\"'`]", before)[-1]
-    if re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#@]*", word):
-        return True  # a URL's user:password@host, reported as a connection string
+    if re.search(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#@]*$", word):
+        # A URL's user:password@host (reported as a connection string), a Sentry DSN's
+        # key (`SENTRY_DSN=https://<key>@o1.ingest.sentry.io/2`).
+        return True
     return bool(_LOGIN_COMMAND.search(before)) or text.startswith((":/", ":~"), end)
 
 
@@ -143,9 +150,12 @@ def _phone_digits_ok(digits: str) -> bool:
     return 7 <= len(digits) <= 15 and not fictional_phone(digits) and len(set(digits)) > 2
 
 
-def _phone_ok(raw: str) -> bool:
+def _phone_ok(raw: str, cued: bool = False) -> bool:
+    """`cued`: a phone word is right before it (`cell: 415.867.5309`, dotted as in the US)."""
     if not _phone_digits_ok(re.sub(r"\D", "", raw)):
         return False
+    if cued and re.fullmatch(r"\d{3}\.\d{3}\.\d{4}", raw):
+        return True
     if re.search(r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}", raw) or re.fullmatch(r"[\d.]+", raw.strip()):
         return False  # a date or a version / IP address
     if re.fullmatch(r"\+\d{1,3}\.\d+", raw):
@@ -159,14 +169,18 @@ def phones(text: str) -> Iterator[Hit]:
     seen: list[tuple[int, int]] = []
     for matches, group in (
         (_PHONE_INTL.finditer(text), 0),
+        (_PHONE_IDD.finditer(text), 0),
         (_PHONE_NANP.finditer(text), 0),
         (anchored(_PHONE_WORD, _PHONE_STARTS, text), "number"),
     ):
         for m in matches:
             start, end = m.start(group), m.end(group)
             raw = text[start:end].rstrip(" .-(")
+            if raw.endswith(")") and raw.count(")") > raw.count("("):
+                raw = raw[:-1]  # the link's or the sentence's bracket: `(tel:+44...)`
             end = start + len(raw)
-            if any(s < end and start < e for s, e in seen) or not _phone_ok(raw):
+            seen_here = any(s < end and start < e for s, e in seen)
+            if seen_here or not _phone_ok(raw, cued=group == "number"):
                 continue
             seen.append((start, end))
             yield Hit("phone", start, end, raw)

@@ -32,14 +32,18 @@ class TokenShape:
     needles: tuple[str, ...]
 
 
-def _shape(kind: str, vendor: str, body: str, *needles: str, end: bool = True) -> TokenShape:
+def _shape(
+    kind: str, vendor: str, body: str, *needles: str, end: bool = True, start: str = WORD_START
+) -> TokenShape:
     tail = WORD_END if end else ""
-    return TokenShape(kind, vendor, re.compile(WORD_START + "(?:" + body + ")" + tail), needles)
+    return TokenShape(kind, vendor, re.compile(start + "(?:" + body + ")" + tail), needles)
 
 
-#: AWS access key ids (AKIA long-term, ASIA temporary) and other IAM unique ids.
-AWS_KEY_ID = _shape("aws-key", "AWS", r"(?:AKIA|ASIA|ABIA|ACCA|AROA|AIDA)[0-9A-Z]{16}",
-                    "AKIA", "ASIA", "ABIA", "ACCA", "AROA", "AIDA")  # fmt: skip
+#: AWS access key ids: AKIA long-term, ASIA temporary (STS), ABIA and ACCA (gitleaks'
+#: `aws-access-token`).  Not the other IAM unique ids (`AIDA` a user, `AROA` a role):
+#: `aws iam get-user` prints those, and they open nothing.
+AWS_KEY_ID = _shape("aws-key", "AWS", r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}",
+                    "AKIA", "ASIA", "ABIA", "ACCA")  # fmt: skip
 
 TOKEN_SHAPES: tuple[TokenShape, ...] = (
     AWS_KEY_ID,
@@ -64,7 +68,7 @@ TOKEN_SHAPES: tuple[TokenShape, ...] = (
     _shape("anthropic-key", "Anthropic", r"sk-ant-[a-z]{2,8}\d\d-[A-Za-z0-9_-]{20,}",
            "sk-ant-", end=False),
     _shape("openai-key", "OpenAI",
-           r"sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,}", "sk-"),
+           r"sk-(?!ant-|or-v1-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,}", "sk-"),
     # -- every other service: api-token -----------------------------------------
     _shape("api-token", "GitLab",
            r"gl(?:pat|dt|rt|ptt|ft|imt|oas|cbt|soat|ffct|agent)-[0-9A-Za-z_-]{20,}"
@@ -92,10 +96,13 @@ TOKEN_SHAPES: tuple[TokenShape, ...] = (
     _shape("api-token", "Atlassian", r"ATATT3[A-Za-z0-9_=-]{60,}|ATCTT3[A-Za-z0-9_=-]{60,}",
            "ATATT3", "ATCTT3"),
     _shape("api-token", "Docker", r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,}", "dckr_"),
-    _shape("api-token", "Sentry", r"sntr[yu]s_[A-Za-z0-9+/=_-]{40,}", "sntr"),
+    # Organization tokens (`sntrys_`, a signed blob) and user tokens (`sntryu_`, 64 hex).
+    _shape("api-token", "Sentry", r"sntrys_[A-Za-z0-9+/=_-]{40,}|sntryu_[a-f0-9]{64}", "sntr"),
     _shape("api-token", "Grafana",
            r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2}", "glsa_", "glc_"),
-    _shape("api-token", "Telegram", r"\d{8,10}:AA[0-9A-Za-z_-]{33}", ":AA"),
+    # Also inside the Bot API's URLs: `https://api.telegram.org/bot<token>/sendMessage`.
+    _shape("api-token", "Telegram", r"\d{8,10}:AA[0-9A-Za-z_-]{33}", ":AA",
+           start=r"(?:(?<=/bot)|(?<![A-Za-z0-9_]))"),
     _shape("api-token", "Discord",
            r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{40,}",
            "discord", end=False),
@@ -123,11 +130,34 @@ TOKEN_SHAPES: tuple[TokenShape, ...] = (
     _shape("api-token", "1Password", r"ops_eyJ[A-Za-z0-9+/=_-]{100,}", "ops_eyJ"),
     _shape("api-token", "Fly.io", r"fo1_[A-Za-z0-9_-]{43}", "fo1_"),
     _shape("api-token", "Netlify", r"nfp_[A-Za-z0-9]{36}", "nfp_"),
+    # The shapes below are gitleaks' (`alibaba-access-key-id`, `plaid-api-token`,
+    # `mailchimp-api-key`, `openrouter`) and secrets-patterns-db's (Braintree, Firebase
+    # Cloud Messaging's legacy server key, Bitbucket's app passwords).
+    _shape("api-token", "OpenRouter", r"sk-or-v1-[a-f0-9]{64}", "sk-or-v1-"),
+    _shape("api-token", "Alibaba Cloud", r"LTAI[A-Za-z0-9]{20}", "LTAI"),
+    _shape("api-token", "Plaid",
+           r"access-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}"
+           r"-[0-9a-f]{4}-[0-9a-f]{12}", "access-"),
+    _shape("api-token", "Braintree", r"access_token\$production\$[0-9a-z]{16}\$[0-9a-f]{32}",
+           "access_token$"),
+    _shape("api-token", "Mailchimp", r"[0-9a-f]{32}-us\d{1,2}", "-us"),
+    _shape("api-token", "Firebase", r"AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{120,}", ":APA91b"),
+    _shape("api-token", "Bitbucket", r"ATBB[A-Za-z0-9_=.-]{28,64}", "ATBB"),
     # Entra ID (Azure AD) client secrets: three characters, a digit, `Q~`, 31-34 more.
     _shape("api-token", "Azure", r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}", "Q~"),
     # age's X25519 identities are private keys written on one line.
     _shape("private-key", "age", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
            "AGE-SECRET-KEY-1"),
+)  # fmt: skip
+
+#: Shapes too plain to stand alone (`key-` and 32 hex; three dotted base64 parts), kept
+#: only in a text that names their vendor: `needles` here are lowercase words of the
+#: text, as gitleaks' `keywords` are (its `mailgun-private-api-token`; the Discord bot
+#: token's shape is secrets-patterns-db's, with the longer ids issued since 2022).
+KEYWORD_SHAPES: tuple[TokenShape, ...] = (
+    _shape("api-token", "Mailgun", r"key-[0-9a-f]{32}", "mailgun"),
+    _shape("api-token", "Discord",
+           r"[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}", "discord"),
 )  # fmt: skip
 
 #: Any shape's substring: a text without one holds no vendor's token.
@@ -138,4 +168,12 @@ TOKEN_GATE = re.compile(
     )
 )
 
-__all__ = ["AWS_KEY_ID", "TOKEN_GATE", "TOKEN_SHAPES", "WORD_END", "WORD_START", "TokenShape"]
+__all__ = [
+    "AWS_KEY_ID",
+    "KEYWORD_SHAPES",
+    "TOKEN_GATE",
+    "TOKEN_SHAPES",
+    "WORD_END",
+    "WORD_START",
+    "TokenShape",
+]

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 #: Words naming a password, in the languages agents write notes in.  The long
 #: ones also end compounds (`WLAN-Passwort`, `rootpassword`, `Zugangspasswort`).
+#: Plain words (no regular-expression syntax): `matching.starts` looks them up as
+#: written.  The Scandinavian definite forms (`lösenordet är x`); Turkish `şifre`; a
+#: Wi-Fi network's key is its password (`WPA2 key: x`).
 PASSWORD_WORDS_LONG = (
-    r"password|passwort|passwd|passphrase|passcode|kennwort|wachtwoord|lösenord|"
-    r"salasana|adgangskode|passord|contraseña|contrasena|senha|mot de passe|"
-    r"hasło|haslo|heslo|jelszó|пароль|parola d'ordine"
+    r"password|passwort|passwd|passphrase|passcode|kennwort|wachtwoord|lösenordet|lösenord|"
+    r"salasana|adgangskoden|adgangskode|passordet|passord|contraseña|contrasena|senha|"
+    r"mot de passe|hasło|haslo|heslo|jelszó|пароль|parola d'ordine|şifresi|şifre|"
+    r"wpa key|wpa2 key|wpa3 key|wpa-psk|wpa2-psk|wifi key|wi-fi key|wlan key|wlan-schlüssel"
 )
 #: Short names: only on their own (`pw: x`, `mdp : x`), never inside a word.
 PASSWORD_WORDS_SHORT = r"pwd|pw|mdp|clave"
@@ -72,6 +76,22 @@ PHONE_WORDS = (
     r"cellulare|telemóvel|gsm|telefoon|mobiel|телефон|тел"
 )
 
+#: Words that make the lowercase words after "the password is" a sentence
+#: ("is on the fridge", "is the same as last year"), not a passphrase.
+PROSE_WORDS = frozenset(
+    (
+        "a", "an", "the", "in", "on", "at", "of", "for", "to", "from", "by", "with", "into",
+        "onto", "under", "over", "after", "before", "about", "than", "as", "like", "is", "are",
+        "was", "were", "be", "it", "this", "that", "see", "ask", "use", "stored", "kept", "saved",
+        "and", "or", "but", "so", "if", "because", "not", "no", "none", "our", "my", "your",
+        "his", "her", "its", "their", "we", "you", "i", "he", "she", "they", "them", "us", "me",
+        "him", "same", "also", "still", "too", "very", "never", "always", "just", "only", "now",
+        "then", "again", "here", "there", "every", "each", "all", "some", "any", "will",
+        "would", "should", "can", "could", "must", "may", "might", "has", "have", "had", "do",
+        "does", "did", "what", "which", "who", "how", "why", "where", "when", "yet", "already",
+    )
+)  # fmt: skip
+
 __all__ = [
     "COPULAS",
     "FOR_WORDS",
@@ -81,4 +101,5 @@ __all__ = [
     "PASSWORD_WORDS_SHORT",
     "PASSWORD_WORD_PASS",
     "PHONE_WORDS",
+    "PROSE_WORDS",
 ]

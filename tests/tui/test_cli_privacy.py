@@ -131,3 +131,49 @@ def test_erase_archives_and_says_the_archive_keeps_the_text(
     assert (root / "ocean/agents/atlas/memory/archive/obs-2026-11-10-001.md").exists()
     assert "redact the memory before" in res.stderr
     _assert_masked(res.output, secrets)
+
+
+def test_redact_takes_the_masked_id_that_secrets_printed(tmp_path: Path) -> None:
+    """A Dream Cycle heading's password is in its id: the printed (masked) id names it."""
+    vault = tmp_path / "dream"
+    vault.mkdir()
+    comment = "<!-- dc:type=fact dc:importance=5.0 dc:ttl=90 dc:date=2026-11-14 -->"
+    (vault / "observations.md").write_text(
+        f"# Observations\n\n## Router password is tulip482x\n{comment}\nNoted.\n\n"
+        f"## Other\n{comment}\nNothing here.\n",
+        encoding="utf-8",
+    )
+    res = run("secrets", str(vault), "--json")
+    shown = json.loads(res.stdout)[0]["id"]
+    assert "tulip482x" not in shown and "…" in shown
+    assert run("redact", str(vault), "router-password-is-tulip…(99)-000000").exit_code == 1
+    res = run("redact", str(vault), shown, "--yes")
+    assert res.exit_code == 0
+    assert "tulip482x" not in res.output
+    text = (vault / "observations.md").read_text(encoding="utf-8")
+    assert "## Router password is [REDACTED:password]\n" in text
+    assert "tulip482x" not in text and "Nothing here." in text
+
+
+def test_redact_a_key_pasted_with_crlf(tmp_path: Path) -> None:
+    body = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW"
+    key = "\r\n".join(
+        [
+            "-----BEGIN OPENSSH PRIVATE KEY-----",
+            body,
+            body[::-1],
+            "-----END OPENSSH PRIVATE KEY-----",
+        ]
+    )
+    vault = tmp_path / "agents" / "atlas" / "memory" / "vault"
+    vault.mkdir(parents=True)
+    (tmp_path / "agents" / "atlas" / "memory" / "archive").mkdir()
+    note = vault / "obs-2026-11-01-001.md"
+    note.write_bytes(
+        b"---\r\ntags: [ops]\r\nconfidence: 0.9\r\ncreated: 2026-11-10\r\nsource: atlas\r\n---\r\n"
+        + f"\r\npasted from Windows:\r\n{key}\r\nend\r\n".encode()
+    )
+    assert run("secrets", str(tmp_path)).exit_code == 1
+    assert run("redact", str(tmp_path), "atlas/obs-2026-11-01-001").exit_code == 0
+    assert note.read_bytes().endswith(b"pasted from Windows:\r\n[REDACTED:private-key]\r\nend\r\n")
+    assert run("secrets", str(tmp_path)).exit_code == 0

@@ -151,16 +151,32 @@ def _scanner() -> FindingsCache:
     return FindingsCache(CleanFiles.open() if use_cache() else None)
 
 
+def _by_shown_id(catalog: Catalog, shown: str) -> list[Memory]:
+    """The memories `memlens secrets` listed as `shown`: an id holding a secret is masked.
+
+    A Dream Cycle heading `NAS password is tulip699x` has an id that holds the
+    password, and `secrets` prints it masked (`nas-password-is-tuli…(9)-3f2a1c`):
+    that printed id names the memory here, so it is never typed out in full.
+    """
+    keys = {f.memory_key for f in _scanner().scan_catalog(catalog) if f.shown_id == shown}
+    return [m for m in catalog.memories() if m.key in keys]
+
+
 def _targets(catalog: Catalog, ids: tuple[str, ...], all_of_kind: str | None) -> list[Memory]:
-    """The memories named by ID, plus (--all-of-kind) every memory holding that kind."""
+    """The memories named by ID (or by the masked id `secrets` printed), plus (--all-of-kind)
+    every memory holding that kind."""
     out: dict[tuple[str, str], Memory] = {}
     for memory_id in ids:
         try:
-            m = catalog.get(memory_id)
+            found = [catalog.get(memory_id)]
         except NotFoundError as exc:
-            echo(f"memlens: {exc}", err=True)
-            sys.exit(EXIT_PROBLEMS)
-        out.setdefault(m.key, m)
+            found = _by_shown_id(catalog, memory_id) if "…" in memory_id else []
+            if len(found) != 1:
+                why = f"{len(found)} memories are listed as {memory_id}" if found else exc
+                echo(f"memlens: {why}", err=True)
+                sys.exit(EXIT_PROBLEMS)
+        for m in found:
+            out.setdefault(m.key, m)
     if all_of_kind is not None:
         keys = {f.memory_key for f in _scanner().scan_catalog(catalog, kinds=[all_of_kind])}
         for m in catalog.memories():

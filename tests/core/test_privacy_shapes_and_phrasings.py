@@ -1,0 +1,200 @@
+"""More vendors' shapes, encodings, phrasings and decoys: each secret found whole, each decoy not.
+
+Written against a held-out sweep (round 5): every text holds fake values with
+the structure of their kind, and each case asserts the kind and the exact span.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from memlens.core.privacy.detectors import detect
+
+_B64 = "OPzPH4gHEgJuejHW4Re+Mjb9QdmSV/Y4DdcXJk0hj6WFelkchkppDvCJJBO5dUOW"
+_PEM = f"-----BEGIN RSA PRIVATE KEY-----\n{_B64}\n{_B64[::-1]}\n-----END RSA PRIVATE KEY-----"
+_B64_PEM = base64.b64encode(_PEM.encode()).decode()
+_JWE = (
+    base64.urlsafe_b64encode(b'{"alg":"dir","enc":"A256GCM"}').decode().rstrip("=")
+    + "..eu0Ys-OtA_KFjucaBPwYwf.bn7fDHpyayv79qqA2uE9UuyoH-BdNJiQ1dLRlzWOqt4lUu5qQQMaFJwxnBYGo"
+    + "UeXxE_IrOrbQojbzAJnWud-dqAPfLefKY6QDcJ1ubgfVwiya.5A9VPWb-aoJUZtGnACPcYM"
+)
+_FCM = (
+    "AAAAQum5rDO:APA91bgTc7tmYZS1glKlm2_VlGoRUdq6NoSGHp_aOMGfbaMM3evVQTrrtEHd-88xzEn1JspJIEh1rW"
+    "BAfpP_LYagMrcATsIKbqjrbrBt_tmgAtoiPAUqO1-FvPyCMBNOu7V3ewrpygRM"
+)
+_OPENROUTER = "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"
+_SENTRY_USER = "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"
+_COSMOS = "3+jaDl7oDeU1Mag9a9f6krbz+Z+s9okFfGA3v1aXiZhLxwlXnGnBD2BZVvLMbeDGru874PsGw/L6pLkKnvClCR=="
+_PPK = (
+    "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: mara@laptop\n"
+    f"Public-Lines: 1\n{_B64}\nPrivate-Lines: 1\n{_B64[:44]}\n"
+    "Private-MAC: 5f3b1c0e9a7d2b4c6e8f0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "secret", "kind"),
+    [
+        # Vendors' shapes (gitleaks', secrets-patterns-db's).
+        (
+            "curl https://api.telegram.org/bot8172805693:AAiWZmfpBWm0gdiyydDY6TdozApFeorVl6J/getMe",
+            "8172805693:AAiWZmfpBWm0gdiyydDY6TdozApFeorVl6J",
+            "api-token",
+        ),
+        (
+            "Plaid: access-production-e5aeec2d-0a7b-7958-a9b2-48840b4ca790",
+            "access-production-e5aeec2d-0a7b-7958-a9b2-48840b4ca790",
+            "api-token",
+        ),
+        (
+            "Braintree: access_token$production$60cnnnnj2jq6ag1m$457a84ab4c7e5247da70bbbfa8249edd",
+            "access_token$production$60cnnnnj2jq6ag1m$457a84ab4c7e5247da70bbbfa8249edd",
+            "api-token",
+        ),
+        ("Alibaba AccessKey ID LTAIvvhXO9p935Mjq3hvoVjF", "LTAIvvhXO9p935Mjq3hvoVjF", "api-token"),
+        (
+            "Bitbucket app password ATBBPlSGOeglqw1YNd20a7LhZRLM9vWtoRqM",
+            "ATBBPlSGOeglqw1YNd20a7LhZRLM9vWtoRqM",
+            "api-token",
+        ),
+        (f"FCM server key: {_FCM}", _FCM, "api-token"),
+        (
+            "Mailgun private API key key-46fde3cae43b53a3008299a40e261a4b",
+            "key-46fde3cae43b53a3008299a40e261a4b",
+            "api-token",
+        ),
+        (
+            "Mailchimp API key: a8633e519346a5d5cf396561d149433d-us12",
+            "a8633e519346a5d5cf396561d149433d-us12",
+            "api-token",
+        ),
+        (f"OPENROUTER_API_KEY={_OPENROUTER}", _OPENROUTER, "api-token"),
+        (f"sentry-cli login --auth-token {_SENTRY_USER}", _SENTRY_USER, "api-token"),
+        (
+            "DISCORD_BOT_TOKEN=Mcl6LtSG5mItvEY3sMrHZgJsyM.RO9vLt.i7BlBtpFZRRvDNe4weEZwkW07iwWL6e8oPAMnJ",
+            "Mcl6LtSG5mItvEY3sMrHZgJsyM.RO9vLt.i7BlBtpFZRRvDNe4weEZwkW07iwWL6e8oPAMnJ",
+            "api-token",
+        ),
+        # Values after a credential name: any symbol inside quotes, Laravel's `base64:`.
+        (
+            "SECRET_KEY='e_j6hdh#uaha9kg@ny2l1nd4p75wvbnxxana1&gvi#+ux92#rx'",
+            "e_j6hdh#uaha9kg@ny2l1nd4p75wvbnxxana1&gvi#+ux92#rx",
+            "generic-secret",
+        ),
+        (
+            "APP_KEY=base64:aHEyak0yejVyQW9IZGdsSVRDelFTWHZpTUtCa0lWMXo=",
+            "aHEyak0yejVyQW9IZGdsSVRDelFTWHZpTUtCa0lWMXo=",
+            "generic-secret",
+        ),
+        (
+            "CLOUDFLARE_API_TOKEN=_bVFLcEJINejhtltXX7R5qyt319eiJpiwEfP2FW6",
+            "_bVFLcEJINejhtltXX7R5qyt319eiJpiwEfP2FW6",
+            "generic-secret",
+        ),
+        # Cosmos DB's connection string; an encrypted JWT (NextAuth's session cookie).
+        (
+            f"AccountEndpoint=https://fw.documents.azure.com:443/;AccountKey={_COSMOS};",
+            _COSMOS,
+            "connection-string",
+        ),
+        (f"Set-Cookie: __Secure-next-auth.session-token={_JWE}; Path=/", _JWE, "jwt"),
+        # Private keys: base64 of a PEM (a Kubernetes secret), PuTTY's file with its MAC,
+        # a key pasted with CRLF, a key after a mention of the header in prose.
+        (f"data:\n  tls.key: {_B64_PEM}\n", _B64_PEM, "private-key"),
+        (f"bastion key:\n\n{_PPK}\n", _PPK, "private-key"),
+        (f"from Windows:\r\n{_PEM.replace(chr(10), chr(13) + chr(10))}\r\n", None, "private-key"),
+        # Phones: a `tel:` link, `00` for `+`, US dots after a phone word.
+        ("[call the office](tel:+442071234567)", "+442071234567", "phone"),
+        ("Handy aus dem Ausland: 0049 151 23948172", "0049 151 23948172", "phone"),
+        ("cell: 415.867.5309", "415.867.5309", "phone"),
+        # Passwords in prose.
+        (
+            "the wifi password is correct horse battery staple",
+            "correct horse battery staple",
+            "password",
+        ),
+        ("| note | the wifi password is correct horse battery staple |", None, "password"),
+        ("the old root password hunter2 still works on the NAS", "hunter2", "password"),
+        ("Jenkins admin password Birch2144? (change it!)", "Birch2144?", "password"),
+        ("I set the password to Birch7485& for now", "Birch7485&", "password"),
+        ("password (temporary): maple0353*", "maple0353*", "password"),
+        ("lösenordet är Falcon4408&", "Falcon4408&", "password"),
+        ("şifre: Birch82?", "Birch82?", "password"),
+        ("WPA2 key: Birch1618!", "Birch1618!", "password"),
+        ("docker login -u mara -p Orbit503% registry.fernway.io", "Orbit503%", "password"),
+        ("password:\u00a0Orbit851%", "Orbit851%", "password"),
+        # The value is on the word's line, not the next paragraph's first word.
+        (
+            "I set the password to Orbit391@ for now\n\nMerge pull request #482",
+            "Orbit391@",
+            "password",
+        ),
+        (
+            "SECRET_KEY='%soz9lh#x&p6_7x7)*+8vmgeiwv0-2gani+5q9z9qv5dtpw90k'",
+            "%soz9lh#x&p6_7x7)*+8vmgeiwv0-2gani+5q9z9qv5dtpw90k",
+            "generic-secret",
+        ),
+    ],
+)
+def test_found_whole_with_its_kind(text: str, secret: str | None, kind: str) -> None:
+    if secret is None:  # the secret is the text's one key or phrase, as the format reads it
+        secret = _PEM if kind == "private-key" else "correct horse battery staple"
+        text = text.replace("\r\n", "\n")
+    hits = detect(text)
+    assert [(h.kind, h.secret) for h in hits] == [(kind, secret)]
+    assert text[hits[0].start : hits[0].end] == secret
+
+
+def test_both_passwords_of_a_change() -> None:
+    text = "The admin password was changed from Lantern2189$ to Orbit243* on Monday."
+    assert [(h.kind, h.secret) for h in detect(text)] == [
+        ("password", "Lantern2189$"),
+        ("password", "Orbit243*"),
+    ]
+
+
+def test_aws_secret_in_a_nested_field_is_aws() -> None:
+    secret = "Rz/1wDqf6IL+7i3/vYNjGDE+kA2TkK57FaS4vYC/"
+    hits = detect(secret, "content.structured.aws.secret_access_key")
+    assert [(h.kind, h.secret) for h in hits] == [("aws-key", secret)]
+
+
+@pytest.mark.parametrize(
+    "decoy",
+    [
+        # IAM ids that are not keys; a Sentry DSN's public key; an IMEI (Luhn, 15 digits).
+        '"UserId": "AIDAN4KGU5UYLLJRZA6G", "Arn": "arn:aws:iam::123456789012:user/ci-bot"',
+        "assumed role AROAEF3KOGOPDUFEYWGC:session-mara",
+        "SENTRY_DSN=https://43fea2a23c3a1781ab3f7f3664040025@o450123.ingest.sentry.io/4505123",
+        "IMEI 352099001761481 of the test phone",
+        # A PEM header mentioned in prose, then other notes.
+        "files starting with -----BEGIN OPENSSH PRIVATE KEY----- must be chmod 600\n\n"
+        "| note | Change-Id: I46ba16db03bb85076e7a35872bf84054d9ab21f5 |",
+        # An empty password, then another paragraph; an ISSN; a docstring.
+        "jdbc:postgresql://db:5432/app?user=app&password=\n\nlösenordet är ett lösenord",
+        "ISSN 0020-0190, https://doi.org/10.1016/0020-0190(74)90001-5.",
+        "password (bool, optional): Enable password input. Defaults to False.",
+        "pass the --username and --password options instead of via the URL",
+        "password_field: pwd\n\n- tailscale up",
+        # Prose about a password, with several words after "is".
+        "the wifi password is on the fridge",
+        "The password is written on a sticky note under the keyboard.",
+        "the password is stored hashed in the users table",
+        "the password is never logged anywhere",
+        "password hashing: argon2id, memory 64 MiB, 3 passes",
+        "the password sha256 digest is kept, not the password",
+        "set the minimum password to 128 bits of entropy",
+        "echo $PW | docker login --password-stdin",
+        "password: %DB_PASS% and api_key = '%(api_key)s'",
+    ],
+)
+def test_decoys_are_not_findings(decoy: str) -> None:
+    assert [(h.kind, h.secret) for h in detect(decoy)] == []
+
+
+def test_a_quoted_value_that_is_a_placeholder_is_not_a_secret() -> None:
+    text = json.dumps({"verify_token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9..."})
+    assert detect(text) == []
