@@ -103,6 +103,10 @@ _SENTENCE_WORDS = frozenset(
 )  # fmt: skip
 #: `username/password: admin/x`, `login / pw = root/x`: the value is the pair.
 _USER_SLASH = re.compile(r"(?i)\b(?:user(?:name)?|login)\s*/\s*\Z")
+#: How far before a password keyword `_USER_SLASH` is looked for.  Why a bound:
+#: searched from the text's start it made every keyword cost the length of
+#: the text before it (a 64 KB line of `password set to …` took 2.7 s).
+_USER_SLASH_REACH = 256
 
 #: Values that say where a password is rather than being one: a variable, a
 #: vault reference; also a YAML tag (`!vault |`), a file path (`pwd: /home/mara`).
@@ -242,7 +246,8 @@ def _in_prose(text: str) -> Iterator[Hit]:
             if group == "value" and (phrase := _phrase(text, start)):
                 yield Hit("password", start, start + len(phrase), phrase)
                 continue
-            if _USER_SLASH.search(text, 0, m.start()) and trimmed.count("/") == 1:
+            before = max(0, m.start() - _USER_SLASH_REACH)
+            if _USER_SLASH.search(text, before, m.start()) and trimmed.count("/") == 1:
                 user, _, trimmed = trimmed.partition("/")  # `user/password: admin/x`
                 start += len(user) + 1
             if placeholder_password(trimmed) or (

@@ -169,6 +169,8 @@ _AWS_SECRET = "d6CRSH2D6oqM79+O36jKkv+0GhTnrU/D4J1/pmHd"
         ("- user: root, pass: maple99?", "maple99?", "password"),
         ('{"username": "admin", "password": "Orbit52!"}', "Orbit52!", "password"),
         ("username/password: admin/Birch7084$", "Birch7084$", "password"),
+        # The same pair after a long text: the `user/` prefix is looked for just before.
+        ("lorem ipsum " * 500 + "username/password: admin/Birch7084$", "Birch7084$", "password"),
         ("the door pin is 989392", "989392", "password"),
         # Addresses in links and without a space; phones after words in other languages.
         ("[Priya](mailto:Priya.Raman@fernway.co.uk)", "Priya.Raman@fernway.co.uk", "email"),
