@@ -1,14 +1,17 @@
 """How a file's FileScan and a vault's linked result become row blobs, and back.
 
 A row is a pickle of our own objects (what the old cache file held, now one
-per file), compressed with zlib: its adler32 checksum is what catches a
-damaged row (SQLite itself does not checksum pages).  Rows are small (a
-few hundred bytes) and alike (the same classes, field names and keys), so
-they are compressed with a preset dictionary (`ZDICT_BYTES` of the vault's
-first rows, kept in the store): measured on 2,000 cognitive-memory rows,
-plain zlib made 650 bytes a row, with an 8 KB dictionary 289 (level 6,
-~55 us a row; 32 KB dictionaries shrink rows a little more but cost 4x the
-time to set up per row).  Two things are left out of every row:
+per file), compressed with zstd and its content checksum: that checksum is
+what catches a damaged row (SQLite itself does not checksum pages).  Rows
+are small (~1 KB raw) and alike (the same classes, field names and keys),
+so they are compressed with a dictionary trained on the vault's first rows
+(`make_zdict`, kept in the store).  Why zstd and not zlib with a preset
+dictionary, as before: zlib sets its dictionary up again for every row
+(a decompressor per row), which was 1.26 s of a warm start's decoding at
+100k rows; zstd loads the dictionary once per process (`_codecs`) and
+decodes the same rows in 0.40 s, 22 MB instead of 28 MB stored.
+
+Two things are left out of every row:
 
 - memory bodies: they are read from the memory files when first used
   (`core.store.bodies`), so the store stays well under the size of the
@@ -31,21 +34,24 @@ import dataclasses
 import io
 import operator
 import pickle
-import zlib
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import zstandard
 
 from ..model import RAW_BODY, FileScan, Memory, Problem, ReferenceProblem, Relation, ScanResult
 from .db import StoreCorrupt
 from .stamps import FileStamp
 
-#: zlib level (with the dictionary, 6 costs no more time than 1 and saves 8%).
-ZLIB_LEVEL = 6
-#: Size of the preset dictionary made from a vault's first rows.
-ZDICT_BYTES = 8192
-#: Rows the dictionary is made from (their raw pickles, the last ZDICT_BYTES).
-ZDICT_ROWS = 64
+#: zstd level: 3 (the library's default) compresses 100k rows in 0.9 s; 9
+#: saves 7% more for 4x the time.
+ZSTD_LEVEL = 3
+#: Size of the dictionary trained on a vault's first rows.
+ZDICT_BYTES = 16384
+#: Rows the dictionary is trained on (more rows barely shrink the others).
+ZDICT_ROWS = 256
 
 
 def _fields_getter(cls: type[Any]) -> Callable[[Any], tuple[Any, ...]]:
@@ -139,26 +145,62 @@ def pickle_scan(fs: FileScan, root: Path, *, bodies: bool = False) -> bytes:
 
 
 def make_zdict(raws: list[bytes]) -> bytes:
-    """A preset dictionary from some rows' raw pickles (the rows that follow are alike)."""
-    return b"".join(raws[:ZDICT_ROWS])[-ZDICT_BYTES:]
+    """A dictionary for the rows that follow `raws` (some rows' raw pickles; they are alike).
+
+    Trained by zstd on up to `ZDICT_ROWS` of them; too few or too small
+    samples to train on give their raw bytes as the dictionary instead
+    (zstd tells the two kinds apart by the trained one's magic number).
+    """
+    samples: list[bytes | bytearray | memoryview] = list(raws[:ZDICT_ROWS])
+    try:
+        return zstandard.train_dictionary(ZDICT_BYTES, samples).as_bytes()
+    except zstandard.ZstdError:
+        return b"".join(raws[:ZDICT_ROWS])[-ZDICT_BYTES:]
+
+
+class _Codecs(threading.local):
+    """This thread's compressor and decompressor per dictionary (neither may be shared
+    between threads; setting a dictionary up costs more than a row)."""
+
+    def __init__(self) -> None:
+        self.by_zdict: dict[bytes, tuple[zstandard.ZstdCompressor, zstandard.ZstdDecompressor]] = {}
+
+
+_CODECS = _Codecs()
+#: Dictionaries a thread keeps set up (a process has one per open store).
+_KEEP = 16
+
+
+def _codecs(zdict: bytes) -> tuple[zstandard.ZstdCompressor, zstandard.ZstdDecompressor]:
+    kept = _CODECS.by_zdict
+    pair = kept.get(zdict)
+    if pair is None:
+        if len(kept) >= _KEEP:
+            kept.clear()
+        data = zstandard.ZstdCompressionDict(zdict) if zdict else None
+        pair = kept[zdict] = (
+            zstandard.ZstdCompressor(
+                level=ZSTD_LEVEL, dict_data=data, write_checksum=True, write_dict_id=False
+            ),
+            zstandard.ZstdDecompressor(dict_data=data),
+        )
+    return pair
 
 
 def compress(raw: bytes, zdict: bytes) -> bytes:
-    """A row's raw pickle compressed with the store's dictionary."""
-    packer = zlib.compressobj(ZLIB_LEVEL, zdict=zdict) if zdict else zlib.compressobj(ZLIB_LEVEL)
-    return packer.compress(raw) + packer.flush()
+    """A row's raw pickle compressed with the store's dictionary (b"": none)."""
+    try:
+        return _codecs(zdict)[0].compress(raw)
+    except zstandard.ZstdError as exc:  # the stored dictionary is damaged
+        raise StoreCorrupt(f"unusable row dictionary ({exc})") from exc
 
 
 def decompress(blob: bytes, zdict: bytes) -> bytes:
-    """A row blob's raw pickle (StoreCorrupt when its checksum or length is wrong)."""
+    """A row blob's raw pickle (StoreCorrupt when its checksum, length or framing is wrong)."""
     try:
-        unpacker = zlib.decompressobj(zdict=zdict) if zdict else zlib.decompressobj()
-        raw = unpacker.decompress(blob)
-        if not unpacker.eof or unpacker.unused_data:
-            raise zlib.error("incomplete row")
-    except zlib.error as exc:  # a damaged row: never trust any of it
+        return _codecs(zdict)[1].decompress(blob, allow_extra_data=False)
+    except zstandard.ZstdError as exc:  # a damaged row: never trust any of it
         raise StoreCorrupt(f"unreadable row ({type(exc).__name__})") from exc
-    return raw
 
 
 def unpickle_scan(raw: bytes, root: Path) -> FileScan:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import zlib
 from datetime import date
 from pathlib import Path
 
@@ -146,8 +145,7 @@ def _damage_one_store_row(vault: Path) -> None:
         row_id, _rel, blob = next(r for r in rows if bytes(r[1]).startswith(b"graph/"))
         fs = codec.decode_scan(blob, vault, zdict)
         fs.memories[0].extra = {**fs.memories[0].extra, "relinked": True}
-        packer = zlib.compressobj(6, zdict=zdict)
-        new = packer.compress(codec.pickle_scan(fs, vault)) + packer.flush()
+        new = codec.compress(codec.pickle_scan(fs, vault), zdict)
         conn.execute("UPDATE files SET scan = ? WHERE id = ?", (new, row_id))
     finally:
         conn.close()

@@ -184,3 +184,42 @@ def test_a_warm_progressive_scan_shows_a_first_batch_before_the_rest(
     assert last.stats.status == "warm" and last.stats.parsed == 0
     assert last.result is not None
     assert last.result.memories == vault.adapter.scan(root).memories
+
+
+def test_row_codec_round_trips_and_refuses_damaged_rows() -> None:
+    import threading
+
+    from memlens.core.store import codec
+    from memlens.core.store.db import StoreCorrupt
+
+    raws = [f"row {i}: {'alpha beta gamma ' * (i % 7)} {i * 7919}".encode() for i in range(400)]
+    trained = codec.make_zdict(raws)
+    assert trained[:4] == b"\x37\xa4\x30\xec"  # zstd's magic: a trained dictionary
+    few = codec.make_zdict(raws[:2])  # too little to train on: the rows' bytes themselves
+    assert few == b"".join(raws[:2])[-codec.ZDICT_BYTES :]
+    for zdict in (trained, few, b""):
+        blobs = [codec.compress(raw, zdict) for raw in raws]
+        assert [codec.decompress(b, zdict) for b in blobs] == raws
+        blob = blobs[100]
+        damaged = [blob[:-1], blob + b"\0", blob[:8] + bytes([blob[8] ^ 0x10]) + blob[9:]]
+        for bad in damaged:
+            with pytest.raises(StoreCorrupt, match="unreadable row"):
+                codec.decompress(bad, zdict)
+    # A blob packed with another dictionary is refused, not decoded into other bytes.
+    with pytest.raises(StoreCorrupt):
+        codec.decompress(codec.compress(raws[5], trained), few)
+
+    # Each thread has its own (de)compressor: many threads at once decode alike.
+    blobs = [codec.compress(raw, trained) for raw in raws]
+    wrong: list[int] = []
+
+    def decode_all() -> None:
+        for _ in range(20):
+            wrong.extend(i for i, b in enumerate(blobs) if codec.decompress(b, trained) != raws[i])
+
+    threads = [threading.Thread(target=decode_all) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wrong == []
