@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from ..model import FileScan, Problem, Reason
 from ..safe_io import kind_of
+from .listed_folders import note_folder, note_link, note_parent
 
 
 def rel_posix(root: Path, path: Path) -> str:
@@ -117,6 +118,7 @@ def unlistable(root: str | Path, folder_rel: str) -> SkippedEntry | None:
     For a format that lists several fixed folders below one parent: one
     problem naming the parent beats one per child that could not be reached.
     """
+    note_folder(folder_rel)
     try:
         with os.scandir(f"{root}/{folder_rel}"):
             return None
@@ -164,10 +166,15 @@ def _list(
     folders, `want_dir`), sorted; the others of those names skipped, with why."""
     names: list[str] = []
     skipped: list[SkippedEntry] = []
-    if real_root is not None and not _inside(real_root, os.path.realpath(folder)):
-        if os.path.isdir(folder):
-            skipped.append(SkippedEntry(folder_rel, FOLDER_OUTSIDE_VAULT))
-        return Listing(names, skipped)
+    note_folder(folder_rel)  # before reading it: a change while we read shows next time
+    if real_root is not None:
+        real = os.path.realpath(folder)
+        if real != (f"{real_root}/{folder_rel}" if folder_rel else real_root):
+            note_link()  # a link on the way: its target may change elsewhere
+        if not _inside(real_root, real):
+            if os.path.isdir(folder):
+                skipped.append(SkippedEntry(folder_rel, FOLDER_OUTSIDE_VAULT))
+            return Listing(names, skipped)
     odd: list[os.DirEntry[str]] = []
     try:
         with os.scandir(folder) as entries:
@@ -200,6 +207,7 @@ def _list(
         why: str | None
         try:
             if e.is_symlink():
+                note_link()
                 why = _link_problem(e.path, real_root, want_dir)
             elif want_dir:
                 why = ""  # a file among folders: not ours to report
@@ -264,13 +272,17 @@ def entry_skip(root: str | Path, rel: str) -> SkippedEntry | None:
 
 def _file_state(real_root: str, path: str, rel: str) -> tuple[bool, SkippedEntry | None]:
     """(True if `path` is a regular file inside the vault, why it is skipped or None)."""
+    note_parent(rel)
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         return False, None
     except OSError as exc:
         return False, skip_entry(rel, cannot_read(exc))
-    if not _inside(real_root, os.path.realpath(path)):
+    real = os.path.realpath(path)
+    if real != f"{real_root}/{rel}":
+        note_link()  # the file or a folder on its way is a link
+    if not _inside(real_root, real):
         # The file itself or a folder on its way is a link out of the vault.
         return False, SkippedEntry(rel, OUTSIDE_VAULT)
     if stat.S_ISLNK(st.st_mode):

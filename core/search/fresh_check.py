@@ -13,9 +13,10 @@ import sqlite3
 import zlib
 from array import array
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Literal, cast
 
 from ..formats import adapter_for
+from ..formats.listed_folders import FolderStamp, recording, unchanged_folders
 from ..model import Memory
 from ..store.db import StoreCorrupt, untrusted
 from ..store.statwalk import stat_stamps
@@ -65,10 +66,42 @@ def checked_meta(
     if saved["roots"] != [str(v.root) for v in vaults]:
         return None
     manifests = [files_io.read(conn, number) for number in range(len(vaults))]
-    for v, manifest in zip(vaults, manifests, strict=True):
-        if not unchanged(v, manifest):
+    listed: list[tuple[int, files_io.Manifest, dict[str, FolderStamp]]] = []
+    for number, (v, manifest) in enumerate(zip(vaults, manifests, strict=True)):
+        kept = None if manifest is None else files_io.read_folders(conn, number, manifest)
+        got = unchanged(v, manifest, kept)
+        if got is None:
             return None
+        if got and manifest is not None:
+            listed.append((number, manifest, got))
+    if listed:
+        _keep_folders(conn, listed)
     return meta, manifests
+
+
+def _keep_folders(
+    conn: sqlite3.Connection, listed: list[tuple[int, files_io.Manifest, dict[str, FolderStamp]]]
+) -> None:
+    """Keep the folders these vaults' listings looked at, so the next search need not list.
+
+    Through a connection of its own (this one reads a snapshot, read-only),
+    waiting for no one: a busy or read-only cache only means the next search
+    lists again.
+    """
+    path = conn.execute("PRAGMA database_list").fetchone()[2]
+    try:
+        writer = sqlite3.connect(path, timeout=0, isolation_level=None)
+    except sqlite3.Error:
+        return
+    try:
+        writer.execute("BEGIN IMMEDIATE")
+        for number, manifest, folders in listed:
+            files_io.write_folders(writer, number, manifest, folders)
+        writer.execute("COMMIT")
+    except sqlite3.Error:
+        pass
+    finally:
+        writer.close()
 
 
 def stored_memories(
@@ -125,24 +158,41 @@ def fresh_memory(vaults: list[Vault], memory_id: str) -> Memory | None:
         conn.close()
 
 
-def unchanged(v: Vault, manifest: files_io.Manifest | None) -> bool:
-    """The vault holds exactly the files of `manifest`, with the same stamps, none racy."""
+def unchanged(
+    v: Vault, manifest: files_io.Manifest | None, folders: dict[str, FolderStamp] | None = None
+) -> dict[str, FolderStamp] | Literal[False] | None:
+    """Does the vault hold exactly the files of `manifest`, with the same stamps, none racy?
+
+    None: no.  Otherwise what to keep for next time: the folders its listing
+    looked at, when the vault was listed and that listing may be trusted
+    (`core.formats.listed_folders`), else False.  `folders`: the ones kept
+    after the last listing for this manifest; while each holds its stamp,
+    the vault is not listed again, only its files stat'ed.
+    """
     if manifest is None or manifest.racy:
-        return False
-    listing = adapter_for(v.format).file_listing(Path(v.root))
+        return None
+    root = str(v.root)
+    if folders is not None and unchanged_folders(root, folders):
+        same = stat_stamps(root, manifest.names) == manifest.stamps
+        return False if same else None
+    with recording(root) as seen:
+        listing = adapter_for(v.format).file_listing(Path(v.root))
     if listing.skipped or len(listing.names) != len(manifest.names):
-        return False  # a new, gone or unreadable file: the catalog's way
+        return None  # a new, gone or unreadable file: the catalog's way
     expected = manifest.stamps
     if listing.names != manifest.names:
         # The same number of files in another order (or other files).
         where = dict(zip(manifest.names, range(len(manifest.names)), strict=True))
         order = [where.get(rel, -1) for rel in listing.names]
         if -1 in order:
-            return False
+            return None
         import numpy as np  # here: only a reordered listing needs it
 
         expected = np.frombuffer(expected, dtype=np.int64).reshape(-1, 4)[order].tobytes()
-    return stat_stamps(str(v.root), listing.names) == expected
+    if stat_stamps(root, listing.names) != expected:
+        return None
+    keep = seen.trusted and listing.names == manifest.names
+    return seen.folders if keep else False
 
 
 __all__ = [

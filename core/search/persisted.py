@@ -82,11 +82,12 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE,"
     " df INTEGER NOT NULL, rows BLOB NOT NULL, counts BLOB NOT NULL)",
     files_io.SCHEMA,
+    files_io.FOLDERS_SCHEMA,
     "CREATE TABLE IF NOT EXISTS memories (slot INTEGER PRIMARY KEY, blob BLOB NOT NULL)",
     lexical_io.SCHEMA,
     vectors_io.SCHEMA,
 )
-_TABLES = ("meta", "terms", "files", "manifest", "memories", "lex", "vecs")
+_TABLES = ("meta", "terms", "files", "manifest", "listed_folders", "memories", "lex", "vecs")
 
 
 @dataclass(slots=True)

@@ -19,15 +19,23 @@ to learn that nothing changed (0.4-0.8 s).  Now a vault's row holds:
   search then opens the catalog (which verifies them by content).
 
 The store of the vault is not needed at all to serve an unchanged vault.
+
+Beside it, ``listed_folders`` keeps, per vault, the folders a listing
+looked at when it last gave exactly the manifest's names, with their stamps
+(`core.formats.listed_folders`) and the digest of the manifest row they
+prove: while they all hold, a search need not list the vault again.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sqlite3
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..formats.listed_folders import FolderStamp
 from ..store.stamps import FileStamp
 from ..store.statwalk import signed_inode
 
@@ -40,6 +48,10 @@ _SEP = "\0"
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS manifest (vault INTEGER PRIMARY KEY, names BLOB NOT NULL,"
     " stamps BLOB NOT NULL, shas BLOB NOT NULL, racy INTEGER NOT NULL)"
+)
+FOLDERS_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS listed_folders (vault INTEGER PRIMARY KEY,"
+    " manifest BLOB NOT NULL, folders TEXT NOT NULL)"
 )
 
 
@@ -58,6 +70,8 @@ class Manifest:
     #: SHA_BYTES per file, in `names` order.
     shas: bytes
     racy: int
+    #: What identifies this manifest row (its packed names and stamps).
+    digest: bytes = b""
 
     def sha_of(self) -> dict[str, bytes]:
         """path -> sha prefix."""
@@ -110,7 +124,44 @@ def read(conn: sqlite3.Connection, number: int) -> Manifest | None:
     flat = zlib.decompress(stamps_blob)
     if len(flat) != 32 * len(names) or len(shas) != SHA_BYTES * len(names):
         raise ValueError("search index manifest does not add up")
-    return Manifest(names, flat, bytes(shas), int(racy))
+    digest = hashlib.blake2b(bytes(names_blob) + bytes(stamps_blob), digest_size=16).digest()
+    return Manifest(names, flat, bytes(shas), int(racy), digest)
 
 
-__all__ = ["SCHEMA", "SHA_BYTES", "Manifest", "pack", "read", "sha_prefix", "write"]
+def read_folders(
+    conn: sqlite3.Connection, number: int, manifest: Manifest
+) -> dict[str, FolderStamp] | None:
+    """The folders last listed for vault `number` while its files were exactly `manifest`'s."""
+    try:
+        row = conn.execute(
+            "SELECT manifest, folders FROM listed_folders WHERE vault = ?", (number,)
+        ).fetchone()
+    except sqlite3.OperationalError:  # an index written before the table existed
+        return None
+    if row is None or bytes(row[0]) != manifest.digest:
+        return None
+    return {rel: None if st is None else tuple(st) for rel, st in json.loads(row[1]).items()}
+
+
+def write_folders(
+    conn: sqlite3.Connection, number: int, manifest: Manifest, folders: dict[str, FolderStamp]
+) -> None:
+    """Keep the folders a listing that gave exactly `manifest`'s names looked at."""
+    conn.execute(
+        "INSERT OR REPLACE INTO listed_folders (vault, manifest, folders) VALUES (?, ?, ?)",
+        (number, manifest.digest, json.dumps(folders)),
+    )
+
+
+__all__ = [
+    "FOLDERS_SCHEMA",
+    "SCHEMA",
+    "SHA_BYTES",
+    "Manifest",
+    "pack",
+    "read",
+    "read_folders",
+    "sha_prefix",
+    "write",
+    "write_folders",
+]
