@@ -9,14 +9,14 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
 from ..model import FileScan, Problem, Reason
 from ..safe_io import kind_of
-from .listed_folders import note_folder, note_link, note_parent
+from .listed_folders import FolderStamp, note_folder, note_link, note_parent, recording
 
 
 def rel_posix(root: Path, path: Path) -> str:
@@ -73,6 +73,19 @@ class Listing(NamedTuple):
 
     names: list[str]
     skipped: list[SkippedEntry]
+    #: The folders it looked at, stamped (`recorded_listing`); None: not
+    #: recorded, or not to be trusted (`core.formats.listed_folders`).
+    folders: dict[str, FolderStamp] | None = None
+
+
+def recorded_listing(list_files_of: Callable[[Path], Listing], root: Path) -> Listing:
+    """A vault's listing (`list_files_of`: its adapter's `file_listing`) with the
+    folders it looked at, when they prove it (nothing skipped, no link met)."""
+    with recording(root) as seen:
+        listing = list_files_of(root)
+    if seen.trusted and not listing.skipped:
+        return listing._replace(folders=seen.folders)
+    return listing
 
 
 #: How the detail of an entry the OS refused to read starts.

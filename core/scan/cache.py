@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..formats import FormatAdapter
-from ..formats.files import Listing, rel_posix, skipped_scan
+from ..formats.files import Listing, recorded_listing, rel_posix, skipped_scan
 from ..model import FileScan, Memory, ScanResult
 from ..store import (
     CACHE_DIR_ENV,
@@ -256,6 +256,7 @@ def _scan(
         scans=scans,
         stamps=stamps,
         stats=stats,
+        listing=listing,
     )
     if store is not None and save:
         _save(store, stats, assembled.upserts + renewed, [*entries, *assembled.unstamped])
@@ -360,7 +361,7 @@ def _stat_walk(
             listing, keys = ahead
             slots, todo = _match(root, listing.names, keys, entries, stats, renewed)
         else:
-            listing = adapter.file_listing(root)
+            listing = recorded_listing(adapter.file_listing, root)
             slots, todo = _walk(root, listing.names, entries, stats, renewed)
     stats.files = len(listing.names)
     stats.dropped = len(entries)

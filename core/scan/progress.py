@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..formats.files import Listing
 from ..model import FileScan, Memory, ScanResult
 from ..store import (
     FileStamp,
@@ -59,6 +60,8 @@ class ScanProgress:
     scans: dict[str, FileScan] = field(default_factory=dict)
     stamps: dict[str, FileStamp] = field(default_factory=dict)
     stats: CacheStats = field(default_factory=CacheStats)
+    #: The done step's listing of the vault (names and the folders it looked at).
+    listing: Listing | None = None
 
 
 # --------------------------------------------------------------------------- garbage collector

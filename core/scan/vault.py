@@ -62,6 +62,10 @@ class Vault:
     #: Set by `rescan_paths`: a changed file was vault-wide (a state file, a
     #: WAL, a view store; `FileScan.vault_wide`), so any memory may differ.
     last_rescan_vault_wide: bool = False
+    #: The listing of the last full scan, with the folders it looked at
+    #: (`core.formats.listed_folders`): kept by the search index beside its
+    #: manifest while the files are still exactly its names.
+    listing: Listing | None = None
 
     @property
     def adapter(self) -> FormatAdapter:
@@ -273,6 +277,7 @@ def _adopt(vault: Vault, progress: ScanProgress) -> None:
     vault.scans = progress.scans
     vault.stamps = progress.stamps
     vault.cache_stats = progress.stats
+    vault.listing = progress.listing
     # A scan with the store saves its rows itself (a failed save only
     # leaves rows the next scan finds stale).
     vault.unsaved = set() if progress.stats.path is not None else None

@@ -32,7 +32,7 @@ from typing import IO
 
 from .. import workers
 from ..formats import adapter_for
-from ..formats.files import Listing
+from ..formats.files import Listing, recorded_listing
 from ..workers import read_message, write_message
 
 #: One file's stat as the cache compares it: size, mtime_ns, ctime_ns, inode.
@@ -62,7 +62,7 @@ def stat_keys(root: str, names: Sequence[str]) -> list[StatKey | None]:
 
 def walk_vault(root: str, format_id: str) -> Walk:
     """What `cache.scan_files` walks for one vault: its listing and stat keys."""
-    listing = adapter_for(format_id).file_listing(Path(root))
+    listing = recorded_listing(adapter_for(format_id).file_listing, Path(root))
     return listing, stat_keys(root, listing.names)
 
 

@@ -96,7 +96,7 @@ def _keep_folders(
     try:
         writer.execute("BEGIN IMMEDIATE")
         for number, manifest, folders in listed:
-            files_io.write_folders(writer, number, manifest, folders)
+            files_io.write_folders(writer, number, manifest.digest, folders)
         writer.execute("COMMIT")
     except sqlite3.Error:
         pass

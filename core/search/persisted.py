@@ -233,8 +233,9 @@ def _save_new(conn: sqlite3.Connection, index: SearchIndex, catalog: Catalog) ->
             "INSERT INTO terms (term, df, rows, counts) VALUES (?, ?, ?, ?)",
             rows_io.term_records(terms.terms, indptr, rows, counts),
         )
-        for number, v in enumerate(catalog.vaults):
-            files_io.write(conn, number, v.stamps)
+        _save_files(
+            conn, [(n, files_io.pack(v.stamps)) for n, v in enumerate(catalog.vaults)], catalog
+        )
         zdict = zdict_of(index._memories)
         conn.executemany(
             "INSERT INTO memories (slot, blob) VALUES (?, ?)",
@@ -391,7 +392,7 @@ def _update(
         conn.executemany(
             "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", meta_io.pack_meta(out)
         )
-        _save_files(conn, _stale_manifests(conn, catalog))
+        _save_files(conn, _stale_manifests(conn, catalog), catalog)
     return True
 
 
@@ -462,13 +463,21 @@ def _stale_manifests(
 
 
 def _save_files(
-    conn: sqlite3.Connection, stale: list[tuple[int, tuple[bytes, bytes, bytes, int]]]
+    conn: sqlite3.Connection,
+    stale: list[tuple[int, tuple[bytes, bytes, bytes, int]]],
+    catalog: Catalog,
 ) -> None:
-    """Write these manifests (inside the caller's transaction)."""
+    """Write these manifests (inside the caller's transaction), and the folders proving
+    a vault's listing when its last full scan listed exactly the manifest's files."""
     conn.executemany(
         "INSERT OR REPLACE INTO manifest (vault, names, stamps, shas, racy) VALUES (?, ?, ?, ?, ?)",
         [(number, *packed) for number, packed in stale],
     )
+    for number, (names, stamps, _shas, _racy) in stale:
+        v = catalog.vaults[number]
+        folders = files_io.folders_proving(v.listing, v.stamps)
+        if folders is not None:
+            files_io.write_folders(conn, number, files_io.digest_of(names, stamps), folders)
 
 
 def _refresh_files(conn: sqlite3.Connection, catalog: Catalog, generation: bytes) -> None:
@@ -486,7 +495,7 @@ def _refresh_files(conn: sqlite3.Connection, catalog: Catalog, generation: bytes
     with contextlib.suppress(sqlite3.Error), _transaction(conn):
         now = conn.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
         if now is not None and now[0] == generation:
-            _save_files(conn, stale)
+            _save_files(conn, stale, catalog)
 
 
 def _save_decay(conn: sqlite3.Connection, index: SearchIndex) -> None:

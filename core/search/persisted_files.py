@@ -35,6 +35,7 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..formats.files import Listing
 from ..formats.listed_folders import FolderStamp
 from ..store.stamps import FileStamp
 from ..store.statwalk import signed_inode
@@ -103,14 +104,6 @@ def pack(stamps: Mapping[str, FileStamp]) -> tuple[bytes, bytes, bytes, int]:
     )
 
 
-def write(conn: sqlite3.Connection, number: int, stamps: Mapping[str, FileStamp]) -> None:
-    """Store vault `number`'s manifest (inside the caller's transaction)."""
-    conn.execute(
-        "INSERT OR REPLACE INTO manifest (vault, names, stamps, shas, racy) VALUES (?, ?, ?, ?, ?)",
-        (number, *pack(stamps)),
-    )
-
-
 def read(conn: sqlite3.Connection, number: int) -> Manifest | None:
     """Vault `number`'s manifest (None when there is none)."""
     row = conn.execute(
@@ -124,8 +117,12 @@ def read(conn: sqlite3.Connection, number: int) -> Manifest | None:
     flat = zlib.decompress(stamps_blob)
     if len(flat) != 32 * len(names) or len(shas) != SHA_BYTES * len(names):
         raise ValueError("search index manifest does not add up")
-    digest = hashlib.blake2b(bytes(names_blob) + bytes(stamps_blob), digest_size=16).digest()
-    return Manifest(names, flat, bytes(shas), int(racy), digest)
+    return Manifest(names, flat, bytes(shas), int(racy), digest_of(names_blob, stamps_blob))
+
+
+def digest_of(names_blob: bytes, stamps_blob: bytes) -> bytes:
+    """What identifies a manifest row: a hash of its packed names and stamps."""
+    return hashlib.blake2b(bytes(names_blob) + bytes(stamps_blob), digest_size=16).digest()
 
 
 def read_folders(
@@ -144,13 +141,22 @@ def read_folders(
 
 
 def write_folders(
-    conn: sqlite3.Connection, number: int, manifest: Manifest, folders: dict[str, FolderStamp]
+    conn: sqlite3.Connection, number: int, digest: bytes, folders: dict[str, FolderStamp]
 ) -> None:
-    """Keep the folders a listing that gave exactly `manifest`'s names looked at."""
+    """Keep the folders a listing that gave exactly the names of manifest `digest` looked at."""
     conn.execute(
         "INSERT OR REPLACE INTO listed_folders (vault, manifest, folders) VALUES (?, ?, ?)",
-        (number, manifest.digest, json.dumps(folders)),
+        (number, digest, json.dumps(folders)),
     )
+
+
+def folders_proving(
+    listing: Listing | None, stamps: Mapping[str, FileStamp]
+) -> dict[str, FolderStamp] | None:
+    """The folders `listing` looked at, if its names are exactly the stamped files, in order."""
+    if listing is None or listing.folders is None or len(listing.names) != len(stamps):
+        return None
+    return listing.folders if listing.names == list(stamps) else None
 
 
 __all__ = [
@@ -158,10 +164,11 @@ __all__ = [
     "SCHEMA",
     "SHA_BYTES",
     "Manifest",
+    "digest_of",
+    "folders_proving",
     "pack",
     "read",
     "read_folders",
     "sha_prefix",
-    "write",
     "write_folders",
 ]

@@ -90,6 +90,32 @@ def test_an_unchanged_vault_is_listed_once_then_only_stat_ed(
     assert len(listed) == 1  # not listed again
 
 
+def test_the_scan_that_builds_the_index_keeps_its_folders_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "vaults"
+    generate(root, 200, seed=4, mix="cognitive-memory")
+    _age_folders(root)
+    catalog = open_catalog(root, cache=True)
+    (v,) = catalog.vaults
+    assert v.listing is not None and v.listing.folders  # the scan's own listing, stamped
+    open_index(catalog, AS_OF)
+    assert _kept(root)
+    listed = _listings(monkeypatch)
+    _search(root)
+    assert listed == []  # the first search after the build lists nothing
+
+    # A file the catalog re-read in place keeps the names: the folders still prove them.
+    some = sorted((_memories(root) / "graph").rglob("*.md"))[2]
+    with some.open("a", encoding="utf-8") as fh:
+        fh.write("\nmore\n")
+    assert open_fresh(survey_all(root).vaults, AS_OF) is None
+    open_index(open_catalog(root, cache=True), AS_OF)  # (its scan lists the vault)
+    listed.clear()
+    _search(root)
+    assert listed == []
+
+
 @pytest.mark.parametrize(
     "change",
     ["new file", "new file in an empty folder", "file removed", "file renamed", "new folder"],
