@@ -53,9 +53,31 @@ def has_placeholder_word(token: str) -> bool:
     """
     for m in PLACEHOLDER_WORDS.finditer(token):
         letters = re.sub(r"[^A-Za-z]", "", m.group(0))
+        if letters and letters.islower() and _inside_random(token, m.start(), m.end()):
+            continue  # `x9Kfake2Lm...`: letters a random key drew, not a word a person wrote
         if not letters or letters.islower() or letters.isupper() or letters.istitle():
             return True
     return False
+
+
+#: Bits per character above which a mixed-case key with digits reads as drawn
+#: at random (36 random base62 characters: ~4.7; `AbC1fakeTokenForDocs123`: ~4.1).
+_RANDOM_BITS = 4.3
+
+
+def _inside_random(token: str, start: int, end: int) -> bool:
+    """The word at token[start:end] sits between letters or digits of a random-looking key.
+
+    Only for lower-case words: `wJalr...CYEXAMPLEKEY`, AWS's documented secret,
+    stays a placeholder, as does `ghp_fake...` (a word at the key's start).
+    """
+    if start == 0 or end >= len(token):
+        return False
+    if not (token[start - 1].isalnum() and token[end].isalnum()):
+        return False
+    body = re.sub(r"^[A-Za-z]{2,4}[_-]", "", token)
+    mixed = any(c.isupper() for c in body) and any(c.islower() for c in body)
+    return mixed and any(c.isdigit() for c in body) and shannon_entropy(body) >= _RANDOM_BITS
 
 
 def has_sequence_run(token: str) -> bool:

@@ -352,3 +352,10 @@ def test_checks() -> None:
     assert is_placeholder("sk-YOUR-KEY-HERE-0000000000") and not is_placeholder(
         "sk_live_51XTRQdiyOUsGrqb3CsyOUrkhDMQIbxl8qw4IvxTc8d1PI0PkOqKahzic38dBD80D6NY0VVLI"
     )
+    # A lower-case word a random key drew between its letters (the sweep's round 4, seed 21,
+    # lost a token to this): a key.  At the key's start, or in a key that does not read as
+    # random, or in capitals inside AWS's documented secret: a placeholder.
+    assert not is_placeholder("ghp_x9KfakeQ2Lm7RtY8uVw3ZpN4sDe6HgJb1CaZ")
+    assert is_placeholder("ghp_fakeQ2Lm7RtY8uVw3ZpN4sDe6HgJb1Cax9KZ")
+    assert is_placeholder("ghp_AbC1fakeTokenForDocs123") and is_placeholder("ghp_myfaketoken1234")
+    assert is_placeholder("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
