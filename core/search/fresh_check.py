@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
 from ..formats import adapter_for
-from ..formats.listed_folders import FolderStamp, recording, unchanged_folders
+from ..formats.files import recorded_listing
+from ..formats.listed_folders import FolderStamp, unchanged_folders
 from ..model import Memory
 from ..store.db import StoreCorrupt, untrusted
 from ..store.statwalk import stat_stamps
@@ -175,8 +176,7 @@ def unchanged(
     if folders is not None and unchanged_folders(root, folders):
         same = stat_stamps(root, manifest.names) == manifest.stamps
         return False if same else None
-    with recording(root) as seen:
-        listing = adapter_for(v.format).file_listing(Path(v.root))
+    listing = recorded_listing(adapter_for(v.format).file_listing, Path(v.root))
     if listing.skipped or len(listing.names) != len(manifest.names):
         return None  # a new, gone or unreadable file: the catalog's way
     expected = manifest.stamps
@@ -191,8 +191,9 @@ def unchanged(
         expected = np.frombuffer(expected, dtype=np.int64).reshape(-1, 4)[order].tobytes()
     if stat_stamps(root, listing.names) != expected:
         return None
-    keep = seen.trusted and listing.names == manifest.names
-    return seen.folders if keep else False
+    if listing.folders is not None and listing.names == manifest.names:
+        return listing.folders
+    return False
 
 
 __all__ = [
