@@ -8,7 +8,7 @@ so they are compressed with a dictionary trained on the vault's first rows
 (`make_zdict`, kept in the store).  Why zstd and not zlib with a preset
 dictionary, as before: zlib sets its dictionary up again for every row
 (a decompressor per row), which was 1.26 s of a warm start's decoding at
-100k rows; zstd loads the dictionary once per process (`_codecs`) and
+100k rows; zstd sets a dictionary up once per thread (`_codecs`) and
 decodes the same rows in 0.40 s, 22 MB instead of 28 MB stored.
 
 Two things are left out of every row:
