@@ -314,3 +314,46 @@ def test_a_word_only_removed_rows_held_is_not_matched() -> None:
     assert index.run("parcel", 10, rank="relevance").hits == []
     assert index.run("parcels", 10, rank="relevance").hits == []
     assert index.run("parcl", 10, rank="relevance").hits == []
+
+
+def test_the_bulk_build_equals_summing_each_rows_terms() -> None:
+    """`build_source` gives exactly the postings, lengths, term order and words of
+    adding up `doc_terms` row by row: dead rows skipped, fields weighted, a word
+    in several fields of a row summed once, non-ASCII words, capped tf."""
+    import numpy as np
+
+    from memlens.core.search.bm25 import TF2_MAX, build_source
+
+    memories = [
+        *corpus(),
+        mem("e0", "Été café", "Le café d'été; CAFÉ again, and naïve résumés.", tags=("café",)),
+        mem("e1", "Empty", ""),
+        mem("e2", "the of and", "a an the"),  # nothing but stopwords
+        mem("e3", "Parcel refunds", "parcel " * 40_000, tags=("parcel", "refund")),
+        mem("e4", "Seeds and parcels", "Seeds, seeds; parcels!", fields={"event": "x"}),
+    ]
+    alive = [True, True, False, True, True, True, True, True]
+    source, dl2 = build_source(memories, alive)
+
+    expected: dict[str, dict[int, int]] = {}
+    order: list[str] = []
+    surface: dict[str, str] = {}
+    lengths = [0] * len(memories)
+    for row, m in enumerate(memories):
+        if not alive[row]:
+            continue
+        doc = doc_terms(m)
+        lengths[row] = doc.length2
+        surface.update(doc.surface)
+        for t, v in doc.tf2.items():
+            if t not in expected:
+                order.append(t)
+            expected.setdefault(t, {})[row] = v
+    assert source.terms == order
+    assert list(source.surface.items()) == list(surface.items())
+    assert dl2.tolist() == lengths and dl2.dtype == np.int64
+    for t, rows, tf2 in source.items():
+        assert dict(zip(rows.tolist(), tf2.tolist(), strict=True)) == expected[t]
+        assert rows.tolist() == sorted(expected[t])
+    assert "order" not in source.surface  # only the dead row says it
+    assert max(expected[term_of("parcel") or ""].values()) == TF2_MAX  # capped, not wrapped
