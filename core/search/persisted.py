@@ -14,7 +14,7 @@ folder.  What it holds, and why in that shape:
 - ``meta``: everything sized by rows, one blob each: the filter/score
   columns, the title-word and tag postings, the row norms, which memory
   each row is (vault number and id), the vaults' file digests, most of
-  them zlib-packed (`persisted_rows.pack_meta`: 23 -> 8 MB at 100k
+  them zstd-packed (`persisted_meta.pack_meta`: 23 -> 8 MB at 100k
   memories), read by every search but the blobs only an update needs.
 - ``memories``: each row's memory as linked, for a search served without
   the catalog (`fresh`): a reference to its vault store's row when its

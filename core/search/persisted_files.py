@@ -7,9 +7,9 @@ to learn that nothing changed (0.4-0.8 s).  Now a vault's row holds:
 
 - ``names``: every stamped file's path (UTF-8, surrogateescape), in the
   order of the vault's stamps (the scan's order, which is the adapter's
-  listing order), joined by NUL (no path holds one), zlib-packed;
+  listing order), joined by NUL (no path holds one), zstd-packed (`core.store.blobs`);
 - ``stamps``: their ``(size, mtime_ns, ctime_ns, inode)`` as native int64,
-  zlib-packed: a fresh search stats the listed files in the listing's order
+  zstd-packed: a fresh search stats the listed files in the listing's order
   and compares the two byte strings (`core.store.statwalk`);
 - ``shas``: the first `SHA_BYTES` bytes of each file's sha256, which tell
   the files that changed when the catalog updates the index and check that
@@ -31,19 +31,18 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..formats.files import Listing
 from ..formats.listed_folders import FolderStamp
+from ..store import blobs
 from ..store.stamps import FileStamp
 from ..store.statwalk import signed_inode
 
 #: Bytes of each sha256 kept: a changed file keeping its first 16 bytes is a
 #: 2^-128 event; the whole digest would add 1.6 MB at 100k files.
 SHA_BYTES = 16
-_ZLIB_LEVEL = 1
 _SEP = "\0"
 
 SCHEMA = (
@@ -97,8 +96,8 @@ def pack(stamps: Mapping[str, FileStamp]) -> tuple[bytes, bytes, bytes, int]:
         racy += stamp.racy
     names = _key(_SEP.join(stamps))
     return (
-        zlib.compress(names, _ZLIB_LEVEL),
-        zlib.compress(flat.tobytes(), _ZLIB_LEVEL),
+        blobs.pack(names),
+        blobs.pack(flat.tobytes()),
         bytes(shas),
         racy,
     )
@@ -112,9 +111,9 @@ def read(conn: sqlite3.Connection, number: int) -> Manifest | None:
     if row is None:
         return None
     names_blob, stamps_blob, shas, racy = row
-    text = zlib.decompress(names_blob).decode("utf-8", "surrogateescape")
+    text = blobs.unpack(names_blob).decode("utf-8", "surrogateescape")
     names = text.split(_SEP) if text else []
-    flat = zlib.decompress(stamps_blob)
+    flat = blobs.unpack(stamps_blob)
     if len(flat) != 32 * len(names) or len(shas) != SHA_BYTES * len(names):
         raise ValueError("search index manifest does not add up")
     return Manifest(names, flat, bytes(shas), int(racy), digest_of(names_blob, stamps_blob))

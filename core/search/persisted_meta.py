@@ -1,4 +1,4 @@
-"""The persisted index's `meta` table: blobs by name, the big ones zlib-packed.
+"""The persisted index's `meta` table: blobs by name, the big ones zstd-packed.
 
 Apart from `persisted_rows` (which needs numpy) so that a caller reading
 only the meta (`fresh_check`: one memory for `memlens show`) imports
@@ -8,12 +8,13 @@ nothing heavy.
 from __future__ import annotations
 
 import sqlite3
-import zlib
 from collections.abc import Iterable
+
+from ..store import blobs
 
 Meta = dict[str, bytes]
 
-#: Meta values kept zlib-packed (level 1): the row-sized columns, postings and
+#: Meta values kept packed (`core.store.blobs`): the row-sized columns, postings and
 #: id lists, most of them small integers or repeated values (23 MB -> a few
 #: at 100k memories).  Not the norms (random floats: nothing to gain) nor the
 #: small scalars compared as stored (`generation`, `code`).
@@ -25,16 +26,15 @@ UPDATE_ONLY = ("slot_words:", "slot_tags:", "lexwords")
 def pack_meta(meta: Meta) -> list[tuple[str, bytes]]:
     """Meta items as stored: the big ones packed (see `_PACKED`)."""
     return [
-        (key, zlib.compress(value, 1) if key.startswith(_PACKED) else value)
+        (key, blobs.pack(value) if key.startswith(_PACKED) else value)
         for key, value in meta.items()
     ]
 
 
 def unpack_meta(rows: Iterable[tuple[str, bytes]]) -> Meta:
-    """Meta rows as read back into their values (zlib.error on a damaged one)."""
+    """Meta rows as read back into their values (`blobs.BlobCorrupt` on a damaged one)."""
     return {
-        key: zlib.decompress(value) if key.startswith(_PACKED) else bytes(value)
-        for key, value in rows
+        key: blobs.unpack(value) if key.startswith(_PACKED) else bytes(value) for key, value in rows
     }
 
 

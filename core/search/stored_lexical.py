@@ -20,12 +20,12 @@ memories, to the bit (the statistics are counted the same way).
 from __future__ import annotations
 
 import sqlite3
-import zlib
 from collections.abc import Iterable
 
 import numpy as np
 
 from ..model import Memory
+from ..store import blobs
 from .aliases import IntArray
 from .bm25 import ArraySource, LexicalIndex, U16Array, doc_terms
 from .stored_terms import decode_counts, decode_rows, encode_counts, encode_rows, unpack_ints
@@ -38,13 +38,13 @@ WORDS_KEY = "lexwords"
 
 
 def encode_words(surface: dict[str, str]) -> bytes:
-    """Word -> term pairs, one ``word<TAB>term`` line each, sorted by word, zlib-packed."""
+    """Word -> term pairs, one ``word<TAB>term`` line each, sorted by word, zstd-packed."""
     text = "\n".join(f"{w}\t{surface[w]}" for w in sorted(surface))
-    return zlib.compress(text.encode("utf-8", "surrogateescape"), 1)
+    return blobs.pack(text.encode("utf-8", "surrogateescape"))
 
 
 def decode_words(blob: bytes) -> dict[str, str]:
-    text = zlib.decompress(blob).decode("utf-8", "surrogateescape")
+    text = blobs.unpack(blob).decode("utf-8", "surrogateescape")
     if not text:
         return {}
     out: dict[str, str] = {}
