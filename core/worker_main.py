@@ -11,7 +11,9 @@ the files of one vault; each ``("parse", start, end)`` after it is answered
 with the pickled ``[(rel, FileScan, FileStamp | None)]`` of
 ``rels[start:end]`` (`scan.parallel.parse_chunk`).  ``("count_terms", texts)``
 is answered with `search.fit.count_terms` of those (title, tags, body) texts
-(half of a large index fit).  End of input ends the worker.
+(half of a large index fit); ``("collect_terms", weights, rows, texts)`` with
+`search.bm25_build.collect_terms` of those rows' field texts (half of a large
+relevance index).  End of input ends the worker.
 """
 
 from __future__ import annotations
@@ -40,6 +42,11 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
             from .search.fit import count_terms
 
             write_message(stdout, pickle.dumps(count_terms(request[1]), pickle.HIGHEST_PROTOCOL))
+        elif request[0] == "collect_terms":
+            from .search.bm25_build import collect_terms  # deferred as above
+
+            answer = collect_terms(request[1], request[2], request[3])
+            write_message(stdout, pickle.dumps(answer, pickle.HIGHEST_PROTOCOL))
         else:
             return
 

@@ -44,6 +44,7 @@ from ..formats import adapter_for
 from ..model import Memory
 from .aliases import BoolArray, FloatArray, IntArray
 from .analysis import words
+from .bm25_build import collect_split, finish
 from .stemming import term_of
 
 K1 = 1.2
@@ -161,84 +162,15 @@ class ArraySource:
             yield t, self.rows[lo:hi], self.tf2[lo:hi]
 
 
-class _WordIds(dict[str, int]):
-    """Word -> id, a new word getting the next id (ids in first-seen order)."""
-
-    def __missing__(self, word: str) -> int:
-        n = self[word] = len(self)
-        return n
-
-
 def build_source(memories: Sequence[Memory], alive: Sequence[bool]) -> tuple[ArraySource, IntArray]:
     """The postings and doubled lengths of rows ``0..len(memories)-1`` (dead rows: none).
 
-    The same postings as summing `doc_terms` row by row, built in bulk: per
-    row and field only the distinct words and their counts are collected (in
-    C: `Counter`, `map`), each distinct word of the vault is stemmed once,
-    and the weighted sums per (term, row) are one sort.  Term ids follow the
-    order terms are first met (row by row, field by field), as a row-by-row
-    build gives them.
+    Exactly what summing `doc_terms` row by row gives, built in bulk (`bm25_build`).
     """
-    n = len(memories)
-    ids = _WordIds()
-    word_of_entry: array[int] = array("i")  # per (row, field, distinct word): word id
-    count_of_entry: array[int] = array("i")  # ... and its count there
-    seg_row: array[int] = array("i")  # per (row, field) with words: row
-    seg_weight: array[int] = array("i")  # ... the field's doubled weight
-    seg_len: array[int] = array("q")  # ... how many distinct words
-    lookup = ids.__getitem__
-    for row in range(n):
-        if not alive[row]:
-            continue  # a dead row is never read
-        for text, weight2 in zip(field_texts(memories[row]), _WEIGHTS2, strict=True):
-            if not text:
-                continue
-            counts = Counter(words(text.lower()))
-            if not counts:
-                continue
-            word_of_entry.extend(map(lookup, counts))
-            count_of_entry.extend(counts.values())
-            seg_row.append(row)
-            seg_weight.append(weight2)
-            seg_len.append(len(counts))
-    terms: list[str] = []
-    term_ids: dict[str, int] = {}
-    surface: dict[str, str] = {}
-    word_term = np.empty(len(ids), dtype=np.int64)
-    for word, wid in ids.items():  # ids in first-seen order: so are the terms
-        t = term_of(word)
-        if t is None:
-            word_term[wid] = -1
-            continue
-        tid = term_ids.get(t)
-        if tid is None:
-            tid = term_ids[t] = len(terms)
-            terms.append(t)
-        word_term[wid] = tid
-        surface[word] = t
-    lens = np.frombuffer(seg_len, dtype=np.int64) if seg_len else np.zeros(0, np.int64)
-    entry_term = (
-        word_term[np.frombuffer(word_of_entry, dtype=np.int32)]
-        if word_of_entry
-        else (np.zeros(0, np.int64))
-    )
-    entry_row = np.repeat(np.frombuffer(seg_row, dtype=np.int32).astype(np.int64), lens)
-    weight = np.repeat(np.frombuffer(seg_weight, dtype=np.int32).astype(np.int64), lens)
-    counted = np.frombuffer(count_of_entry, dtype=np.int32).astype(np.int64) * weight
-    keep = entry_term >= 0
-    entry_term, entry_row, counted = entry_term[keep], entry_row[keep], counted[keep]
-    dl2 = np.bincount(entry_row, weights=counted, minlength=n).astype(np.int64)
-    key = entry_term * max(n, 1) + entry_row  # term-major, rows ascending within a term
-    order = np.argsort(key, kind="stable")
-    key, counted = key[order], counted[order]
-    starts = np.flatnonzero(np.diff(key, prepend=-1)) if len(key) else np.zeros(0, np.int64)
-    tf2 = np.minimum(np.add.reduceat(counted, starts), TF2_MAX) if len(key) else counted
-    first = key[starts]
-    indptr = np.zeros(len(terms) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(first // max(n, 1), minlength=len(terms)), out=indptr[1:])
-    rows = (first % max(n, 1)).astype(np.int32)
-    source = ArraySource(terms, indptr, rows, tf2.astype(np.uint16), surface)
-    return source, dl2
+    live = [row for row in range(len(memories)) if alive[row]]  # a dead row is never read
+    collected = collect_split(_WEIGHTS2, live, lambda row: field_texts(memories[row]))
+    b = finish(collected, len(memories), TF2_MAX)
+    return ArraySource(b.terms, b.indptr, b.rows, b.tf2.astype(np.uint16), b.surface), b.dl2
 
 
 class LexicalIndex:

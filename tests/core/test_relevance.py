@@ -316,10 +316,39 @@ def test_a_word_only_removed_rows_held_is_not_matched() -> None:
     assert index.run("parcl", 10, rank="relevance").hits == []
 
 
-def test_the_bulk_build_equals_summing_each_rows_terms() -> None:
+@pytest.fixture(params=["one process", "half in a worker", "a worker that fails"])
+def collect_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Build the relevance index in one process, with half the rows collected by a
+    parse worker, and with a worker that answers nothing (collected here again)."""
+    import memlens.core.search.bm25_build as bulk
+    from memlens.core import workers
+
+    mode: str = request.param
+    if mode == "one process":
+        monkeypatch.setattr(bulk, "PARALLEL_MIN", 10**9)
+        return mode
+    monkeypatch.setattr(bulk, "PARALLEL_MIN", 2)
+    monkeypatch.setattr(workers, "spare_cpu", lambda: True)
+    monkeypatch.delenv(workers.PARALLEL_ENV, raising=False)
+    if mode == "a worker that fails":
+        monkeypatch.setattr(workers, "run_in_worker", lambda _req: lambda: None)
+    else:
+        real = workers.run_in_worker
+
+        def only_real(req: tuple[object, ...]) -> object:
+            wait = real(req)
+            assert wait is not None, "no worker started"
+            return wait
+
+        monkeypatch.setattr(workers, "run_in_worker", only_real)
+    return mode
+
+
+def test_the_bulk_build_equals_summing_each_rows_terms(collect_mode: str) -> None:
     """`build_source` gives exactly the postings, lengths, term order and words of
     adding up `doc_terms` row by row: dead rows skipped, fields weighted, a word
-    in several fields of a row summed once, non-ASCII words, capped tf."""
+    in several fields of a row summed once, non-ASCII words, capped tf; the
+    same when a worker collected the later rows (its words renumbered)."""
     import numpy as np
 
     from memlens.core.search.bm25 import TF2_MAX, build_source
@@ -331,8 +360,9 @@ def test_the_bulk_build_equals_summing_each_rows_terms() -> None:
         mem("e2", "the of and", "a an the"),  # nothing but stopwords
         mem("e3", "Parcel refunds", "parcel " * 40_000, tags=("parcel", "refund")),
         mem("e4", "Seeds and parcels", "Seeds, seeds; parcels!", fields={"event": "x"}),
+        mem("e5", "Late words", "zebra café parcels quokka; the late refund"),  # new and old words
     ]
-    alive = [True, True, False, True, True, True, True, True]
+    alive = [True, True, False, True, True, True, True, True, True]
     source, dl2 = build_source(memories, alive)
 
     expected: dict[str, dict[int, int]] = {}
