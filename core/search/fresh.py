@@ -17,7 +17,6 @@ linked.  The vault stores are not opened at all.
 from __future__ import annotations
 
 import sqlite3
-import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -51,7 +50,7 @@ def open_fresh(vaults: list[Vault], as_of: date) -> SearchIndex | None:
     path, conn = kept
     try:
         index = _fresh(conn, path, vaults, as_of)
-    except (sqlite3.Error, OSError, ValueError, KeyError, StoreCorrupt, zlib.error):
+    except (sqlite3.Error, OSError, ValueError, KeyError, StoreCorrupt):
         index = None
     if index is None:
         conn.close()

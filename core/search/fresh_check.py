@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import zlib
 from array import array
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
@@ -151,7 +150,7 @@ def fresh_memory(vaults: list[Vault], memory_id: str) -> Memory | None:
         if len(live) != 1 or not memories.body_intact(live[0]):
             return None
         return memories[live[0]]
-    except (sqlite3.Error, OSError, ValueError, KeyError, StoreCorrupt, zlib.error, StaleRow):
+    except (sqlite3.Error, OSError, ValueError, KeyError, StoreCorrupt, StaleRow):
         return None
     finally:
         if memories is not None:

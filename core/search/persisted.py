@@ -6,7 +6,7 @@ folder.  What it holds, and why in that shape:
 
 - ``terms``: one row per term: its document frequency, the rows holding
   it (as gaps) and the raw counts there, each packed as the narrowest
-  integers that fit (`stored_terms`: 7.4 MB at 100k memories).  Raw counts,
+  integers that fit, zstd-packed (`stored_terms`).  Raw counts,
   not weights: a weight depends on idf, which every added or removed
   document changes, and on the row's norm; counts never change for an
   unchanged document.  A query reads its own terms' rows only
@@ -47,7 +47,6 @@ import hashlib
 import json
 import sqlite3
 import time
-import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date
@@ -171,7 +170,7 @@ def open_index(
             remove_files(path)
         conn = connect(path)
         index, stats.reason = _load(conn, path, catalog, as_of, stats, recheck)
-    except (sqlite3.Error, OSError, ValueError, KeyError, zlib.error) as exc:
+    except (sqlite3.Error, OSError, ValueError, KeyError) as exc:
         stats.reason = f"search index unusable: {type(exc).__name__}: {exc}"
         index = None
         if conn is not None:  # a cache: start it again

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ..scan.vault import Vault
 
 #: The layout of the file; another version is rebuilt.
-VERSION = 9
+VERSION = 10
 
 
 def index_path(vaults: list[Vault]) -> Path:

@@ -35,7 +35,7 @@ from ..store.reader import StoreReader
 if TYPE_CHECKING:
     from ..scan.vault import Catalog
 
-#: First byte of a reference (a zlib stream never starts with it).
+#: First byte of a reference (a zstd frame, a copy, never starts with it).
 REF = b"@"
 HASH_BYTES = 8
 
