@@ -316,16 +316,19 @@ def test_a_word_only_removed_rows_held_is_not_matched() -> None:
     assert index.run("parcl", 10, rank="relevance").hits == []
 
 
-@pytest.fixture(params=["one process", "half in a worker", "a worker that fails"])
+@pytest.fixture(params=["one process", "half in a worker", "a worker that fails", "no packed sort"])
 def collect_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Build the relevance index in one process, with half the rows collected by a
-    parse worker, and with a worker that answers nothing (collected here again)."""
+    parse worker, with a worker that answers nothing (collected here again), and
+    summed by a stable argsort instead of the packed sort."""
     import memlens.core.search.bm25_build as bulk
     from memlens.core import workers
 
     mode: str = request.param
-    if mode == "one process":
+    if mode in ("one process", "no packed sort"):
         monkeypatch.setattr(bulk, "PARALLEL_MIN", 10**9)
+        if mode == "no packed sort":  # as for a vocabulary too big to pack with the rows
+            monkeypatch.setattr(bulk, "_VALUE_BITS", 0)
         return mode
     monkeypatch.setattr(bulk, "PARALLEL_MIN", 2)
     monkeypatch.setattr(workers, "spare_cpu", lambda: True)
