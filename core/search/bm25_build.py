@@ -116,6 +116,8 @@ class Built:
 def finish(c: Collected, n: int, tf2_max: int) -> Built:
     """Stem each distinct word once and sum the weighted counts per (term, row).
 
+    Consumes `c`'s per-entry arrays (they are emptied as they are used).
+
     Kept lean: int32 per entry wherever the values fit and one int64 key
     array sorted in place (12M entries at 100k memories: each int64 array
     is 96 MB, and the first version of this peaked ~700 MB higher).
@@ -123,6 +125,8 @@ def finish(c: Collected, n: int, tf2_max: int) -> Built:
     terms, surface, word_term = _terms(c)
     ids = np.frombuffer(c.word_of_entry, dtype=np.int32) if c.word_of_entry else _none()
     entry_term = word_term.take(ids)
+    del ids
+    c.word_of_entry = array("i")  # consumed: its 4 bytes an entry are free again
     seg_len = np.frombuffer(c.seg_len, dtype=np.int64) if c.seg_len else np.zeros(0, np.int64)
     seg_row = np.frombuffer(c.seg_row, dtype=np.int32) if c.seg_row else _none()
     seg_weight = np.frombuffer(c.seg_weight, dtype=np.int32) if c.seg_weight else _none()
@@ -132,6 +136,8 @@ def finish(c: Collected, n: int, tf2_max: int) -> Built:
     # Each count capped before it is weighted and summed: the capped sum is
     # the same once capped again, and every value fits in int32 (and 16 bits).
     value = np.minimum(counts, tf2_max)
+    del counts
+    c.count_of_entry = array("i")  # consumed too
     value *= np.repeat(seg_weight, seg_len)
     value = np.minimum(value[counted], tf2_max)
     width = max(n, 1)
@@ -226,8 +232,9 @@ def collect_split(
     ):
         half = len(live) // 2
         rest = list(live[half:])
-        request = ("collect_terms", tuple(weights2), rest, [texts_of(r) for r in rest])
-        wait = workers.run_in_worker(request)
+        wait = workers.run_in_worker(
+            ("collect_terms", tuple(weights2), rest, [texts_of(r) for r in rest])
+        )
         if wait is None:
             half = len(live)
     try:
