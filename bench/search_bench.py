@@ -32,6 +32,7 @@ import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
@@ -111,16 +112,23 @@ def make_queries(memories: list[Memory], rng: random.Random, n: int = 30) -> lis
 
 
 def measure_keystrokes(
-    index: SearchIndex, queries: list[str], cpu: list[float] | None = None
+    index: SearchIndex,
+    queries: list[str],
+    cpu: list[float] | None = None,
+    key_pressed: Callable[[], None] | None = None,
 ) -> list[float]:
     """Wall seconds per keystroke: every prefix of every query, as typed.
 
     With `cpu`, the CPU seconds of each keystroke are appended to it too
-    (unaffected by other processes sharing the machine).
+    (unaffected by other processes sharing the machine).  `key_pressed` is
+    called before each keystroke's query, untimed (the app probe: what the
+    app's key handler does).
     """
     times: list[float] = []
     for q in queries:
         for i in range(1, len(q) + 1):
+            if key_pressed is not None:
+                key_pressed()
             c = time.process_time()
             t = time.perf_counter()
             # "tag:" before its value raises QueryError: the app shows the message

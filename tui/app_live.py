@@ -10,12 +10,12 @@ import contextlib
 import dataclasses
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual import work
+from textual import events, work
 
 from memlens.core.listing import MemoryRow
 from memlens.core.scan.changes import Change, ChangeKind, diff_results
@@ -40,8 +40,38 @@ if TYPE_CHECKING:
 GRAPH_REBUILD_DELAY = 2.0
 
 
+#: Seconds after a key press during which background work waits (the secrets
+#: scan between files, the pane imports between modules, the live-reload
+#: stat walks every few hundred files): they share one GIL
+#: with the UI thread and the query worker, and typing comes first.
+TYPING_QUIET = 0.4
+#: Seconds background work sleeps at a time while the user types.
+TYPING_NAP = 0.05
+
+
 class LiveReloadApp(AppState):
     """Live reload: follow the vaults on disk and apply each change in place."""
+
+    #: `time.monotonic()` of the last key press (background work waits while keys come).
+    last_key_at: float = 0.0
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key):
+            self.last_key_at = time.monotonic()
+        await super().on_event(event)
+
+    def typing(self, clock: Callable[[], float] = time.monotonic) -> bool:
+        """A key came less than `TYPING_QUIET` seconds ago (background work waits)."""
+        return clock() - self.last_key_at < TYPING_QUIET
+
+    def wait_while_typing(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        nap: Callable[[float], None] = time.sleep,
+    ) -> None:
+        """In a background thread: return once no key came for `TYPING_QUIET` seconds."""
+        while self.typing(clock):
+            nap(TYPING_NAP)
 
     def _start_watching(self) -> None:
         """Follow the loaded vaults on disk (a thread of its own, not a worker)."""
@@ -55,6 +85,7 @@ class LiveReloadApp(AppState):
             paths=self.paths,
             since=self._load_started,
             on_error=self._watch_error,
+            pause=self.typing,
         )
         self.watcher = watcher
         watcher.start()

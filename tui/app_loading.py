@@ -339,7 +339,10 @@ class LoadingApp(LiveReloadApp):
 
     @work(thread=True, exit_on_error=False, group="import-panes", name="import panes")
     def _import_panes(self) -> None:
-        import_panes()
+        # Between modules it gives way to typing: imports are seconds of Python
+        # holding the GIL, and search queries typed meanwhile waited on it
+        # (p95 per keystroke 20 ms against 4 ms in a quiet process, at 100k).
+        import_panes(before_each=self.wait_while_typing)
 
     def action_reload(self) -> None:
         """Scan everything again (e.g. after editing files outside memlens)."""

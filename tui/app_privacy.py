@@ -26,12 +26,13 @@ from collections.abc import Callable
 from datetime import date
 from typing import TYPE_CHECKING
 
-from textual import events, work
+from textual import work
 from textual.reactive import reactive
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from memlens.core.scan.vault import Vault
 
+from .app_live import TYPING_NAP, TYPING_QUIET
 from .app_loading import LoadingApp
 
 if TYPE_CHECKING:
@@ -40,11 +41,6 @@ if TYPE_CHECKING:
     from memlens.core.privacy import Finding
     from memlens.core.privacy.incremental import FindingsCache
 
-#: Seconds after a key press during which the scan waits between files: a
-#: first scan of 100k bodies holds the GIL for minutes, and typing comes first.
-TYPING_QUIET = 0.4
-#: Seconds the scan sleeps at a time while the user types.
-TYPING_NAP = 0.05
 #: Seconds a scan runs before it starts giving way to typing.
 LONG_SCAN = 1.0
 #: Worker groups a long scan gives way to: the load (a cold start's store
@@ -69,13 +65,6 @@ class PrivacyApp(LoadingApp):
     privacy_scanning: bool = False
     #: Findings per file kept between scans (made on the first scan).
     findings_cache: FindingsCache | None = None
-    #: `time.monotonic()` of the last key press (the scan waits while keys come).
-    last_key_at: float = 0.0
-
-    async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key):
-            self.last_key_at = time.monotonic()
-        await super().on_event(event)
 
     def scan_may_go_on(
         self,
@@ -152,4 +141,4 @@ class PrivacyApp(LoadingApp):
         self.privacy_version += 1
 
 
-__all__ = ["PrivacyApp"]
+__all__ = ["TYPING_NAP", "TYPING_QUIET", "PrivacyApp"]

@@ -48,15 +48,16 @@ def _factory(mode: str) -> Callable[[], Screen[None]]:
 LAZY_MODES: dict[str, Callable[[], Screen[None]]] = {mode: _factory(mode) for mode in _PANES}
 
 
-def import_panes() -> None:
+def import_panes(before_each: Callable[[], None] = lambda: None) -> None:
     """Import the panes users open most, so the first switch to one does not wait ~0.3 s.
 
     Run in a thread once loading is over: the first rows no longer wait for
     these imports, and the first press of 4 or 5 does not either.
+    `before_each` is called before each module (the app: wait while keys come).
     """
-    for mode in _OFTEN:
-        importlib.import_module(_screen_module(mode))
-    importlib.import_module("memlens.tui.maintenance_runs")
+    for name in [*(_screen_module(mode) for mode in _OFTEN), "memlens.tui.maintenance_runs"]:
+        before_each()
+        importlib.import_module(name)
 
 
 __all__ = ["LAZY_MODES", "import_panes"]

@@ -71,6 +71,8 @@ log = logging.getLogger(__name__)
 #: Files stat'ed between two looks at the stop flag (a stat walk of 100k
 #: files takes seconds: quitting must not wait for it).
 STOP_CHECK = 512
+#: Seconds a paused stat walk waits before asking `pause` again.
+PAUSE_STEP = 0.05
 
 OnChanges = Callable[[list[Change]], None]
 OnError = Callable[[BaseException], None]
@@ -92,6 +94,8 @@ class VaultWatcher:
       it counts as removed/broken.
     - `unreadable_timeout`: how long an unreadable file is retried.
     - `rescan_interval`: seconds between stat walks (None: never).
+    - `pause`: asked every `STOP_CHECK` files of a stat walk; while it says
+      True the walk waits (the app: while the user types).
     - `since`: `time.time()` taken before the catalog was scanned; files
       modified after it are re-read at start (changes between the scan and
       the start of watching are not lost).
@@ -112,8 +116,14 @@ class VaultWatcher:
         on_error: OnError | None = None,
         force_polling: bool | None = None,
         tick_ms: int = 50,
+        pause: Callable[[], bool] | None = None,
     ) -> None:
         self.catalog = catalog
+        #: Asked every `STOP_CHECK` files of a stat walk: while it says True the
+        #: walk waits (the app: while the user types; a walk of 100k files is
+        #: seconds of Python sharing the GIL with the queries).  Stopping ends
+        #: the wait at once.
+        self.pause = pause
         self.on_changes = on_changes
         self.on_error = on_error
         self.paths = [Path(os.path.realpath(p)) for p in paths]
@@ -244,7 +254,7 @@ class VaultWatcher:
     def _initial_walk(self, st: VaultState, since_ns: int | None) -> None:
         root = st.vault.root
         for n, p in enumerate(vault_files(st.vault)):
-            if n % STOP_CHECK == 0 and self._stop.is_set():
+            if n % STOP_CHECK == 0 and not self._go_on():
                 return  # quitting: a walk of 100k files took seconds to finish
             s = stat_of(p)
             rel = rel_path(root, p)
@@ -335,11 +345,18 @@ class VaultWatcher:
             except Exception as exc:
                 self._report(exc)
 
+    def _go_on(self) -> bool:
+        """Between files of a stat walk: False once stopping; waits while `pause` says so."""
+        while self.pause is not None and self.pause():
+            if self._stop.wait(PAUSE_STEP):
+                return False
+        return not self._stop.is_set()
+
     def _stat_all(self, root: Path, st: VaultState) -> dict[str, Stat | None] | None:
         """rel -> stat of every file of the vault; None when stopped meanwhile."""
         listing: dict[str, Stat | None] = {}
         for n, p in enumerate(vault_files(st.vault)):
-            if n % STOP_CHECK == 0 and self._stop.is_set():
+            if n % STOP_CHECK == 0 and not self._go_on():
                 return None
             listing[rel_path(root, p)] = stat_of(p)
         return listing

@@ -567,3 +567,29 @@ def test_a_stat_walk_stops_soon_after_stop(vaults: Path, monkeypatch: pytest.Mon
     assert calls[0] == 2
     assert w._stat_all(st.vault.root, st) is None
     assert calls[0] == 2
+
+
+def test_a_stat_walk_waits_while_paused_and_stopping_ends_the_wait(vaults: Path) -> None:
+    """`pause` is asked between files of every stat walk: the first walk is ready
+    only once it says no more, and stopping the watcher ends a wait at once."""
+    asked: list[float] = []
+    until = [time.monotonic() + 0.3]
+
+    def pause() -> bool:  # the app: "a key came less than 0.4 s ago"
+        asked.append(time.monotonic())
+        return time.monotonic() < until[0]
+
+    started = time.monotonic()
+    with watching(vaults, pause=pause) as (_catalog, w, _rec):
+        assert w.ready.is_set() and time.monotonic() - started >= 0.3
+        assert len(asked) >= 2  # asked again while it said yes
+        st = next(iter(w._states.values()))
+        until[0] = float("inf")  # paused for good: only stopping ends it
+        ended: list[object] = []
+        walker = threading.Thread(target=lambda: ended.append(w._stat_all(st.vault.root, st)))
+        before = len(asked)
+        walker.start()
+        assert wait_until(lambda: len(asked) >= before + 2)  # waiting in the walk
+        w._stop.set()
+        walker.join(2.0)
+        assert not walker.is_alive() and ended == [None]

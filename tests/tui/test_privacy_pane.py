@@ -233,6 +233,35 @@ async def test_the_scan_waits_while_keys_are_pressed(planted: tuple[Path, list[A
         assert naps == []
 
 
+async def test_the_pane_imports_wait_while_keys_are_pressed(
+    planted: tuple[Path, list[Any]],
+) -> None:
+    """The background imports of the other panes give way to typing between modules."""
+    from memlens.tui import lazy_modes
+
+    root, _secrets = planted
+    app = _app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("j")
+        now = [app.last_key_at + 0.01]
+        naps: list[float] = []
+
+        def nap(seconds: float) -> None:
+            naps.append(seconds)
+            now[0] += seconds
+
+        app.wait_while_typing(clock=lambda: now[0], nap=nap)
+        assert sum(naps) >= TYPING_QUIET - 0.01 and now[0] - app.last_key_at >= TYPING_QUIET
+        naps.clear()
+        app.wait_while_typing(clock=lambda: now[0], nap=nap)
+        assert naps == []  # no key since: no wait
+
+    calls: list[str] = []
+    lazy_modes.import_panes(before_each=lambda: calls.append("wait"))
+    assert calls == ["wait"] * (len(lazy_modes._OFTEN) + 1)  # before every module
+
+
 async def test_a_long_scan_waits_while_the_store_or_the_search_index_is_being_written(
     planted: tuple[Path, list[Any]],
 ) -> None:
