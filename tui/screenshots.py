@@ -20,6 +20,7 @@ from textual.pilot import Pilot
 from memlens.core.demo import copy_demo
 
 from .app import MemlensApp
+from .hints import mark_hint_seen
 
 SIZE = (120, 40)
 Step = Callable[[Pilot[None]], Awaitable[None]]
@@ -105,8 +106,12 @@ async def take_screenshots(out: Path, as_of: date) -> list[Path]:
     written: list[Path] = []
     with tempfile.TemporaryDirectory() as tmp:
         root = copy_demo(Path(tmp))
+        # A state folder of its own, the first-run hint already seen: the
+        # pictures do not depend on whether this user has run memlens before.
+        state = Path(tmp) / "state"
+        mark_hint_seen(state)
         for name, steps in SHOTS.items():
-            app = MemlensApp([root], as_of=as_of)
+            app = MemlensApp([root], as_of=as_of, state_folder=state)
             async with app.run_test(size=SIZE) as pilot:
                 await _settle(pilot)
                 for step in steps:
