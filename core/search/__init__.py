@@ -14,8 +14,9 @@ Map of the package:
   candidates and checks; `fuzzy`: title/tag word matching.
 - `ranking`: scores, the total order of hits, `Hit` and its explanation
   (the ``recall`` ranking: cosine × confidence × decay weight).
-- `relevance` (with `bm25` and `stemming`): the ``relevance`` ranking, BM25F
-  over every text field with stems, stopwords, typos and completions;
+- `relevance` (with `bm25`, `bm25_build` and `stemming`): the ``relevance``
+  ranking, BM25F over every text field with stems, stopwords, typos and
+  completions (a whole vault's index built in bulk, half in a worker);
   `embeddings`: meaning-based matching (the optional ``semantic`` extra),
   fused into relevance by reciprocal rank fusion.
 - `similar`: more like this (TF-IDF or stored vectors), which `index_similar`

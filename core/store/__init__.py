@@ -6,7 +6,7 @@ out); `bodies`: bodies read back from the memory files on first use;
 `files`: one vault's store and its file rows; `reader`: a store opened
 read-only for single rows (what a search index refers to); `statwalk`: the
 stamps of many files at once (relative to their folder, in two processes
-when a CPU is idle).
+when a CPU is idle); `blobs`: big cache blobs as checked zstd frames.
 """
 
 from __future__ import annotations
