@@ -80,9 +80,7 @@ class PrivacyApp(LoadingApp):
         rescan after a change is over before that.
         """
         if clock() - started >= LONG_SCAN:
-            while not worker.is_cancelled and (
-                clock() - self.last_key_at < TYPING_QUIET or self.waited_for()
-            ):
+            while not worker.is_cancelled and (self.typing(clock) or self.waited_for()):
                 nap(TYPING_NAP)
         return not worker.is_cancelled
 

@@ -3,6 +3,7 @@ confirmation; findings in the problems pane and as a marker on memory rows."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -198,6 +199,18 @@ class _Worker:
     is_cancelled = False
 
 
+def _fake_naps(start: float) -> tuple[list[float], list[float], Callable[[float], None]]:
+    """A clock reading (`now[0]`) that each nap moves on, and the naps taken."""
+    now = [start]
+    naps: list[float] = []
+
+    def nap(seconds: float) -> None:
+        naps.append(seconds)
+        now[0] += seconds
+
+    return now, naps, nap
+
+
 async def test_the_scan_waits_while_keys_are_pressed(planted: tuple[Path, list[Any]]) -> None:
     root, _secrets = planted
     app = _app(root)
@@ -208,13 +221,7 @@ async def test_the_scan_waits_while_keys_are_pressed(planted: tuple[Path, list[A
         pressed = app.last_key_at
         assert pressed > 0.0
         # A scan between two files right after the key: it naps until the keys stop.
-        now = [pressed + 0.01]
-        naps: list[float] = []
-
-        def nap(seconds: float) -> None:
-            naps.append(seconds)
-            now[0] += seconds
-
+        now, naps, nap = _fake_naps(pressed + 0.01)
         worker: Any = _Worker()
 
         def may(started: float) -> bool:
@@ -244,13 +251,7 @@ async def test_the_pane_imports_wait_while_keys_are_pressed(
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("j")
-        now = [app.last_key_at + 0.01]
-        naps: list[float] = []
-
-        def nap(seconds: float) -> None:
-            naps.append(seconds)
-            now[0] += seconds
-
+        now, naps, nap = _fake_naps(app.last_key_at + 0.01)
         app.wait_while_typing(clock=lambda: now[0], nap=nap)
         assert sum(naps) >= TYPING_QUIET - 0.01 and now[0] - app.last_key_at >= TYPING_QUIET
         naps.clear()
