@@ -36,8 +36,15 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--mix", default="cognitive-memory", help="formats of the memories")
     ap.add_argument("--dir", type=Path, default=None, help="where vaults are generated (kept)")
     ap.add_argument("--rank", default="relevance", choices=("relevance", "recall"))
+    ap.add_argument(
+        "--semantic",
+        action="store_true",
+        help="meaning vectors on (the `semantic` extra; the first run embeds every memory "
+        "into the cache folder's vectors.sqlite: minutes at 100k)",
+    )
     args = ap.parse_args(argv)
-    os.environ.setdefault("MEMLENS_SEMANTIC", "0")
+    if not args.semantic:
+        os.environ.setdefault("MEMLENS_SEMANTIC", "0")
     base = args.dir or Path(tempfile.gettempdir()) / "memlens-bench"
     root = base / f"real-{args.mix}-{args.size}"
     ensure_generated(root, args.size, mix=args.mix)
@@ -49,6 +56,10 @@ def main(argv: list[str]) -> int:
     index, stats = load_index(catalog, date(2026, 11, 22), save=False)
     index.lexical()
     print(f"{args.size} memories: index {stats.status} in {time.perf_counter() - t:.1f} s")
+    if args.semantic:
+        t = time.perf_counter()
+        embedded = index.enable_semantic()
+        print(f"meaning vectors: {embedded} rows in {time.perf_counter() - t:.1f} s")
     for label in ("first pass", "second pass"):
         times: list[float] = []
         cpu: list[float] = []

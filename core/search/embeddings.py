@@ -41,12 +41,12 @@ from ..model import Memory
 from ..store.db import cache_dir, private_dir
 from .aliases import FloatArray, IntArray
 from .bm25 import field_texts
+from .packed_vectors import DIM, PackedVectors
 from .query_vectors import QueryEmbedder
 
 #: Turns meaning-based matching off ("0") even when the extra is installed.
 ENV = "MEMLENS_SEMANTIC"
 MODEL = "wordllama-l2_supercat-256"
-DIM = 256
 #: Characters of a memory's text that are embedded (WordLlama averages
 #: token vectors: a long tail mostly dilutes the start).
 TEXT_CHARS = 2000
@@ -56,13 +56,8 @@ MIN_COSINE = 0.3
 _BATCH = 256
 
 Vectors = npt.NDArray[np.float32]
-#: What an index keeps per row: float16 halves the memory and the file
-#: (`persisted_vectors`); cosines move by less than 1e-3.
-HalfVectors = npt.NDArray[np.float16]
 #: Memories whose texts are embedded at once when an index's vectors are made.
 _EMBED_SLICE = 4096
-#: Rows multiplied at once (bounds the float32 copy a query makes).
-_SCORE_BLOCK = 8192
 
 
 def semantic_available() -> bool:
@@ -95,26 +90,33 @@ class Embedder:
 class VectorSource(Protocol):
     """Where an index's rows' vectors are kept between runs (`SearchIndex.enable_semantic`)."""
 
-    def load(self) -> HalfVectors | None:
+    def load(self) -> PackedVectors | None:
         """The kept vectors of rows ``0..n-1`` (n may be short of the rows), or None."""
         ...
 
-    def save(self, vectors: HalfVectors, first: int) -> None:
+    def save(self, vectors: PackedVectors, first: int) -> None:
         """Keep these vectors; rows below `first` were kept already."""
+        ...
+
+    def close(self) -> None:
+        """Let go of what holds them (the index is not queried after this)."""
         ...
 
 
 class KeptVectors:
     """Vectors kept in memory, pickled with the app's index cache (`index_cache`)."""
 
-    def __init__(self, vectors: HalfVectors | None = None) -> None:
+    def __init__(self, vectors: PackedVectors | None = None) -> None:
         self.vectors = vectors
 
-    def load(self) -> HalfVectors | None:
+    def load(self) -> PackedVectors | None:
         return self.vectors
 
-    def save(self, vectors: HalfVectors, first: int) -> None:
+    def save(self, vectors: PackedVectors, first: int) -> None:
         self.vectors = vectors
+
+    def close(self) -> None:
+        return None
 
 
 def memory_text(m: Memory) -> str:
@@ -133,9 +135,10 @@ HALF_ROWS_ONLY = 1
 class VectorStore:
     """sha256 of an embedded text -> its vector, in the cache folder (a cache: never fails).
 
-    Kept as float16, the precision every index keeps (`SemanticIndex`): half
-    the bytes (51 MB at 100k memories), and a vector read back from here
-    gives the index exactly what embedding the text again would.
+    Kept as float16: half the bytes (51 MB at 100k memories), and an index
+    packs every vector from its float16 rounding (`packed_vectors`), so a
+    vector read back from here gives the index exactly what embedding the
+    text again would.
     """
 
     def __init__(self, path: Path | None = None) -> None:
@@ -209,7 +212,7 @@ def embed_texts(texts: list[str], embedder: Embedder, store: VectorStore) -> Vec
 
 
 class SemanticIndex:
-    """One unit vector per row of a search index (zeros for dead rows), kept as float16.
+    """One unit vector per row of a search index (zeros for dead rows), packed (`packed_vectors`).
 
     The model is loaded only when a memory must be embedded or a query
     asked: an index whose vectors were saved (`persisted_vectors`) loads it
@@ -218,7 +221,7 @@ class SemanticIndex:
 
     def __init__(
         self,
-        vectors: HalfVectors,
+        vectors: PackedVectors,
         embedder: Embedder | None = None,
         store: VectorStore | None = None,
     ) -> None:
@@ -258,35 +261,30 @@ class SemanticIndex:
     @classmethod
     def extend(
         cls,
-        known: HalfVectors | None,
+        known: PackedVectors | None,
         memories: Sequence[Memory],
         alive: Sequence[bool],
         embedder: Embedder | None = None,
         store: VectorStore | None = None,
     ) -> SemanticIndex:
         """The vectors of rows ``0..len(known)-1`` as given, the later live rows embedded."""
-        index = cls(np.zeros((len(memories), DIM), dtype=np.float16), embedder, store)
-        start = 0
-        if known is not None:
-            start = min(len(known), len(memories))
-            index.vectors[:start] = known[:start]
+        start = 0 if known is None else min(len(known), len(memories))
+        kept = PackedVectors.zeros(0) if known is None else known
+        index = cls(kept.resized(len(memories)), embedder, store)
         rows = [r for r in range(start, len(memories)) if alive[r]]
         # In slices: at 100k memories the texts alone would hold hundreds of MB at once.
         for lo in range(0, len(rows), _EMBED_SLICE):
             part = rows[lo : lo + _EMBED_SLICE]
             texts = [memory_text(memories[r]) for r in part]
             vecs = embed_texts(texts, index.embedder, index.store)
-            index.vectors[np.asarray(part, dtype=np.int64)] = vecs.astype(np.float16)
+            index.vectors.put(part, vecs)
         return index
 
     def add(self, row: int, m: Memory) -> None:
         """The vector of a row added after the build."""
         if row >= len(self.vectors):
-            grown = np.zeros((max(row + 1, 2 * len(self.vectors)), DIM), dtype=np.float16)
-            grown[: len(self.vectors)] = self.vectors
-            self.vectors = grown
-        vec = embed_texts([memory_text(m)], self.embedder, self.store)[0]
-        self.vectors[row] = vec.astype(np.float16)
+            self.vectors = self.vectors.resized(max(row + 1, 2 * len(self.vectors)))
+        self.vectors.put([row], embed_texts([memory_text(m)], self.embedder, self.store))
 
     def query_scores(self, text: str, n: int) -> FloatArray:
         """Cosine of every row (first `n`) with the query text."""
@@ -295,15 +293,9 @@ class SemanticIndex:
         q = self._query.embed([text])[0]
         return self.row_scores(q, n)
 
-    def row_scores(self, vector: Vectors | HalfVectors, n: int) -> FloatArray:
-        """Cosine of every row (first `n`) with a unit vector, in float32 blocks."""
-        q = np.asarray(vector, dtype=np.float32)
-        sims = np.zeros(n, dtype=np.float64)
-        top = min(n, len(self.vectors))
-        for lo in range(0, top, _SCORE_BLOCK):
-            hi = min(top, lo + _SCORE_BLOCK)
-            sims[lo:hi] = self.vectors[lo:hi].astype(np.float32) @ q
-        return sims
+    def row_scores(self, vector: Vectors, n: int) -> FloatArray:
+        """Cosine of every row (first `n`) with a unit vector."""
+        return self.vectors.scores(vector, n)
 
 
 @dataclass(slots=True)
@@ -335,19 +327,26 @@ def rrf(
     """Reciprocal rank fusion of the lexical scores and the semantic cosines.
 
     Returns the fused score per row and its parts (for explain).  In numpy:
-    a common word matches tens of thousands of rows at 100k memories.
+    a common word matches tens of thousands of rows at 100k memories, and
+    most rows are near a query by meaning.  Ties go to the lower row: the
+    rows come ascending from `flatnonzero` and the sorts are stable.
     """
     n = len(lexical)
     fused = np.zeros(n, dtype=np.float64)
     lex_rank = np.zeros(n, dtype=np.int64)
     sem_rank = np.zeros(n, dtype=np.int64)
     lex_rows = np.flatnonzero((lexical > 0) & alive)
-    lex_order: IntArray = lex_rows[np.lexsort((lex_rows, -lexical[lex_rows]))]
+    lex_order: IntArray = lex_rows[np.argsort(-lexical[lex_rows], kind="stable")]
     ranks = np.arange(1, len(lex_order) + 1, dtype=np.int64)
     lex_rank[lex_order] = ranks
     fused[lex_order] += 1.0 / (RRF_K + ranks)
     sem_rows = np.flatnonzero((semantic >= MIN_COSINE) & alive)
-    sem_order = sem_rows[np.lexsort((sem_rows, -semantic[sem_rows]))][:SEMANTIC_TOP]
+    if len(sem_rows) > SEMANTIC_TOP:
+        # Only rows up to the SEMANTIC_TOP-th cosine can rank (all of a tie kept).
+        cos = semantic[sem_rows]
+        cut = len(cos) - SEMANTIC_TOP
+        sem_rows = sem_rows[cos >= np.partition(cos, cut)[cut]]
+    sem_order = sem_rows[np.argsort(-semantic[sem_rows], kind="stable")][:SEMANTIC_TOP]
     ranks = np.arange(1, len(sem_order) + 1, dtype=np.int64)
     sem_rank[sem_order] = ranks
     fused[sem_order] += 1.0 / (RRF_K + ranks)
@@ -360,7 +359,6 @@ __all__ = [
     "MODEL",
     "Embedder",
     "FusedParts",
-    "HalfVectors",
     "KeptVectors",
     "SemanticIndex",
     "VectorSource",

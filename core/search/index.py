@@ -354,6 +354,11 @@ class SearchIndex(SimilarRows):
             self._lexical = LexicalIndex.build(self._memories, alive)
         return self._lexical
 
+    def close(self) -> None:
+        """Let go of the file a persisted index reads (the last reader folds its WAL back)."""
+        if self.vector_file is not None:
+            self.vector_file.close()
+
     def has_lexical(self) -> bool:
         """The relevance index exists already (built, or kept with the index)."""
         return self._lexical is not None

@@ -71,7 +71,7 @@ class SimilarRows:
                 include_inactive,
             )
         if by == "semantic" and self.semantic is not None:
-            sims = self.semantic.row_scores(self.semantic.vectors[row], len(self._memories))
+            sims = self.semantic.row_scores(self.semantic.vectors.row(row), len(self._memories))
             return similar_by_semantic(self._memories, columns, sims, row, k, include_inactive)
         if by not in ("tfidf", "semantic"):
             raise ValueError(f"unknown similarity {by!r} (tfidf, vectors or semantic)")
@@ -87,10 +87,15 @@ class SimilarRows:
             return None
         out = np.zeros((len(memories), DIM), dtype=np.float32)
         vectors = self.semantic.vectors
+        where: list[int] = []
+        rows: list[int] = []
         for n, m in enumerate(memories):
             row = self._row_of.get(m.key)
             if row is not None and row < len(vectors):
-                out[n] = vectors[row]
+                where.append(n)
+                rows.append(row)
+        if rows:
+            out[where] = vectors.rows(rows)
         return out
 
     def stored_vectors(self, root: Path) -> StoredVectors | None:

@@ -139,9 +139,9 @@ def test_the_real_model_loads_offline_and_matches_meaning(
     hits = index.run(query, 10, rank="relevance").hits
     assert hits[0].memory.id == "disk"
     vecs = index.semantic.vectors if index.semantic else None
-    assert vecs is not None and vecs.shape == (3, DIM)
-    # Kept as float16: unit length to within its precision.
-    assert np.allclose(np.linalg.norm(vecs.astype(np.float32), axis=1), 1.0, atol=2e-3)
+    assert vecs is not None and vecs.codes.shape == (3, DIM) and len(vecs) == 3
+    # Kept packed from float16: unit length to within float16's precision.
+    assert np.allclose(np.linalg.norm(vecs.rows(range(3)), axis=1), 1.0, atol=2e-3)
 
 
 def _no_network(*_args: object) -> None:

@@ -175,3 +175,69 @@ def test_a_missing_vector_chunk_is_computed_again(tmp_path: Path) -> None:
     conn.close()
     again, _ = open_index(open_catalog(root, cache=True), AS_OF)
     assert again.vector_file is not None and again.vector_file.load() is None
+
+
+@pytest.mark.usefixtures("no_vector_store")
+def test_float16_vectors_of_an_older_file_are_read_and_saved_again_packed(tmp_path: Path) -> None:
+    import sqlite3
+
+    from memlens.core.search import persisted_vectors as pv
+
+    root = tmp_path / "vaults"
+    generate(root, 80, seed=4)
+    index, stats = open_index(open_catalog(root, cache=True), AS_OF)
+    index.enable_semantic(HashEmbedder())
+    assert index.semantic is not None and stats.path is not None
+    expected = _pages(index)
+    kept = index.semantic.vectors
+    half = kept.rows(range(len(kept))).astype(np.float16)
+    conn = sqlite3.connect(stats.path)
+    with conn:  # the file as memlens wrote it before the vectors were packed
+        conn.execute("DELETE FROM vecs")
+        conn.execute("DELETE FROM meta WHERE key = ?", (pv.FORMAT_KEY,))
+        conn.executemany(
+            "INSERT INTO vecs (chunk, data) VALUES (?, ?)",
+            [
+                (c, half[c * pv.CHUNK : (c + 1) * pv.CHUNK].tobytes())
+                for c in range((len(half) + pv.CHUNK - 1) // pv.CHUNK)
+            ],
+        )
+    conn.close()
+
+    older, _ = open_index(open_catalog(root, cache=True), AS_OF)
+    reader = HashEmbedder()
+    assert older.enable_semantic(reader) == 0  # read, not embedded again
+    assert older.semantic is not None
+    assert np.array_equal(older.semantic.vectors.codes, kept.codes)
+    assert _pages(older) == expected
+    conn = sqlite3.connect(stats.path)
+    fmt = conn.execute("SELECT value FROM meta WHERE key = ?", (pv.FORMAT_KEY,)).fetchone()
+    sizes = {n for (n,) in conn.execute("SELECT length(data) FROM vecs")}
+    conn.close()
+    assert bytes(fmt[0]) == pv.PACKED  # saved again, packed
+    assert sizes <= {pv.CHUNK * (DIM * 2 + 4), len(half) % pv.CHUNK * (DIM * 2 + 4)}
+    index.close()
+    older.close()  # the last reader closed: the saved vectors are folded into the file
+    assert not stats.path.with_name(stats.path.name + "-wal").exists()
+
+
+@pytest.mark.usefixtures("no_vector_store")
+def test_vectors_saved_through_a_read_only_index_leave_no_wal_once_closed(
+    tmp_path: Path,
+) -> None:
+    """The first semantic search of a kept lexical index: its vectors pass through the WAL."""
+    root = tmp_path / "vaults"
+    generate(root, 60, seed=6)
+    built, stats = open_index(open_catalog(root, cache=True), AS_OF)
+    built.close()
+    assert stats.path is not None
+    wal = stats.path.with_name(stats.path.name + "-wal")
+    served = open_fresh(survey_all(root).vaults, AS_OF)  # read-only, no vectors kept yet
+    assert served is not None
+    assert served.enable_semantic(HashEmbedder()) == len(served)
+    assert wal.exists() and wal.stat().st_size > 0
+    served.close()
+    assert not wal.exists() or wal.stat().st_size == 0
+    again = open_fresh(survey_all(root).vaults, AS_OF)
+    assert again is not None and again.enable_semantic(HashEmbedder()) == 0
+    again.close()

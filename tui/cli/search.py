@@ -531,13 +531,16 @@ def _relevance_hits(
         try:
             results = relevance(index)
         except StaleRow:
+            index.close()
             # A vault store row the index refers to changed meanwhile: the
             # catalog's way, which also checks the index's references again.
             index = _search_index(load_catalog(path), when, recheck=True)
+    if index is None:
+        index = _search_index(load_catalog(path), when)
     if results is None:
-        if index is None:
-            index = _search_index(load_catalog(path), when)
         results = relevance(index)
+    # Once the hits are printed (they may read memories from the index's file).
+    click.get_current_context().call_on_close(index.close)
     return results.hits, results.total
 
 
