@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from memlens.core.search import embeddings
 from memlens.core.search.query_vectors import (
+    BULK_TOKENS,
     DIM,
     SUBSET_CHARS,
     QueryEmbedder,
@@ -131,6 +132,24 @@ def test_each_text_alone_gives_the_same_row_as_in_a_batch() -> None:
     alone = np.vstack([embedder.embed([t]) for t in TEXTS])
     assert np.array_equal(batch, alone)
     assert embedder.embed([]).shape == (0, DIM)
+
+
+def test_a_batch_of_memories_gathers_from_float32_weights_with_the_same_rows(
+    reference: WordLlamaItself,
+) -> None:
+    """Over BULK_TOKENS the rows come from a float32 copy: the same vectors, bit for bit."""
+    embedder = QueryEmbedder()
+    texts = [f"{t} memory {i}" for i in range(12) for t in TEXTS]
+    bulk = embedder.embed(texts)
+    from memlens.core.search.query_vectors import _model
+
+    model = _model(embedder.folder)
+    assert model._weights32 is not None and model._weights32.dtype == np.float32
+    assert model.rows_for(BULK_TOKENS - 1) is model.weights  # a query stays on the map
+    alone = np.vstack([embedder.embed([t]) for t in texts[:: len(TEXTS) + 1]])
+    assert np.array_equal(bulk[:: len(TEXTS) + 1], alone)
+    theirs = _wordllama(reference, texts[1:40])
+    assert np.allclose(bulk[1:40], theirs, rtol=0, atol=1e-6)
 
 
 def test_a_lone_surrogate_is_embedded_as_the_replacement_character(
