@@ -270,7 +270,9 @@ class SemanticIndex:
         """The vectors of rows ``0..len(known)-1`` as given, the later live rows embedded."""
         start = 0 if known is None else min(len(known), len(memories))
         kept = PackedVectors.zeros(0) if known is None else known
-        index = cls(kept.resized(len(memories)), embedder, store)
+        # Every row kept (a warm search): used as read, not copied (51 MB at 100k).
+        whole = kept if len(kept) == len(memories) else kept.resized(len(memories))
+        index = cls(whole, embedder, store)
         rows = [r for r in range(start, len(memories)) if alive[r]]
         # In slices: at 100k memories the texts alone would hold hundreds of MB at once.
         for lo in range(0, len(rows), _EMBED_SLICE):
