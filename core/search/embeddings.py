@@ -29,7 +29,7 @@ import hashlib
 import importlib.util
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -58,6 +58,9 @@ _BATCH = 256
 Vectors = npt.NDArray[np.float32]
 #: Memories whose texts are embedded at once when an index's vectors are made.
 _EMBED_SLICE = 4096
+#: The same with a `stop` to ask between slices (~0.25 s each: a quitting app
+#: waits for its worker threads).
+_STOPPABLE_SLICE = 512
 
 
 def semantic_available() -> bool:
@@ -226,6 +229,10 @@ class SemanticIndex:
         store: VectorStore | None = None,
     ) -> None:
         self.vectors = vectors
+        #: Rows the vectors were made for (`extend`; later rows come through `add`).
+        self.rows = len(vectors)
+        #: Rows of those read back from where they were kept (not embedded).
+        self.kept = 0
         self._embedder = embedder
         self._store = store
         #: What embeds a query: a given embedder (a stand-in in tests), else the
@@ -266,17 +273,28 @@ class SemanticIndex:
         alive: Sequence[bool],
         embedder: Embedder | None = None,
         store: VectorStore | None = None,
+        *,
+        stop: Callable[[], bool] | None = None,
     ) -> SemanticIndex:
-        """The vectors of rows ``0..len(known)-1`` as given, the later live rows embedded."""
-        start = 0 if known is None else min(len(known), len(memories))
+        """The vectors of rows ``0..len(known)-1`` as given, the later live rows embedded.
+
+        The rows are those of `alive` (`memories` may have grown since: a
+        front end's live changes while the vectors are made aside).
+        """
+        n = len(alive)
+        start = 0 if known is None else min(len(known), n)
         kept = PackedVectors.zeros(0) if known is None else known
         # Every row kept (a warm search): used as read, not copied (51 MB at 100k).
-        whole = kept if len(kept) == len(memories) else kept.resized(len(memories))
+        whole = kept if len(kept) == n else kept.resized(n)
         index = cls(whole, embedder, store)
-        rows = [r for r in range(start, len(memories)) if alive[r]]
+        index.kept = start
+        rows = [r for r in range(start, n) if alive[r]]
         # In slices: at 100k memories the texts alone would hold hundreds of MB at once.
-        for lo in range(0, len(rows), _EMBED_SLICE):
-            part = rows[lo : lo + _EMBED_SLICE]
+        size = _EMBED_SLICE if stop is None else _STOPPABLE_SLICE
+        for lo in range(0, len(rows), size):
+            if stop is not None and stop():
+                break  # left unfinished: the caller drops it
+            part = rows[lo : lo + size]
             texts = [memory_text(memories[r]) for r in part]
             vecs = embed_texts(texts, index.embedder, index.store)
             index.vectors.put(part, vecs)
@@ -287,6 +305,7 @@ class SemanticIndex:
         if row >= len(self.vectors):
             self.vectors = self.vectors.resized(max(row + 1, 2 * len(self.vectors)))
         self.vectors.put([row], embed_texts([memory_text(m)], self.embedder, self.store))
+        self.rows = max(self.rows, row + 1)
 
     def query_scores(self, text: str, n: int) -> FloatArray:
         """Cosine of every row (first `n`) with the query text."""

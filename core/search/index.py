@@ -80,10 +80,11 @@ from .bm25 import LexicalIndex, LexView
 from .briefs import decay_brief_fn
 from .candidates import query_mask, tfidf_candidates
 from .duplicates import DuplicateGroup
-from .embeddings import Embedder, SemanticIndex, VectorSource
+from .embeddings import SemanticIndex, VectorSource
 from .filters import DEFAULT_EXCLUDED_HEALTH
 from .fit import count_terms, fit, split_fit
 from .fuzzy import FUZZY_CUTOFF, FUZZY_WEIGHT
+from .index_meaning import MeaningRows
 from .index_similar import SimilarRows
 from .phrases import Phrase, check_phrases, lower_text, phrase_mask, query_phrases
 from .query import Filter, Query, QueryError, parse_query
@@ -129,7 +130,7 @@ __all__ = [
 ]
 
 
-class SearchIndex(SimilarRows):
+class SearchIndex(SimilarRows, MeaningRows):
     """TF-IDF + fuzzy index over memories of any format.  Build with `build`.
 
     The index's data is one `IndexState` (`state`); the memories are bound
@@ -354,43 +355,9 @@ class SearchIndex(SimilarRows):
             self._lexical = LexicalIndex.build(self._memories, alive)
         return self._lexical
 
-    def close(self) -> None:
-        """Let go of the file a persisted index reads (the last reader folds its WAL back)."""
-        if self.vector_file is not None:
-            self.vector_file.close()
-
     def has_lexical(self) -> bool:
         """The relevance index exists already (built, or kept with the index)."""
         return self._lexical is not None
-
-    def enable_semantic(
-        self,
-        embedder: Embedder | None = None,
-        on_embed: Callable[[int], None] | None = None,
-    ) -> int:
-        """Embed every row (the optional extra: `embeddings`) and fuse meaning into relevance.
-
-        Rows whose vectors were kept (`vector_file`: the persisted index, the
-        app's index cache) are read back; only the others are embedded, and
-        then kept.  Returns how many rows had no kept vector; `on_embed` hears
-        that number first when the vectors are kept (a front end says why the
-        first search of a kept index is slow).
-        """
-        if self.semantic is not None:
-            return 0
-        alive = self.state.columns.alive.view.tolist()
-        source = self.vector_file
-        known = None if source is None else source.load()
-        if on_embed is not None and source is not None:
-            start = 0 if known is None else min(len(known), len(self._memories))
-            missing = sum(alive[start:])
-            if missing:
-                on_embed(missing)
-        self.semantic = SemanticIndex.extend(known, self._memories, alive, embedder)
-        first = 0 if known is None else min(len(known), len(self._memories))
-        if source is not None:
-            source.save(self.semantic.vectors, first)
-        return len(self._memories) - first
 
     def run(
         self,

@@ -113,6 +113,33 @@ def test_fused_relevance_finds_other_words_and_explains(tmp_path: Path) -> None:
     assert index.run("storage", 10, rank="recall").hits == []
 
 
+def test_vectors_made_aside_then_attached_cover_rows_added_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """build_semantic while queries run by words; attach_semantic embeds what came since."""
+    monkeypatch.setenv("MEMLENS_CACHE_DIR", str(tmp_path))  # an empty per-text vector store
+    index = SearchIndex.build(_corpus(), AS_OF, decay=fake_decay)
+    assert index.meaning_pending() == 3
+    emb = CountingEmbedder()
+    aside = index.build_semantic(emb)
+    assert index.semantic is None and len(emb.calls) == 3  # not on yet: words only
+    assert index.run("storage", 10, rank="relevance").hits == []
+    index.add(mem("vol", "Volume for storage", "the second disk"))  # a live change meanwhile
+    index.remove((str(_corpus()[1].vault_root), "refund"))
+    assert index.attach_semantic(aside) == 4
+    assert len(emb.calls) == 4 and index.meaning_pending() == 0
+    ids = [h.memory.id for h in index.run("storage", 10, rank="relevance").hits]
+    assert set(ids) == {"disk", "vol"}
+
+    # The same as turning it on at once after the change.
+    at_once = SearchIndex.build(_corpus(), AS_OF, decay=fake_decay)
+    at_once.add(mem("vol", "Volume for storage", "the second disk"))
+    at_once.remove((str(_corpus()[1].vault_root), "refund"))
+    monkeypatch.setenv("MEMLENS_CACHE_DIR", str(tmp_path / "again"))
+    at_once.enable_semantic(CountingEmbedder())
+    assert [h.memory.id for h in at_once.run("storage", 10, rank="relevance").hits] == ids
+
+
 def test_semantic_falls_back_to_tfidf_without_vectors() -> None:
     index = SearchIndex.build(_corpus(), AS_OF, decay=fake_decay)
     hits = index.similar((str(_corpus()[0].vault_root), "disk"), 2, by="semantic")

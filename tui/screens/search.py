@@ -15,8 +15,6 @@ import contextlib
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import date
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -28,7 +26,6 @@ from textual.timer import Timer
 from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from memlens.core.decay import decay_of
 from memlens.core.model import Memory
 from memlens.core.scan.changes import Change, apply_to_search
 from memlens.core.scan.vault import Catalog, Vault
@@ -44,58 +41,21 @@ from ..widgets.key_footer import KeyFooter
 from ..widgets.search_results import SearchResults as ResultList
 from ..widgets.search_results import explain_content
 from .base import MemlensScreen
+from .search_hits import SORTS, Listing, health_of, sorted_hits
 
 #: Seconds without a keystroke before the query runs.
 SEARCH_DELAY = 0.06
 #: Hits shown per query (and per "more like this").
 PAGE = 50
+#: More memories than this with no kept meaning vector (a first start) are
+#: embedded after the index is offered, queries running by words meanwhile.
+EMBED_AT_ONCE = 2000
 
 #: The query language in one line (the full table is in `memlens.core.search.query`).
 FILTER_HINT = (
     '"phrase" -not tag: type: format: vault: agent: source: health: status: before: after: '
     "importance>0.5 confidence>=.8"
 )
-
-
-def _health(hit: Hit, as_of: date) -> str:
-    try:
-        return str(decay_of(hit.memory, as_of, explain=False).health.value)
-    except Exception:  # a decay bug must not hide the hit; it shows without health
-        return ""
-
-
-#: Orders of the shown hits (`s`): the ranking's own, then explain columns, highest first.
-SORTS: tuple[str, ...] = ("rank", "confidence", "decay weight", "importance")
-_SORT_KEYS = {
-    "confidence": "confidence",
-    "decay weight": "decay_weight",
-    "importance": "importance",
-}
-
-
-def sorted_hits(hits: list[Hit], sort: str) -> list[Hit]:
-    """`hits` in rank order, or by a column, highest first (a missing value last; stable)."""
-    key = _SORT_KEYS.get(sort)
-    if key is None:
-        return list(hits)
-
-    def value(hit: Hit) -> float:
-        v = hit.explain.get(key)
-        if key == "importance" and v is None:
-            v = hit.memory.importance
-        return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else -1e300
-
-    return sorted(hits, key=lambda h: -value(h))
-
-
-@dataclass(slots=True)
-class _Listing:
-    """What the result list shows: a query's hits, or memories like one memory."""
-
-    hits: list[Hit]
-    #: A line saying what the list is (for "more like this" lists).
-    label: str
-    cursor: int = 0
 
 
 class SearchScreen(MemlensScreen):
@@ -161,13 +121,31 @@ class SearchScreen(MemlensScreen):
     ]
 
     class IndexBuilt(Message):
-        """The worker finished an index for one set of loaded vaults."""
+        """The worker finished an index for one set of loaded vaults.
 
-        def __init__(self, index: SearchIndex, signature: tuple[int, ...], seconds: float) -> None:
+        `meaning_pending`: memories still to embed before meaning is fused in
+        (`MeaningReady` follows; queries run by words until then).
+        """
+
+        def __init__(
+            self,
+            index: SearchIndex,
+            signature: tuple[int, ...],
+            seconds: float,
+            meaning_pending: int = 0,
+        ) -> None:
             super().__init__()
             self.index = index
             self.signature = signature
             self.seconds = seconds
+            self.meaning_pending = meaning_pending
+
+    class MeaningReady(Message):
+        """The index's meaning vectors were made after it was offered, and are on."""
+
+        def __init__(self, index: SearchIndex) -> None:
+            super().__init__()
+            self.index = index
 
     class Answered(Message):
         """One query's results (or the query's error)."""
@@ -211,13 +189,17 @@ class SearchScreen(MemlensScreen):
         #: Seconds the last index build took.
         self.build_seconds: float | None = None
         #: "More like this" lists over the query's results (escape pops one).
-        self.stack: list[_Listing] = []
-        self._query_listing = _Listing([], "")
+        self.stack: list[Listing] = []
+        self._query_listing = Listing([], "")
         self._index_lock = threading.Lock()
         self._signature: tuple[int, ...] | None = None
         self._building: tuple[int, ...] | None = None
         self._seq = 0
         self._timer: Timer | None = None
+        #: Live changes applied to the index (`apply_changes`), under the index lock.
+        self._applied = 0
+        #: Memories being embedded after the index was offered (0: none; `MeaningReady`).
+        self.meaning_pending = 0
         #: The ranking queries use: "relevance" (default) or "recall" (`o` toggles).
         self.rank: str = "relevance"
         #: How the shown hits are ordered: by rank, or by one of `SORTS`' columns.
@@ -279,6 +261,7 @@ class SearchScreen(MemlensScreen):
             return False
         with self._index_lock:
             apply_to_search(index, changes)
+            self._applied += 1
             return bool(index.needs_rebuild)
 
     def changes_applied(self, rebuild: bool) -> None:
@@ -327,19 +310,46 @@ class SearchScreen(MemlensScreen):
         # kept in the index cache, so only a build or a change computes them.
         stale = stale or not index.has_lexical()
         index.lexical()
+        later = 0
         if semantic_available() and not worker.is_cancelled:
-            stale = index.enable_semantic() > 0 or stale
+            pending = index.meaning_pending()
+            if pending <= EMBED_AT_ONCE:
+                stale = index.enable_semantic() > 0 or stale
+            else:
+                later = pending  # a first start: searchable by words first
         if worker.is_cancelled:
             return
         if kept_in is not None and stale:
             with contextlib.suppress(Exception):  # a cache not written is only slower
                 save_index(index, kept_in)
-        self.post_message(self.IndexBuilt(index, signature, time.perf_counter() - started))
+        seconds = time.perf_counter() - started
+        self.post_message(self.IndexBuilt(index, signature, seconds, meaning_pending=later))
         # After the index is offered: a first query waits for this (the lock)
         # no longer than it would compute it itself.
         with self._index_lock:
             if not worker.is_cancelled:
                 index.prepare_order()
+        if later and not worker.is_cancelled:
+            self._add_meaning(index, kept_in, worker)
+
+    def _add_meaning(
+        self, index: SearchIndex, kept_in: Catalog | None, worker: Worker[None]
+    ) -> None:
+        """Embed the memories while queries run by words, then fuse meaning in (worker thread).
+
+        Minutes at 100k on a first start.  The index is kept again with its
+        vectors when no live change came meanwhile (under the lock: once).
+        """
+        changes = self._applied
+        aside = index.build_semantic(stop=lambda: worker.is_cancelled)
+        with self._index_lock:
+            if worker.is_cancelled:
+                return
+            index.attach_semantic(aside)
+            if kept_in is not None and self._applied == changes:
+                with contextlib.suppress(Exception):  # a cache not written is only slower
+                    save_index(index, kept_in)
+        self.post_message(self.MeaningReady(index))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         # The base class reports the error; here the pane stops waiting for it.
@@ -357,9 +367,17 @@ class SearchScreen(MemlensScreen):
         self._signature = event.signature
         self.index = event.index
         self.build_seconds = event.seconds
+        self.meaning_pending = event.meaning_pending
         self.query_one(ResultList).loading = False
         self.stack = []
         self._schedule(now=True)
+
+    @on(MeaningReady)
+    def _meaning_ready(self, event: MeaningReady) -> None:
+        if event.index is not self.index:
+            return  # an index since replaced
+        self.meaning_pending = 0
+        self._schedule(now=True)  # the same query, with meaning now
 
     # ------------------------------------------------------------------ querying
     @on(Input.Changed, "#search-input")
@@ -415,7 +433,7 @@ class SearchScreen(MemlensScreen):
             # would otherwise blank the list at every keystroke.
             self.results = event.results
             self.answered = event.text
-            self._query_listing = _Listing(sorted_hits(event.results.hits, self.sort), "")
+            self._query_listing = Listing(sorted_hits(event.results.hits, self.sort), "")
             self.stack = []
             self._show(self._query_listing)
         self._update_bar()
@@ -427,7 +445,7 @@ class SearchScreen(MemlensScreen):
             return "type to search"
         return "no memory matches"
 
-    def _show(self, listing: _Listing) -> None:
+    def _show(self, listing: Listing) -> None:
         results = self.query_one(ResultList)
         results.set_hits(listing.hits, self._empty_text(), listing.cursor)
         if not listing.hits:
@@ -454,6 +472,8 @@ class SearchScreen(MemlensScreen):
             parts.append((" · loading vaults…", "$warning"))
         elif self._building is not None:
             parts.append((" · building the index…", "$warning"))
+        elif self.meaning_pending:
+            parts.append((f" · by words until {self.meaning_pending} are embedded…", "$warning"))
         if self.stack:
             parts += [" · ", safe(self.stack[-1].label, "italic"), f" ({len(self.stack[-1].hits)})"]
         elif self.results is not None and self.answered.strip():
@@ -490,7 +510,7 @@ class SearchScreen(MemlensScreen):
         """Order the query's shown hits by the next column (rank order first)."""
         self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
         if self.results is not None:
-            self._query_listing = _Listing(sorted_hits(self.results.hits, self.sort), "")
+            self._query_listing = Listing(sorted_hits(self.results.hits, self.sort), "")
             if not self.stack:
                 self._show(self._query_listing)
         self._update_bar()
@@ -549,14 +569,14 @@ class SearchScreen(MemlensScreen):
             seconds = time.perf_counter() - started
         # Similarity explains carry no health; the result list shows one per hit.
         as_of = self.memlens.as_of
-        hits = [Hit(h.memory, h.score, {**h.explain, "health": _health(h, as_of)}) for h in hits]
+        hits = [Hit(h.memory, h.score, {**h.explain, "health": health_of(h, as_of)}) for h in hits]
         if not worker.is_cancelled:
             self.post_message(self.SimilarFound(label, hits, seconds))
 
     @on(SimilarFound)
     def _similar_found(self, event: SimilarFound) -> None:
         self.query_seconds = event.seconds
-        listing = _Listing(event.hits, event.label)
+        listing = Listing(event.hits, event.label)
         self.stack.append(listing)
         self._show(listing)
         self.query_one(ResultList).focus()
