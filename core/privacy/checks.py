@@ -212,6 +212,19 @@ def reserved_domain(domain: str) -> bool:
     return any(d == r or d.endswith("." + r) for r in _RESERVED_DOMAINS)
 
 
+#: Of those, the ones only documentation uses: a connection string to
+#: `db.internal` or `localhost` with a real password is a real credential.
+_DOCUMENTATION_TLDS = ("test", "example", "invalid", "tld")
+
+
+def documentation_domain(domain: str) -> bool:
+    """True for example.com and the documentation TLDs (not intranet names like *.internal)."""
+    d = domain.lower().rstrip(".")
+    if d.rsplit(".", 1)[-1] in _DOCUMENTATION_TLDS:
+        return True
+    return any(d == r or d.endswith("." + r) for r in _RESERVED_DOMAINS)
+
+
 def fictional_phone(digits: str) -> bool:
     """Numbers set aside for fiction and documentation.
 
@@ -236,6 +249,7 @@ __all__ = [
     "IBAN_LENGTHS",
     "PLACEHOLDER_WORDS",
     "card_iin_ok",
+    "documentation_domain",
     "fictional_phone",
     "has_placeholder_word",
     "has_sequence_run",

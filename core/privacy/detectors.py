@@ -28,6 +28,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from .checks import (
+    documentation_domain,
     fictional_phone,
     has_sequence_run,
     iban_ok,
@@ -253,7 +254,7 @@ def _connection_strings(text: str) -> Iterator[Hit]:
             continue
         if "[" in pw or "]" in pw:
             continue  # URL syntax in documentation (`git://[path[:]][ref@]`): `[]` are escaped
-        if reserved_domain(m.group("host")):
+        if documentation_domain(m.group("host")):
             continue
         yield Hit("connection-string", m.start("password"), m.end("password"), pw)
     # key=value strings: only where another key says it is one (`Server=`, `Host=`).

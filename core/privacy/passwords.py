@@ -167,15 +167,35 @@ def _password_like(value: str) -> bool:
     return re.search(r"[^\W\d]", value) is not None and re.search(r"\d|[^\w\s]", value) is not None
 
 
-def _prose_not_password(value: str, sep: str) -> bool:
+#: Participles that do not end in -ed ("the password is read from the environment").
+_IRREGULAR_PARTICIPLES = frozenset(
+    (
+        "read", "built", "held", "found", "shown", "taken", "put", "got", "gotten", "made",
+        "done", "seen", "chosen", "stolen", "broken", "frozen", "sold", "told", "bought", "left",
+        "spent", "sent", "kept", "cut", "shut", "drawn", "grown", "thrown", "worn", "torn",
+    )
+)  # fmt: skip
+#: Words that continue a sentence after a verb or a comparative ("is longer than",
+#: "is pulled through"), never after a password.
+_CONTINUATION = re.compile(
+    r"[ \t]+(?:from|than|to|into|by|via|through|until|because|before|after)\b", re.IGNORECASE
+)
+
+
+def _prose_not_password(value: str, sep: str, after: str) -> bool:
     """After "is"/"was" an English word is prose: "is expiring", "was leaked", "is probably".
 
-    Only lowercase words ending like a participle or an adverb: a password
-    written after "is" ("is hunter2", "is Falcon577%") has digits, capitals
-    or symbols, or is no such word.
+    Only lowercase words ending like a participle or an adverb, irregular
+    participles ("is read"), and lowercase words a sentence goes on from ("is
+    longer than", `after`: the text that follows): a password written after
+    "is" ("is hunter2", "is Falcon577%") has digits, capitals or symbols, or
+    is no such word.
     """
-    copula = not re.search(r"[:=：>→]", sep)
-    return copula and re.fullmatch(r"[a-z]+(?:-[a-z]+)*(?:ing|ed|ly)", value) is not None
+    if re.search(r"[:=：>→]", sep):
+        return False
+    if re.fullmatch(r"[a-z]+(?:-[a-z]+)*(?:ing|ed|ly)", value) or value in _IRREGULAR_PARTICIPLES:
+        return True
+    return re.fullmatch(r"[a-z]+", value) is not None and _CONTINUATION.match(after) is not None
 
 
 #: A technical word with digits after "password" (`password sha256 hashes`), not one.
@@ -250,8 +270,9 @@ def _in_prose(text: str) -> Iterator[Hit]:
             if _USER_SLASH.search(text, before, m.start()) and trimmed.count("/") == 1:
                 user, _, trimmed = trimmed.partition("/")  # `user/password: admin/x`
                 start += len(user) + 1
+            after = text[start + len(trimmed) : start + len(trimmed) + 24]
             if placeholder_password(trimmed) or (
-                group == "value" and _prose_not_password(trimmed, sep)
+                group == "value" and _prose_not_password(trimmed, sep, after)
             ):
                 continue
             yield Hit("password", start, start + len(trimmed), trimmed)

@@ -291,10 +291,36 @@ def test_addresses_in_urls(text: str) -> None:
         "Slack bot tokens look like xoxb-your-bot-token; sk_live_ keys go in the server.",
         "password - must be 12+ chars; pass: 12, fail: 0",
         "public_key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJ1x8Ou6Qh7Tq6yQm0J9Zb0yqgMZbZq1kz0l8b8J",
+        # A verb or a comparative after "password is" (the sentence goes on).
+        "The password is read from $DB_PASSWORD at start.",
+        "The new password is now longer than 12 characters.",
+        "The admin password is built from the host name; the token was held by CI.",
+        "The password is pulled through the secrets operator.",
+        # Documentation's own hosts, even with a password-like value.
+        "postgres://app:Zq81mxW2@db.example.com:5432/app and redis://:Zq81mxW2@cache.test/0",
     ],
 )
 def test_code_and_prose_that_hold_no_secret(decoy: str) -> None:
     assert detect(decoy) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("Connect with postgres://app_user:Tr0ub4dor&3x@db.internal:5432/prod", "Tr0ub4dor&3x"),
+        ("Cache at redis://:hunter2hunter2@cache.internal:6379/0", "hunter2hunter2"),
+        ("Local dev: mysql://root:Zx81!aQ@localhost/crm", "Zx81!aQ"),
+        ("amqp://svc:Mq77pLx0@rabbit.corp.lan:5672/", "Mq77pLx0"),
+    ],
+)
+def test_connection_strings_to_intranet_hosts_are_credentials(text: str, secret: str) -> None:
+    """An intranet or local host is no documentation: its password is a real one."""
+    assert [(h.kind, h.secret) for h in detect(text)] == [("connection-string", secret)]
+
+
+def test_a_lowercase_password_ending_a_clause_is_still_found() -> None:
+    for text in ("The password is swordfish.", "The password is swordfish for the guest wifi"):
+        assert [(h.kind, h.secret) for h in detect(text)] == [("password", "swordfish")]
 
 
 def test_an_aws_secret_written_after_its_key_id() -> None:
