@@ -365,6 +365,21 @@ class LiveReloadApp(AppState):
             return screen.meaning_vectors
         return None
 
+    def search_meaning_pending(self) -> bool:
+        """The search pane is embedding the memories (a first start): its vectors will come."""
+        screen = self._search_screen()
+        return screen is not None and screen.meaning_pending > 0
+
+    def on_search_screen_meaning_ready(self, _message: SearchScreen.MeaningReady) -> None:
+        """The review pane waited for the search pane's vectors: they are there."""
+        screen = self._mode_screen("review")
+        if screen is None:
+            return
+        from .screens.review import ReviewScreen
+
+        if isinstance(screen, ReviewScreen):
+            screen.meaning_ready()
+
     def _feed_search(self, changes: list[Change]) -> None:
         """Bring the search pane's index in step (incremental; it rebuilds when it must)."""
         screen = self._search_screen()

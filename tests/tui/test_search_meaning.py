@@ -113,3 +113,37 @@ async def test_few_memories_without_kept_vectors_are_embedded_before_the_index_i
         assert isinstance(screen, SearchScreen)
         assert screen.index is not None and screen.index.semantic is not None
         assert screen.meaning_pending == 0
+
+
+async def test_the_review_pane_waits_for_the_search_panes_vectors(
+    own_fixtures_dir: Path, gated: type[GatedEmbedder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not embedded twice: the review queue takes the search pane's vectors once made."""
+    from memlens.core.search import meaning as meanings
+    from memlens.tui.screens.review import ReviewScreen
+
+    own_runs: list[object] = []
+
+    def not_twice(*args: object, **_kwargs: object) -> None:
+        own_runs.append(args)  # the review pane would embed every memory itself
+
+    monkeypatch.setattr(meanings, "semantic_available", lambda: True)
+    monkeypatch.setattr(meanings, "meaning_of", not_twice)
+    app = MemlensApp([own_fixtures_dir], as_of=AS_OF, live_reload=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("4")
+        search = app.screen
+        assert isinstance(search, SearchScreen)
+        await _until(pilot, lambda: search.meaning_pending > 0 and gated.batches > 0)
+        await pilot.press("escape", "9")
+        review = app.screen
+        assert isinstance(review, ReviewScreen)
+        bar = review.query_one("#review-bar", Static)
+        await _until(pilot, lambda: "meaning: computing" in str(bar.render()))
+
+        gated.gate.set()
+        await _until(pilot, lambda: "meaning used" in str(bar.render()))
+        assert search.has_meaning
+        await settle(pilot)
+    assert own_runs == []

@@ -180,6 +180,10 @@ class ReviewScreen(MemlensScreen):
         else:
             self._update_bar()
 
+    def meaning_ready(self) -> None:
+        """The search pane's meaning vectors came: find again with them (now, or when shown)."""
+        self._catalog_changed(self.memlens.catalog_version)
+
     # ------------------------------------------------------------ finding
     def refresh_queue(self) -> None:
         """Find every vault's candidates in a worker (a newer request wins)."""
@@ -209,8 +213,8 @@ class ReviewScreen(MemlensScreen):
             if worker.is_cancelled:
                 return
             self.post_message(self.Found(seq, run, "computing" if wanted else "off"))
-            if not wanted:
-                return
+            if not wanted or self.memlens.search_meaning_pending():
+                return  # the search pane is embedding them: `meaning_ready` comes, not twice
             try:
                 catalog = Catalog(list(vaults))
                 meaning = meanings.meaning_of(catalog, as_of, use_cache=self.memlens.config.cache)
