@@ -200,29 +200,29 @@ def jwt_ok(token: str) -> bool:
 
 #: RFC 2606 / RFC 6761 names reserved for documentation and tests.
 #: `tld` is no top-level domain: documentation writes `user@domain.tld`.
-_RESERVED_TLDS = ("test", "example", "invalid", "localhost", "local", "internal", "lan", "tld")
 _RESERVED_DOMAINS = ("example.com", "example.org", "example.net", "example.edu")
-
-
-def reserved_domain(domain: str) -> bool:
-    """True for documentation and test domains (example.com, *.test, *.example, ...)."""
-    d = domain.lower().rstrip(".")
-    if d.rsplit(".", 1)[-1] in _RESERVED_TLDS:
-        return True
-    return any(d == r or d.endswith("." + r) for r in _RESERVED_DOMAINS)
-
-
-#: Of those, the ones only documentation uses: a connection string to
-#: `db.internal` or `localhost` with a real password is a real credential.
+#: Top-level names only documentation and tests use.
 _DOCUMENTATION_TLDS = ("test", "example", "invalid", "tld")
+#: Intranet and local names: no documentation, but no person's address either.
+_INTRANET_TLDS = ("localhost", "local", "internal", "lan")
 
 
 def documentation_domain(domain: str) -> bool:
-    """True for example.com and the documentation TLDs (not intranet names like *.internal)."""
+    """True for example.com and the documentation TLDs (not intranet names like *.internal).
+
+    A connection string to `db.internal` or `localhost` with a real password
+    is a real credential; one to `db.example.com` is documentation.
+    """
     d = domain.lower().rstrip(".")
     if d.rsplit(".", 1)[-1] in _DOCUMENTATION_TLDS:
         return True
     return any(d == r or d.endswith("." + r) for r in _RESERVED_DOMAINS)
+
+
+def reserved_domain(domain: str) -> bool:
+    """True for documentation and test domains (example.com, *.test, ...) and intranet names."""
+    tld = domain.lower().rstrip(".").rsplit(".", 1)[-1]
+    return tld in _INTRANET_TLDS or documentation_domain(domain)
 
 
 def fictional_phone(digits: str) -> bool:
