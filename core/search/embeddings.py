@@ -195,12 +195,23 @@ class VectorStore:
             )
 
 
-def embed_texts(texts: list[str], embedder: Embedder, store: VectorStore) -> Vectors:
-    """Vectors of `texts`: from the store where kept, the rest embedded (and kept)."""
+def embed_texts(
+    texts: list[str],
+    embedder: Embedder,
+    store: VectorStore,
+    on_model: Callable[[], None] | None = None,
+) -> Vectors:
+    """Vectors of `texts`: from the store where kept, the rest embedded (and kept).
+
+    `on_model` is called before the model embeds anything (not when every
+    vector was kept).
+    """
     digests = [_digest(t) for t in texts]
     known = store.get(list(dict.fromkeys(digests)))
     missing = list(dict.fromkeys(d for d in digests if d not in known))
     if missing:
+        if on_model is not None:
+            on_model()
         text_of = dict(zip(digests, texts, strict=True))
         for i in range(0, len(missing), _BATCH):
             chunk = missing[i : i + _BATCH]
@@ -275,11 +286,13 @@ class SemanticIndex:
         store: VectorStore | None = None,
         *,
         stop: Callable[[], bool] | None = None,
+        on_model: Callable[[], None] | None = None,
     ) -> SemanticIndex:
         """The vectors of rows ``0..len(known)-1`` as given, the later live rows embedded.
 
         The rows are those of `alive` (`memories` may have grown since: a
         front end's live changes while the vectors are made aside).
+        `on_model`: see `embed_texts`.
         """
         n = len(alive)
         start = 0 if known is None else min(len(known), n)
@@ -296,7 +309,7 @@ class SemanticIndex:
                 break  # left unfinished: the caller drops it
             part = rows[lo : lo + size]
             texts = [memory_text(memories[r]) for r in part]
-            vecs = embed_texts(texts, index.embedder, index.store)
+            vecs = embed_texts(texts, index.embedder, index.store, on_model)
             index.vectors.put(part, vecs)
         return index
 

@@ -50,8 +50,9 @@ class MeaningRows:
         Rows whose vectors were kept (`vector_file`: the persisted index, the
         app's index cache) are read back; only the others are embedded, and
         then kept.  Returns how many rows had no kept vector; `on_embed` hears
-        how many live ones must be embedded first, when the vectors are kept
-        (a front end says why the first search of a kept index is slow).
+        how many live ones had none, once, when the model is about to embed
+        some of them (a front end says why the first search of a kept index
+        is slow; vectors found in the per-text cache need no model).
         """
         if self.semantic is not None:
             return 0
@@ -71,11 +72,20 @@ class MeaningRows:
         alive = self.state.columns.alive.view.tolist()
         source = self.vector_file
         known = None if source is None else source.load()
+        announce = None
         if on_embed is not None and source is not None:
             missing = sum(alive[self._kept_rows(known) :])
-            if missing:
-                on_embed(missing)
-        return SemanticIndex.extend(known, self._memories, alive, embedder, stop=stop)
+            told: list[int] = []
+
+            def announce() -> None:
+                """Once, when the model is about to run (not for vectors the cache kept)."""
+                if not told:
+                    told.append(missing)
+                    on_embed(missing)
+
+        return SemanticIndex.extend(
+            known, self._memories, alive, embedder, stop=stop, on_model=announce
+        )
 
     def attach_semantic(self, semantic: SemanticIndex) -> int:
         """Turn on vectors from `build_semantic`; rows added since are embedded here.

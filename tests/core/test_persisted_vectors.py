@@ -241,3 +241,25 @@ def test_vectors_saved_through_a_read_only_index_leave_no_wal_once_closed(
     again = open_fresh(survey_all(root).vaults, AS_OF)
     assert again is not None and again.enable_semantic(HashEmbedder()) == 0
     again.close()
+
+
+def test_the_embedding_note_comes_only_when_the_model_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rebuilt index whose vectors the per-text cache holds says nothing (it is quick)."""
+    monkeypatch.setenv("MEMLENS_CACHE_DIR", str(tmp_path / "cache"))  # an empty per-text cache
+    root = tmp_path / "vaults"
+    generate(root, 50, seed=3)
+    first, _ = open_index(open_catalog(root, cache=True), AS_OF)
+    heard: list[int] = []
+    embedder = HashEmbedder()
+    first.build_semantic(embedder, on_embed=heard.append)  # fills the per-text cache
+    assert heard == [len(first)] and len(embedder.texts) == len(first)
+
+    again = SearchIndex.from_catalog(open_catalog(root, cache=False), AS_OF)
+    again.vector_file = first.vector_file  # a kept index with no vectors saved yet
+    quiet: list[int] = []
+    cached = HashEmbedder()
+    again.build_semantic(cached, on_embed=quiet.append)
+    assert cached.texts == [] and quiet == []
+    first.close()

@@ -117,8 +117,8 @@ def _embedding_note(count: int) -> None:
     """Say on stderr why this search takes long: its index's vectors are made once."""
     if count >= EMBED_NOTE_MIN:
         click.echo(
-            f"memlens: embedding {count} memories for meaning-based search (once: the vectors "
-            "are kept in the cache folder; MEMLENS_SEMANTIC=0 searches by words only)",
+            f"memlens: embedding up to {count} memories for meaning-based search (once: the "
+            "vectors are kept in the cache folder; MEMLENS_SEMANTIC=0 searches by words only)",
             err=True,
         )
 
