@@ -46,4 +46,6 @@ def meaning_of(
     if index is None:
         index = SearchIndex.from_catalog(catalog, as_of)
     index.enable_semantic(embedder, on_embed=on_embed)
+    # The vectors are in memory now: let go of the file (its WAL folded back).
+    index.close()
     return index.meaning_vectors

@@ -263,3 +263,25 @@ def test_the_embedding_note_comes_only_when_the_model_runs(
     again.build_semantic(cached, on_embed=quiet.append)
     assert cached.texts == [] and quiet == []
     first.close()
+
+
+@pytest.mark.usefixtures("no_vector_store")
+def test_the_review_queues_meaning_leaves_no_wal_and_still_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`meaning_of` saves the vectors through the persisted index, then lets go of its file."""
+    from memlens.core.search.meaning import meaning_of
+    from memlens.core.search.persisted_name import index_path
+
+    monkeypatch.setenv("MEMLENS_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "vaults"
+    generate(root, 40, seed=2)
+    catalog = open_catalog(root, cache=True)
+    meaning = meaning_of(catalog, AS_OF, embedder=HashEmbedder())
+    assert meaning is not None
+    memories = list(catalog.memories())
+    vectors = meaning(memories)
+    assert vectors is not None and vectors.shape == (len(memories), DIM)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=2e-3)
+    path = index_path(catalog.vaults)
+    assert path.is_file() and not path.with_name(path.name + "-wal").exists()
