@@ -40,6 +40,8 @@ SCREEN_TIMEOUT = 40.0
 WINDOW = (1400, 900)
 #: A memory of the demo's cognitive-memory vault, on the first screen.
 DEMO_TITLE = "Hash the lockfile for the CI cache key"
+#: Words of that memory's body: the detail pane renders it after its metadata.
+DEMO_BODY = "warm builds take 2m10s"
 #: The memory list's filter bar, shown only on the memories screen.
 FILTER_PROMPT = "/ filter: words"
 
@@ -211,7 +213,8 @@ def test_the_app_runs_in_a_real_browser(served_demo: str, chromium: Any, tmp_pat
     assert "as of 2026-11-22" in screen
     assert "cognitive-memory" in screen and "dream-cycle" in screen
     assert "Decay triage" not in screen
-    wait_for_screen(driver, "Metadata")  # the detail pane shows the first row: a fuller picture
+    # The detail pane shows the first row, its body last (markdown): a fuller picture.
+    wait_for_screen(driver, "Metadata", DEMO_BODY)
     picture = Path(os.environ.get("MEMLENS_BROWSER_SCREENSHOT") or tmp_path / "browser.png")
     assert driver.save_screenshot(str(picture))
     assert picture.read_bytes().startswith(b"\x89PNG")
