@@ -147,6 +147,13 @@ _ASSIGNMENT = re.compile(
 _BEARER = re.compile(r"(?i)\b(?:bearer|token)[ \t]+(?P<value>[A-Za-z0-9+/=_.~-]{20,256})")
 #: HTTP basic authentication: base64 of `user:password`.
 _BASIC = re.compile(r"\bBasic\s+(?P<value>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
+#: A key in a URL's query under a name APIs give it (`?appid=...`, `&key=...`,
+#: `X-Amz-Signature=...`); names `_ASSIGNMENT` already reads (`api_key=`) come too.
+_URL_KEY = re.compile(
+    r"(?i)://[^\s'\"]*?[?&;](?:appid|app_id|key|apikey|api[_-]?key|access[_-]?token|token|"
+    r"auth|auth[_-]?token|client[_-]?secret|secret|x-amz-signature|signature)="
+    r"(?P<value>[A-Za-z0-9_\-.~%+/]{16,256})"
+)
 _CREDENTIAL_FIELD = re.compile(r"(?i)^" + _CREDENTIAL_NAME + r"$")
 _AWS_SECRET_NAME = re.compile(r"(?i)secret[_ -]?access[_ -]?key")
 
@@ -277,6 +284,13 @@ def _basic_auth_ok(value: str) -> bool:
     return bool(colon and user and plain.isprintable()) and not placeholder_password(password)
 
 
+def _url_keys(text: str) -> Iterator[Hit]:
+    for m in _URL_KEY.finditer(text):
+        value = m.group("value")
+        if credential_value_ok(value, False):
+            yield Hit("generic-secret", m.start("value"), m.end("value"), value)
+
+
 def _generic(text: str, field: str) -> Iterator[Hit]:
     basic = _BASIC.finditer(text)
     for matches in (
@@ -316,6 +330,7 @@ _DETECTORS: tuple[tuple[Callable[[str], Iterator[Hit]], tuple[str, ...] | None],
     (_aws_secrets, ("akia", "asia", "abia", "acca", "aroa", "aida")),
     (_jwts, ("eyj",)),
     (_connection_strings, ("://", "password", "pwd", "accountkey", "sharedaccesskey")),
+    (_url_keys, ("://",)),
     (tables, ("---",)),
     (cards, None),
     (ibans, None),
@@ -327,7 +342,8 @@ _PASSWORD_NEEDLES = (
     "pass", "pw", "kennwort", "contraseña", "contrasena", "pin", "mdp", "clave", "senha",
     "wachtwoord", "lösenord", "salasana", "adgangskode", "hasło", "haslo", "heslo", "jelszó",
     "пароль", "parola", "密码", "密碼", "パスワード", "비밀번호", "암호", "curl", "mysql",
-    "phrase", "mnemonic", "şifre", "wpa", "wifi key", "wi-fi key", "wlan", "login",
+    "phrase", "mnemonic", "şifre", "wpa", "wifi key", "wi-fi key", "wlan", "login", "log-in",
+    "sign-in", "signin", "sign in", "cred",
 )  # fmt: skip
 _CREDENTIAL_NEEDLES = ("key", "secret", "token", "credential", "bearer", "basic")
 _PHONE_FIELD_NEEDLES = ("phone", "mobile", "cell", "tel", "fax", "whatsapp", "handy")

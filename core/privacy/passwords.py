@@ -101,6 +101,13 @@ _SENTENCE_WORDS = frozenset(
         "saved", "and", "or", "not", "no", "none", "our", "my", "your",
     )
 )  # fmt: skip
+#: A login written as its pair: `the staging login is mara / Fj0rd-88`, `creds: ci:Winter26!`.
+#: The password is the part after the user; it must look like one (a digit or a
+#: symbol, `_login_pair_ok`): `login is via SSO/LDAP` names no password.
+_LOGIN_PAIR = re.compile(
+    r"(?i)\b(?:log[- ]?in|sign[- ]?in|credentials?|creds)[ \t]*(?:is|are|was|were|:|=)[ \t]*"
+    r"[`\"']?(?P<user>[\w.@+-]{1,64})(?:[ \t]*/[ \t]*|:)(?P<value>[^\s\"'`]{6,128})"
+)
 #: `username/password: admin/x`, `login / pw = root/x`: the value is the pair.
 _USER_SLASH = re.compile(r"(?i)\b(?:user(?:name)?|login)\s*/\s*\Z")
 #: How far before a password keyword `_USER_SLASH` is looked for.  Why a bound:
@@ -309,10 +316,30 @@ def _passphrases(text: str) -> Iterator[Hit]:
             yield Hit("password", m.start("value"), m.end("value"), m.group("value"))
 
 
+def _login_pair_ok(value: str) -> bool:
+    """A password, not a word: letters with a digit, or with a symbol beyond `-._`."""
+    if re.search(r"[^\W\d]", value) is None or placeholder_password(value):
+        return False
+    return (
+        re.search(r"\d|[^\w\s.-]", value) is not None and value.lower() not in PLACEHOLDER_PASSWORDS
+    )
+
+
+def _login_pairs(text: str) -> Iterator[Hit]:
+    for m in _LOGIN_PAIR.finditer(text):
+        value = m.group("value").rstrip(".,;:)]}")
+        if value.startswith("/"):
+            continue  # a URL (`login: https://sso.corp.io/`), a path (`creds: s3:/bucket`)
+        if _login_pair_ok(value):
+            yield Hit("password", m.start("value"), m.start("value") + len(value), value)
+
+
 def passwords(text: str, field: str) -> Iterator[Hit]:
     """Passwords in prose, on command lines, and as a password field's value."""
     yield from _passphrases(text)  # first: the whole phrase, where prose would take a word
     yield from _in_prose(text)
+    if "log" in text.lower() or "sign" in text.lower() or "cred" in text.lower():
+        yield from _login_pairs(text)
     if any(c in text for c in ("curl", "mysql", "sshpass", "login", "--password")):
         yield from _on_command_lines(text)
     yield from _in_field(text, field)

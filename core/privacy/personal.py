@@ -95,6 +95,14 @@ def ibans(text: str) -> Iterator[Hit]:
 
 #: Local parts that name a service, not a person (`git@github.com:org/repo`).
 _SERVICE_LOCAL = re.compile(r"(?i)^(?:git|noreply|no-reply|donotreply|do-not-reply|mailer-daemon)$")
+#: Role mailboxes (RFC 2142 and their common kin): a team's inbox, not a person's
+#: (`security@vendor.se`, `support@`); only the whole local part counts.
+_ROLE_LOCAL = re.compile(
+    r"(?i)^(?:abuse|accounts|admin|alerts|billing|careers|contact|devops|enquiries|feedback|"
+    r"hello|help|helpdesk|hostmaster|hr|info|inquiries|it|jobs|legal|marketing|newsletter|"
+    r"noc|notifications|office|ops|postmaster|press|privacy|sales|security|service|support|"
+    r"team|webmaster)$"
+)
 #: Local parts that stand for anyone in documentation (`user@...`, `foo@bar.com`).
 _PLACEHOLDER_LOCAL = re.compile(
     r"(?i)^(?:user|username|someone|somebody|anyone|foo|foobar|name|email|"
@@ -130,7 +138,7 @@ def emails(text: str) -> Iterator[Hit]:
     for m in _EMAIL.finditer(text):
         local = m.group(0).split("@", 1)[0]
         domain = m.group("domain")
-        if _documentation_domain(domain) or _SERVICE_LOCAL.match(local):
+        if _documentation_domain(domain) or _SERVICE_LOCAL.match(local) or _ROLE_LOCAL.match(local):
             continue
         if _PLACEHOLDER_LOCAL.match(local) or domain.lower().endswith(_MACHINE_DOMAINS):
             continue

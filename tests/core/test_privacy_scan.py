@@ -175,6 +175,8 @@ _AWS_SECRET = "d6CRSH2D6oqM79+O36jKkv+0GhTnrU/D4J1/pmHd"
         # Addresses in links and without a space; phones after words in other languages.
         ("[Priya](mailto:Priya.Raman@fernway.co.uk)", "Priya.Raman@fernway.co.uk", "email"),
         ("email:tomas_varga@outlook.com", "tomas_varga@outlook.com", "email"),
+        ("write to ops.lead.mara@fernway.io", "ops.lead.mara@fernway.io", "email"),
+        ("cc it@ and then it.ana@fernway.io", "it.ana@fernway.io", "email"),
         ("Handy: 0151 23948172", "0151 23948172", "phone"),
         ("Son portable : 06 12 48 73 95", "06 12 48 73 95", "phone"),
         # A phone number after `+` is a phone even when its digits pass Luhn.

@@ -132,6 +132,23 @@ _PPK = (
             "Orbit391@",
             "password",
         ),
+        # A login written as its pair; a key in a URL's query under an API's own name.
+        (
+            "Staging admin login is mara / Fj0rd-Lantern-88 (set by Ivo).",
+            "Fj0rd-Lantern-88",
+            "password",
+        ),
+        ("creds: ci-bot:Winter26!", "Winter26!", "password"),
+        (
+            "GET https://api.openweathermap.org/data/2.5/weather?q=Oslo&appid=9b1f6c2e7d4a8f3b5c0e1d2a6f7b8c9d",
+            "9b1f6c2e7d4a8f3b5c0e1d2a6f7b8c9d",
+            "generic-secret",
+        ),
+        (
+            "https://b.s3.amazonaws.com/a?X-Amz-Date=20261120T000000Z&X-Amz-Signature=4f1e8a3b9c2d7e6f5a4b3c2d1e0f9a8b7c6d5e4f",
+            "4f1e8a3b9c2d7e6f5a4b3c2d1e0f9a8b7c6d5e4f",
+            "generic-secret",
+        ),
         (
             "SECRET_KEY='%soz9lh#x&p6_7x7)*+8vmgeiwv0-2gani+5q9z9qv5dtpw90k'",
             "%soz9lh#x&p6_7x7)*+8vmgeiwv0-2gani+5q9z9qv5dtpw90k",
@@ -189,6 +206,12 @@ def test_aws_secret_in_a_nested_field_is_aws() -> None:
         "set the minimum password to 128 bits of entropy",
         "echo $PW | docker login --password-stdin",
         "password: %DB_PASS% and api_key = '%(api_key)s'",
+        # Logins that name no password; URLs whose query holds no key.
+        "login is via SSO/LDAP; login: https://sso.fernway.io/start; login: mara/2026-11-20",
+        "Login: ops / maple-syrup; the login is user/password; credentials: s3://bucket/creds",
+        "https://fernway.io/notes?key=release-notes-2026-11&token=abcdefghijklmnopqrstuvwxyz",
+        # Team inboxes, not people's mailboxes.
+        "Mail security@nordvik-logistics.se or Support@fernway.io; billing@acme.dev for invoices.",
     ],
 )
 def test_decoys_are_not_findings(decoy: str) -> None:
