@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 import math
 import re
@@ -182,6 +183,28 @@ def iban_ok(compact: str) -> bool:
     moved = compact[4:] + compact[:4]
     number = "".join(str(int(ch, 36)) for ch in moved)
     return int(number) % 97 == 1
+
+
+_BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+def wif_ok(token: str) -> bool:
+    """A Bitcoin private key in wallet import format: base58 whose last 4 bytes are the
+    double-SHA256 checksum of a 0x80 (mainnet) or 0xef (testnet) key, 32 bytes plus an
+    optional 0x01.  A random or mistyped string passes one time in 4 billion."""
+    number = 0
+    for ch in token:
+        at = _BASE58.find(ch)
+        if at < 0:
+            return False
+        number = number * 58 + at
+    raw = number.to_bytes((number.bit_length() + 7) // 8, "big")
+    payload, check = raw[:-4], raw[-4:]
+    if len(payload) not in (33, 34) or payload[0] not in (0x80, 0xEF):
+        return False
+    if len(payload) == 34 and payload[-1] != 0x01:
+        return False
+    return hashlib.sha256(hashlib.sha256(payload).digest()).digest()[:4] == check
 
 
 def _b64json(part: str) -> object:

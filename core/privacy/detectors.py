@@ -37,6 +37,7 @@ from .checks import (
     luhn_ok,
     reserved_domain,
     shannon_entropy,
+    wif_ok,
 )
 from .matching import Hit, anchored, field_name, hits, starts
 from .passwords import (
@@ -243,6 +244,24 @@ def _private_keys(text: str) -> Iterator[Hit]:
                 yield Hit("private-key", m.start(), m.end(), m.group(0))
 
 
+#: A Bitcoin key in wallet import format (`wif_ok` checks its checksum): 51 characters
+#: from `5` (mainnet) or `9` (testnet), 52 from `K`, `L` or `c` (compressed).
+_WIF = re.compile(
+    r"(?<![1-9A-HJ-NP-Za-km-z])(?:[59][1-9A-HJ-NP-Za-km-z]{50}|[KLc][1-9A-HJ-NP-Za-km-z]{51})"
+    r"(?![1-9A-HJ-NP-Za-km-z])"
+)
+
+
+def _wif_keys(text: str) -> Iterator[Hit]:
+    # A key is one run of 51+ characters without a space: most texts have none
+    # (splitting is C; the pattern steps through every character).
+    if not any(len(word) >= 51 for word in text.split()):
+        return
+    for m in _WIF.finditer(text):
+        if wif_ok(m.group(0)):
+            yield Hit("private-key", m.start(), m.end(), m.group(0))
+
+
 def _jwts(text: str) -> Iterator[Hit]:
     for hit in (*hits("jwt", _JWT, text), *hits("jwt", _JWE, text)):
         if jwt_ok(hit.secret):
@@ -329,6 +348,7 @@ _DETECTORS: tuple[tuple[Callable[[str], Iterator[Hit]], tuple[str, ...] | None],
     (_private_keys, ("private key", "putty-user-key-file", "ls0tls1crudjti")),
     (_aws_secrets, ("akia", "asia", "abia", "acca", "aroa", "aida")),
     (_jwts, ("eyj",)),
+    (_wif_keys, None),
     (_connection_strings, ("://", "password", "pwd", "accountkey", "sharedaccesskey")),
     (_url_keys, ("://",)),
     (tables, ("---",)),

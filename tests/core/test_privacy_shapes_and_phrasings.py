@@ -132,6 +132,17 @@ _PPK = (
             "Orbit391@",
             "password",
         ),
+        # Bitcoin keys in wallet import format (their checksum holds).
+        (
+            "paper wallet: 5J6GYthGRP227goJShej77o8TbaZ6HyGWCZQxU5gLpobhjEaKuS",
+            "5J6GYthGRP227goJShej77o8TbaZ6HyGWCZQxU5gLpobhjEaKuS",
+            "private-key",
+        ),
+        (
+            "L14R6qheJVTFgSNP9suB3PwyBHNx12poJBcnxbN37kwvH6hDokZa (compressed)",
+            "L14R6qheJVTFgSNP9suB3PwyBHNx12poJBcnxbN37kwvH6hDokZa",
+            "private-key",
+        ),
         # A login written as its pair; a key in a URL's query under an API's own name.
         (
             "Staging admin login is mara / Fj0rd-Lantern-88 (set by Ivo).",
@@ -206,6 +217,8 @@ def test_aws_secret_in_a_nested_field_is_aws() -> None:
         "set the minimum password to 128 bits of entropy",
         "echo $PW | docker login --password-stdin",
         "password: %DB_PASS% and api_key = '%(api_key)s'",
+        # A wallet key with one character changed (its checksum fails); an address.
+        "5J6GYthGRP227goJShej77o8TbaZ6HyGWCZQxU5gLpobhjEaKuT to 1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2",
         # Logins that name no password; URLs whose query holds no key.
         "login is via SSO/LDAP; login: https://sso.fernway.io/start; login: mara/2026-11-20",
         "Login: ops / maple-syrup; the login is user/password; credentials: s3://bucket/creds",
