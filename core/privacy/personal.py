@@ -51,6 +51,44 @@ _PHONE_FIELD = re.compile(
 )
 
 
+#: Numbers card networks and payment providers publish for testing (Stripe's 4242...,
+#: Visa's 4111..., the Amex and Discover samples), and the IBANs of the standard's and
+#: the banks' documentation.  Each is a finding unless the text says it is a test or
+#: an example (`_documented_sample`): people also plant and paste them as real ones.
+_TEST_CARDS = frozenset(
+    (
+        "4242424242424242", "4111111111111111", "4000056655665556", "4012888888881881",
+        "4000000000000002", "4000000000009995", "4000000000000077", "4000000000003220",
+        "4222222222222", "5555555555554444", "5105105105105100", "5200828282828210",
+        "2223003122003222", "378282246310005", "371449635398431", "378734493671000",
+        "6011111111111117", "6011000990139424", "3056930009020004", "36227206271667",
+        "3566002020360505", "6200000000000005", "30569309025904", "38520000023237",
+    )
+)  # fmt: skip
+_EXAMPLE_IBANS = frozenset(
+    (
+        "GB82WEST12345698765432", "GB29NWBK60161331926819", "GB33BUKB20201555555555",
+        "DE89370400440532013000", "FR1420041010050500013M02606", "NL91ABNA0417164300",
+        "ES9121000418450200051332", "IT60X0542811101000000123456", "CH9300762011623852957",
+        "BE68539007547034", "AT611904300234573201",
+    )
+)  # fmt: skip
+#: Words that make a published number a test or an example here, on its line.
+_SAMPLE_WORDS = re.compile(
+    r"(?i)\b(?:test(?:ing|s)?|sandbox|sample|example|e\.g|dummy|fake|documentation|docs?|"
+    r"spec(?:ification)?|standard|decline[sd]?|stripe|braintree|adyen|checkout)\b"
+)
+
+
+def _documented_sample(text: str, start: int, end: int) -> bool:
+    """The line around a published test or example number says it is one."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    before = text[max(line_start, start - 80) : start]
+    after = text[end : (len(text) if line_end < 0 else line_end)][:40]
+    return _SAMPLE_WORDS.search(before) is not None or _SAMPLE_WORDS.search(after) is not None
+
+
 def cards(text: str) -> Iterator[Hit]:
     """Card numbers: Luhn, a card's first digit and grouping; not ISBNs, not an IBAN's tail."""
     for m in _CARD.finditer(text):
@@ -69,6 +107,8 @@ def cards(text: str) -> Iterator[Hit]:
         before = text[max(0, m.start() - 12) : m.start()].lower()
         if "isbn" in before or (len(digits) == 13 and digits.startswith(("978", "979"))):
             continue  # an ISBN-13
+        if digits in _TEST_CARDS and _documented_sample(text, m.start(), m.end()):
+            continue  # "Stripe's test card 4242 ...", "declines with 4000 ... 0002"
         yield Hit("card-number", m.start(), m.end(), raw)
 
 
@@ -89,8 +129,12 @@ def ibans(text: str) -> Iterator[Hit]:
     """IBANs: the country's length and the mod-97 check."""
     for m in _IBAN.finditer(text):
         raw = m.group(0)
-        if iban_ok(raw.replace(" ", "")):
-            yield Hit("iban", m.start(), m.end(), raw)
+        compact = raw.replace(" ", "")
+        if not iban_ok(compact):
+            continue
+        if compact in _EXAMPLE_IBANS and _documented_sample(text, m.start(), m.end()):
+            continue  # "sample IBAN GB82 WEST ... from the spec"
+        yield Hit("iban", m.start(), m.end(), raw)
 
 
 #: Local parts that name a service, not a person (`git@github.com:org/repo`).

@@ -90,7 +90,7 @@ def test_mask_keeps_at_most_a_quarter(secret: str, shown: str) -> None:
         ("pw: Tr0ub4dor&3", "password"),
         ("PIN: 4921", "password"),
         ("Authorization: Bearer 8fJ2kLq9Zx4TmN7vB1cR5yW3pH6sD0gA", "generic-secret"),
-        ("test card 4111 1111 1111 1111", "card-number"),
+        ("my card 4111 1111 1111 1111", "card-number"),
         ("IBAN GB82 WEST 1234 5698 7654 32", "iban"),
         ("call (415) 867-5309 tonight", "phone"),
         ("Mobile: 091 734 2210", "phone"),

@@ -132,6 +132,9 @@ _PPK = (
             "Orbit391@",
             "password",
         ),
+        # Published test numbers written as real ones are findings.
+        ("Company card 4111 1111 1111 1111, exp 09/28.", "4111 1111 1111 1111", "card-number"),
+        ("Refunds to DE89 3704 0044 0532 0130 00 (Mara).", "DE89 3704 0044 0532 0130 00", "iban"),
         # Bitcoin keys in wallet import format (their checksum holds).
         (
             "paper wallet: 5J6GYthGRP227goJShej77o8TbaZ6HyGWCZQxU5gLpobhjEaKuS",
@@ -217,6 +220,10 @@ def test_aws_secret_in_a_nested_field_is_aws() -> None:
         "set the minimum password to 128 bits of entropy",
         "echo $PW | docker login --password-stdin",
         "password: %DB_PASS% and api_key = '%(api_key)s'",
+        # Published test and example numbers said to be ones.
+        "Stripe's test card 4242 4242 4242 4242 always succeeds; 4000 0000 0000 0002 declines.",
+        "The sample IBAN GB82 WEST 1234 5698 7654 32 from the spec passes mod-97.",
+        "e.g. card 4111111111111111 in the sandbox",
         # A wallet key with one character changed (its checksum fails); an address.
         "5J6GYthGRP227goJShej77o8TbaZ6HyGWCZQxU5gLpobhjEaKuT to 1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2",
         # Logins that name no password; URLs whose query holds no key.
