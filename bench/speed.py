@@ -142,7 +142,8 @@ def _touch(vault: Any, i: int) -> tuple[Path, bytes]:
 
 
 def _one_file_updates(catalog: Any, index: Any) -> dict[str, float]:
-    from memlens.core.scan.vault import diff_results, rescan_paths
+    from memlens.core.scan.memory_diff import diff_results
+    from memlens.core.scan.vault import rescan_paths
 
     out: dict[str, float] = {}
     for vault in catalog.vaults:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from memlens.core.search.meaning import MeaningVectors
 
     from .screens.search import SearchScreen
+    from .screens.search_messages import IndexBuilt, MeaningReady
 
 
 #: Seconds between graph rebuilds caused by live changes.
@@ -370,7 +371,7 @@ class LiveReloadApp(AppState):
         screen = self._search_screen()
         return screen is not None and screen.meaning_pending > 0
 
-    def on_search_screen_meaning_ready(self, _message: SearchScreen.MeaningReady) -> None:
+    def on_search_screen_meaning_ready(self, _message: MeaningReady) -> None:
         """The review pane waited for the search pane's vectors: they are there."""
         screen = self._mode_screen("review")
         if screen is None:
@@ -392,7 +393,7 @@ class LiveReloadApp(AppState):
             return
         self._apply_search_changes(screen, changes)
 
-    def on_search_screen_index_built(self, _message: SearchScreen.IndexBuilt) -> None:
+    def on_search_screen_index_built(self, _message: IndexBuilt) -> None:
         screen = self._search_screen()
         backlog, self._search_backlog = self._search_backlog, []
         if screen is not None and backlog:

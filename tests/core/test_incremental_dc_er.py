@@ -23,7 +23,8 @@ from memlens.core.formats.dream_cycle import reading as dream_cycle_reading
 from memlens.core.formats.dream_cycle.adapter import DreamCycleAdapter
 from memlens.core.formats.experience_record.adapter import ExperienceRecordAdapter
 from memlens.core.model import ScanResult
-from memlens.core.scan.vault import Vault, diff_results, rescan_paths, scan_vault
+from memlens.core.scan.memory_diff import diff_results
+from memlens.core.scan.vault import Vault, rescan_paths, scan_vault
 
 
 def assert_same(got: ScanResult, want: ScanResult) -> None:

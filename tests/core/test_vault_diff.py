@@ -1,4 +1,4 @@
-"""`vault.diff_results` (what a rescan changed, by id and object identity).
+"""`memory_diff.diff_results` (what a rescan changed, by id and object identity).
 
 It skips the identical ends of the two memory lists before matching ids;
 random rescans-like edits must give exactly what matching every id gives.
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from memlens.core.model import Memory, ScanResult
-from memlens.core.scan.vault import MemoryChanges, diff_results
+from memlens.core.scan.memory_diff import MemoryChanges, diff_results
 
 
 def mem(mid: str) -> Memory:

@@ -21,7 +21,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
-from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
@@ -42,6 +41,7 @@ from ..widgets.search_results import SearchResults as ResultList
 from ..widgets.search_results import explain_content
 from .base import MemlensScreen
 from .search_hits import SORTS, Listing, health_of, sorted_hits
+from .search_messages import Answered, IndexBuilt, MeaningReady, SimilarFound
 
 #: Seconds without a keystroke before the query runs.
 SEARCH_DELAY = 0.06
@@ -119,60 +119,6 @@ class SearchScreen(MemlensScreen):
             id="search.back",
         ),
     ]
-
-    class IndexBuilt(Message):
-        """The worker finished an index for one set of loaded vaults.
-
-        `meaning_pending`: memories still to embed before meaning is fused in
-        (`MeaningReady` follows; queries run by words until then).
-        """
-
-        def __init__(
-            self,
-            index: SearchIndex,
-            signature: tuple[int, ...],
-            seconds: float,
-            meaning_pending: int = 0,
-        ) -> None:
-            super().__init__()
-            self.index = index
-            self.signature = signature
-            self.seconds = seconds
-            self.meaning_pending = meaning_pending
-
-    class MeaningReady(Message):
-        """The index's meaning vectors were made after it was offered, and are on."""
-
-        def __init__(self, index: SearchIndex) -> None:
-            super().__init__()
-            self.index = index
-
-    class Answered(Message):
-        """One query's results (or the query's error)."""
-
-        def __init__(
-            self,
-            seq: int,
-            text: str,
-            results: SearchResults | None,
-            error: str | None,
-            seconds: float,
-        ) -> None:
-            super().__init__()
-            self.seq = seq
-            self.text = text
-            self.results = results
-            self.error = error
-            self.seconds = seconds
-
-    class SimilarFound(Message):
-        """Memories like one memory."""
-
-        def __init__(self, label: str, hits: list[Hit], seconds: float) -> None:
-            super().__init__()
-            self.label = label
-            self.hits = hits
-            self.seconds = seconds
 
     def __init__(self) -> None:
         super().__init__()
@@ -323,7 +269,7 @@ class SearchScreen(MemlensScreen):
             with contextlib.suppress(Exception):  # a cache not written is only slower
                 save_index(index, kept_in)
         seconds = time.perf_counter() - started
-        self.post_message(self.IndexBuilt(index, signature, seconds, meaning_pending=later))
+        self.post_message(IndexBuilt(index, signature, seconds, meaning_pending=later))
         # After the index is offered: a first query waits for this (the lock)
         # no longer than it would compute it itself.
         with self._index_lock:
@@ -349,7 +295,7 @@ class SearchScreen(MemlensScreen):
             if kept_in is not None and self._applied == changes:
                 with contextlib.suppress(Exception):  # a cache not written is only slower
                     save_index(index, kept_in)
-        self.post_message(self.MeaningReady(index))
+        self.post_message(MeaningReady(index))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         # The base class reports the error; here the pane stops waiting for it.
@@ -420,7 +366,7 @@ class SearchScreen(MemlensScreen):
                 error = str(exc)
             seconds = time.perf_counter() - started
         if not worker.is_cancelled:
-            self.post_message(self.Answered(seq, text, results, error, seconds))
+            self.post_message(Answered(seq, text, results, error, seconds))
 
     @on(Answered)
     def _answered(self, event: Answered) -> None:
@@ -571,7 +517,7 @@ class SearchScreen(MemlensScreen):
         as_of = self.memlens.as_of
         hits = [Hit(h.memory, h.score, {**h.explain, "health": health_of(h, as_of)}) for h in hits]
         if not worker.is_cancelled:
-            self.post_message(self.SimilarFound(label, hits, seconds))
+            self.post_message(SimilarFound(label, hits, seconds))
 
     @on(SimilarFound)
     def _similar_found(self, event: SimilarFound) -> None:
