@@ -18,9 +18,9 @@ from memlens.core.formats.files import rel_posix
 from memlens.core.model import FileScan, ScanResult
 from memlens.core.scan import parallel as scan_parallel
 from memlens.core.scan.cache import scan_files
+from memlens.core.scan.memory_diff import diff_results
 from memlens.core.scan.vault import (
     Vault,
-    diff_results,
     discover,
     open_catalog,
     rescan_paths,
