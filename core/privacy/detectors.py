@@ -155,6 +155,14 @@ _URL_KEY = re.compile(
     r"auth|auth[_-]?token|client[_-]?secret|secret|x-amz-signature|signature)="
     r"(?P<value>[A-Za-z0-9_\-.~%+/]{16,256})"
 )
+#: Tokens that are positions, not credentials: a page or a sync cursor, a request's
+#: or an idempotency key's id (`page_token=CiAK...`, `nextToken`, `continuation_token`).
+_POSITION_NAME = (
+    r"(?i)(?:page|next|next[_-]?page|continuation|pagination|cursor|resume|sync|delta|"
+    r"idempotency|request|trace|correlation|change|etag)[_. -]?token"
+)
+_POSITION_TOKEN = re.compile(_POSITION_NAME + r"[\"']?\s*(?:=|:|=>)\s*[\"'`]?$")
+_POSITION_FIELD = re.compile(_POSITION_NAME + "$")
 _CREDENTIAL_FIELD = re.compile(r"(?i)^" + _CREDENTIAL_NAME + r"$")
 _AWS_SECRET_NAME = re.compile(r"(?i)secret[_ -]?access[_ -]?key")
 
@@ -322,6 +330,9 @@ def _generic(text: str, field: str) -> Iterator[Hit]:
             value = m.group(group) if group == "quoted" else m.group("value").rstrip(".,;:")
             quoted = group == "quoted"
             ok = _basic_auth_ok(value) if matches is basic else credential_value_ok(value, quoted)
+            head = text[max(0, m.start() - 24) : m.start(group)]
+            if ok and matches is not basic and _POSITION_TOKEN.search(head):
+                ok = False  # `page_token=...`: where a listing goes on, not a secret
             if ok:
                 start = m.start(group)
                 # `aws_secret_access_key = ...`, `"SecretAccessKey": ...`, "the AWS
@@ -333,7 +344,12 @@ def _generic(text: str, field: str) -> Iterator[Hit]:
     name = field_name(field)
     # A field named like a credential whose whole value is one random-looking token.
     value = text.strip()
-    if _CREDENTIAL_FIELD.match(name) and credential_value_ok(value) and " " not in value:
+    if (
+        _CREDENTIAL_FIELD.match(name)
+        and not _POSITION_FIELD.match(name)
+        and credential_value_ok(value)
+        and " " not in value
+    ):
         start = text.index(value)
         # `aws: {secret_access_key: ...}`, `aws_secret_access_key: ...`: AWS's secret.
         named_aws = _AWS_SECRET_NAME.search(name) is not None or "aws" in field.lower()

@@ -49,7 +49,7 @@ _PW_SEP = (
     # CJK: `密码是x`, `パスワードはx`, without spaces
     r"|\s*(?:是|为|為|は)\s*"
     # a quoted value right after the word: `passphrase 'correct horse battery staple'`
-    r"|[ \t]+(?=[\"'“‘])"
+    r"|[ \t]+(?=[\"'“‘`])"
     # nothing at all: `root password hunter2` (`_bare_value_ok` decides)
     r"|(?P<bare>[ \t]+)(?=[^\s\"'`]*\d))"
 )
@@ -169,6 +169,16 @@ def is_placeholder_text(value: str) -> bool:
     return bool(PLACEHOLDER_WORDS.search(value)) or len(set(value)) <= (1 if value.isdigit() else 2)
 
 
+def _quoted_pass_value(value: str) -> bool:
+    """After the verb-like `pass`, a quoted value is a password only when it reads as one:
+    letters and digits with mixed case or a symbol (`pass `Kj8#vQ2!mZ``), not an option
+    (`pass `--no-cache``), an encoding (`utf-8`) or a platform (`x86_64`)."""
+    if value.startswith("-") or not re.search(r"\d", value) or not re.search(r"[^\W\d]", value):
+        return False
+    mixed = re.search(r"[a-z]", value) is not None and re.search(r"[A-Z]", value) is not None
+    return mixed or re.search(r"[^\w\s./-]", value) is not None
+
+
 def _password_like(value: str) -> bool:
     """Letters with digits or symbols (`maple99?`): not a word, not a count (`pass: 140`)."""
     return re.search(r"[^\W\d]", value) is not None and re.search(r"\d|[^\w\s]", value) is not None
@@ -259,11 +269,18 @@ def _in_prose(text: str) -> Iterator[Hit]:
             value = m.group(group)
             # Sentence punctuation is not part of the password; `!` and `?` often are.
             trimmed = value if group != "value" else value.rstrip(".,;:)]}")
+            start = m.start(group)
+            quoted = group != "value" or (
+                text[start - 1 : start] == "`" and text.startswith("`", start + len(value))
+            )
             if kw == PASSWORD_WORD_PASS and not (
-                sep in (":", "=") and "\n" not in m.group("sep") and _password_like(trimmed)
+                "\n" not in m.group("sep")
+                and (
+                    (sep in (":", "=") and _password_like(trimmed))
+                    or (quoted and _quoted_pass_value(trimmed))
+                )
             ):
                 continue  # `pass` is a verb, a test count, a step (`second pass: analyze`)
-            start = m.start(group)
             if groups.get("bare") is not None and not _bare_value_ok(kw, trimmed):
                 continue
             if groups.get("remark") and not _password_like(trimmed):

@@ -146,6 +146,8 @@ _PPK = (
             "L14R6qheJVTFgSNP9suB3PwyBHNx12poJBcnxbN37kwvH6hDokZa",
             "private-key",
         ),
+        # `pass` with its value in backticks, next to its user.
+        ("Grafana admin: user `admin`, pass `Kj8#vQ2!mZ` (until SSO).", "Kj8#vQ2!mZ", "password"),
         # A login written as its pair; a key in a URL's query under an API's own name.
         (
             "Staging admin login is mara / Fj0rd-Lantern-88 (set by Ivo).",
@@ -230,6 +232,11 @@ def test_aws_secret_in_a_nested_field_is_aws() -> None:
         "login is via SSO/LDAP; login: https://sso.fernway.io/start; login: mara/2026-11-20",
         "Login: ops / maple-syrup; the login is user/password; credentials: s3://bucket/creds",
         "https://fernway.io/notes?key=release-notes-2026-11&token=abcdefghijklmnopqrstuvwxyz",
+        # Page and sync cursors named like tokens; `pass` before an option or a name in backticks.
+        "GET /v2/items?page_token=CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA1ZmxmbTMQAQ&limit=50",
+        '{"nextPageToken": "CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA1ZmxmbTMQAQ"}',
+        "sync token: Xk29fLq0ZtR8mN4pW7yVq",
+        "pass `--no-cache` to pip, `utf-8` as the encoding; pass `x86_64` for the arch",
         # Team inboxes, not people's mailboxes.
         "Mail security@nordvik-logistics.se or Support@fernway.io; billing@acme.dev for invoices.",
     ],
