@@ -263,7 +263,7 @@ _WIF = re.compile(
 def _wif_keys(text: str) -> Iterator[Hit]:
     # A key is one run of 51+ characters without a space: most texts have none
     # (splitting is C; the pattern steps through every character).
-    if not any(len(word) >= 51 for word in text.split()):
+    if max(map(len, text.split()), default=0) < 51:
         return
     for m in _WIF.finditer(text):
         if wif_ok(m.group(0)):

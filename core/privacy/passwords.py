@@ -333,6 +333,11 @@ def _passphrases(text: str) -> Iterator[Hit]:
             yield Hit("password", m.start("value"), m.end("value"), m.group("value"))
 
 
+#: What a text holds for `_LOGIN_PAIR` to be looked for at all (`log` alone is in
+#: "logs" and "catalog": three texts in four).
+_LOGIN_WORDS = ("login", "log-in", "log in", "signin", "sign-in", "sign in", "cred")
+
+
 def _login_pair_ok(value: str) -> bool:
     """A password, not a word: letters with a digit, or with a symbol beyond `-._`."""
     if re.search(r"[^\W\d]", value) is None or placeholder_password(value):
@@ -355,7 +360,8 @@ def passwords(text: str, field: str) -> Iterator[Hit]:
     """Passwords in prose, on command lines, and as a password field's value."""
     yield from _passphrases(text)  # first: the whole phrase, where prose would take a word
     yield from _in_prose(text)
-    if "log" in text.lower() or "sign" in text.lower() or "cred" in text.lower():
+    low = text.lower()
+    if any(word in low for word in _LOGIN_WORDS):
         yield from _login_pairs(text)
     if any(c in text for c in ("curl", "mysql", "sshpass", "login", "--password")):
         yield from _on_command_lines(text)
