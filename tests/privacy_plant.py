@@ -152,6 +152,12 @@ DECOYS: tuple[str, ...] = (
     "ftp://anonymous:guest@ftp.fernway.io/pub and user@domain.tld in the manual.",
     # Numbers: a 20-digit tracking number (its first 16 digits pass Luhn), a time range.
     "USPS tracking 4206 1048 3000 0000 1234 arrived; call at 10.30-11.45 tomorrow.",
+    # Published samples said to be ones, team inboxes, a page cursor, a wallet address.
+    "Stripe's test card 4242 4242 4242 4242 always passes.",
+    "The spec's sample IBAN is GB82 WEST 1234 5698 7654 32.",
+    "Questions to support@fernway.io or security@fernway.io (team inboxes).",
+    "GET /v2/items?page_token=CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA1ZmxmbTMQAQ&limit=50 paged on.",
+    "Donations to 1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2; pass `--no-cache` to pip.",
 )
 
 
