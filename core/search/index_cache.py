@@ -4,7 +4,7 @@ Building the TF-IDF index is the slowest part of a start at 100k memories,
 so the built `SearchIndex` is pickled too, one file per set of vaults
 (the paths a user opened), in the same private cache directory as the scan
 caches (`core.cache`), with the same safeguards: magic bytes, a format
-version, a sha256 of the payload, a fingerprint of the code that built it,
+version, a CRC-32 of the payload, a fingerprint of the code that built it,
 owner-only permissions.  Anything that does not check out is rebuilt.
 
 The big arrays of the index (the term postings: ~126 MB of the ~140 MB at
@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from ..scan.vault import Catalog, Vault
     from .index import SearchIndex
 
-INDEX_VERSION = 5
+INDEX_VERSION = 6
 MAGIC = b"MEMLENS-INDEX-CACHE\0"
 #: Above this share of changed rows an incremental fix-up costs more than a rebuild.
 REBUILD_FRACTION = 0.1
