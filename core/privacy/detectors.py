@@ -330,9 +330,9 @@ def _generic(text: str, field: str) -> Iterator[Hit]:
             value = m.group(group) if group == "quoted" else m.group("value").rstrip(".,;:")
             quoted = group == "quoted"
             ok = _basic_auth_ok(value) if matches is basic else credential_value_ok(value, quoted)
-            head = text[max(0, m.start() - 24) : m.start(group)]
-            if ok and matches is not basic and _POSITION_TOKEN.search(head):
-                ok = False  # `page_token=...`: where a listing goes on, not a secret
+            if ok and matches is not basic:
+                # `page_token=...`: where a listing goes on, not a secret.
+                ok = not _POSITION_TOKEN.search(text[max(0, m.start() - 24) : m.start(group)])
             if ok:
                 start = m.start(group)
                 # `aws_secret_access_key = ...`, `"SecretAccessKey": ...`, "the AWS
