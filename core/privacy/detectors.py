@@ -50,6 +50,7 @@ from .passwords import (
 )
 from .personal import cards, emails, ibans, phone_field, phones
 from .vendors import AWS_KEY_ID, KEYWORD_SHAPES, TOKEN_GATE, TOKEN_SHAPES, WORD_END, WORD_START
+from .words import FOR_WORDS
 
 #: Every kind a finding can have, in report order.
 KINDS: tuple[str, ...] = (
@@ -139,7 +140,13 @@ _CREDENTIAL_NAME = (
     r"webhook[_ -]?secret|account[_ -]?key|master[_ -]?key|encryption[_ -]?key|_authToken)"
 )
 _ASSIGNMENT = re.compile(
-    r"(?i)(?<![A-Za-z0-9])" + _CREDENTIAL_NAME + r"[\"']?\s*(?:=|:|=>|\bis\b|\bwas\b)\s*"
+    r"(?i)(?<![A-Za-z0-9])"
+    + _CREDENTIAL_NAME
+    # what it is for, on the same line: "the auth token for the SMS relay is ..."
+    + r"(?P<purpose>[ \t]+(?:"
+    + FOR_WORDS
+    + r")(?:[ \t]+[\w.@-]+){1,3}?)?"
+    + r"[\"']?\s*(?:=|:|=>|\bis\b|\bwas\b)\s*"
     # quoted, any printable characters (Django's `SECRET_KEY = '...&x=(b)@...'`); bare,
     # those of tokens and base64, after Laravel's `base64:` (`APP_KEY=base64:...`)
     r"(?:(?P<q>[\"'`])(?P<quoted>[^\s\"'`\\]{16,256})(?P=q)"
@@ -163,6 +170,11 @@ _POSITION_NAME = (
 )
 _POSITION_TOKEN = re.compile(_POSITION_NAME + r"[\"']?\s*(?:=|:|=>)\s*[\"'`]?$")
 _POSITION_FIELD = re.compile(_POSITION_NAME + "$")
+#: What a token "for ..." is for when it is a position: "the token for the next page".
+_POSITION_PURPOSE = re.compile(
+    r"(?i)\b(?:page|pages|cursor|next|continuation|pagination|resume|sync|batch|chunk|"
+    r"request|trace|idempotency|offset)\b"
+)
 _CREDENTIAL_FIELD = re.compile(r"(?i)^" + _CREDENTIAL_NAME + r"$")
 _AWS_SECRET_NAME = re.compile(r"(?i)secret[_ -]?access[_ -]?key")
 
@@ -331,8 +343,11 @@ def _generic(text: str, field: str) -> Iterator[Hit]:
             quoted = group == "quoted"
             ok = _basic_auth_ok(value) if matches is basic else credential_value_ok(value, quoted)
             if ok and matches is not basic:
-                # `page_token=...`: where a listing goes on, not a secret.
+                # `page_token=...`, "the token for the next page is ...": where a
+                # listing goes on, not a secret.
                 ok = not _POSITION_TOKEN.search(text[max(0, m.start() - 24) : m.start(group)])
+                purpose = m.groupdict().get("purpose")
+                ok = ok and not (purpose and _POSITION_PURPOSE.search(purpose))
             if ok:
                 start = m.start(group)
                 # `aws_secret_access_key = ...`, `"SecretAccessKey": ...`, "the AWS

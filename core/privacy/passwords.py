@@ -105,7 +105,10 @@ _SENTENCE_WORDS = frozenset(
 #: The password is the part after the user; it must look like one (a digit or a
 #: symbol, `_login_pair_ok`): `login is via SSO/LDAP` names no password.
 _LOGIN_PAIR = re.compile(
-    r"(?i)\b(?:log[- ]?in|sign[- ]?in|credentials?|creds)[ \t]*(?:is|are|was|were|:|=)[ \t]*"
+    r"(?i)\b(?:log[- ]?in|sign[- ]?in|credentials?|creds)"
+    # what it is for: `login for the old Jira: mara / x`
+    r"(?:[ \t]+(?:" + FOR_WORDS + r")(?:[ \t]+[\w.@-]+){1,3}?)?"
+    r"[ \t]*(?:is|are|was|were|:|=)[ \t]*"
     r"[`\"']?(?P<user>[\w.@+-]{1,64})(?:[ \t]*/[ \t]*|:)(?P<value>[^\s\"'`]{6,128})"
 )
 #: `username/password: admin/x`, `login / pw = root/x`: the value is the pair.
@@ -439,6 +442,19 @@ def _cell(kind: str, cell: str, start: int) -> Iterator[Hit]:
         yield Hit(kind, start, start + len(value), value)
 
 
+def _named_words(value: str) -> bool:
+    """Lowercase words and short numbers joined by `-`, `_` or `.`, mostly words.
+
+    A region, a host or a release (`eu-west-1-production-cluster`,
+    `build_2026_11_nightly`) reads so; an issued token never does.
+    """
+    parts = re.split(r"[-_.]", value)
+    if not all(re.fullmatch(r"[a-z]+|\d{1,4}", p) for p in parts):
+        return False
+    words = sum(1 for p in parts if len(p) >= 3 and p.isalpha())
+    return words >= 2 and words * 2 >= len(parts)
+
+
 def credential_value_ok(value: str, quoted: bool = False) -> bool:
     """A value written after a credential name looks random enough to be a real one.
 
@@ -452,6 +468,8 @@ def credential_value_ok(value: str, quoted: bool = False) -> bool:
         return False
     if re.fullmatch(r"\d+|[\d.]+", v) or re.fullmatch(r"[a-z]+(?:[_-][a-z]+)*", v):
         return False  # a number, a version, or words (`token: refresh-on-expiry`)
+    if _named_words(v):
+        return False  # a name with numbers in it (`eu-west-1-production-cluster`)
     hexish = re.fullmatch(r"[0-9a-fA-F]+", v) is not None
     return shannon_entropy(v) >= (3.0 if hexish else 3.5)
 

@@ -165,6 +165,18 @@ _PPK = (
             "4f1e8a3b9c2d7e6f5a4b3c2d1e0f9a8b7c6d5e4f",
             "generic-secret",
         ),
+        # A credential named with what it is for, in prose; a login the same way.
+        (
+            "Twilio auth token for the SMS relay is f10d3de732212e9283c98e990afec468",
+            "f10d3de732212e9283c98e990afec468",
+            "generic-secret",
+        ),
+        (
+            "The API key for maps: AbC9xq2LmN8pQr4StUv6WxYz12",
+            "AbC9xq2LmN8pQr4StUv6WxYz12",
+            "generic-secret",
+        ),
+        ("Login for the old Jira: mara / Wint3r!Sky", "Wint3r!Sky", "password"),
         (
             "SECRET_KEY='%soz9lh#x&p6_7x7)*+8vmgeiwv0-2gani+5q9z9qv5dtpw90k'",
             "%soz9lh#x&p6_7x7)*+8vmgeiwv0-2gani+5q9z9qv5dtpw90k",
@@ -237,6 +249,12 @@ def test_aws_secret_in_a_nested_field_is_aws() -> None:
         '{"nextPageToken": "CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA1ZmxmbTMQAQ"}',
         "sync token: Xk29fLq0ZtR8mN4pW7yVq",
         "pass `--no-cache` to pip, `utf-8` as the encoding; pass `x86_64` for the arch",
+        # A token "for" a page or a run; a credential's value that is a name with numbers.
+        "The token for the next page is CiAKGjBpNDd2Nmp2Zml2cXRtcjJhOGxuZzRnNBIEMjAyNg",
+        "the token for this run is in the CI variables",
+        "The access token for the EU region is eu-west-1-production-cluster",
+        "token: build_2026_11_nightly",
+        "Login for the old Jira is via SSO/LDAP; credentials for the NAS are in the vault",
         # Team inboxes, not people's mailboxes.
         "Mail security@nordvik-logistics.se or Support@fernway.io; billing@acme.dev for invoices.",
     ],
