@@ -19,12 +19,12 @@ from datetime import date
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..model import DecayInfo, FileScan, Health, Memory, ScanResult
+from ..model import DecayInfo, FileScan, Health, Memory, Problem, ScanResult
 from ..refs import PointerField
 from .files import Listing, rel_posix, skipped_scan
 from .linking import Changes
 from .preview_model import PreviewRequest, PreviewSection
-from .privacy_model import TextField, default_text_fields
+from .privacy_model import TextField, default_text_fields, line_text_field
 from .recall_model import RecallHit, RecallRequest
 
 #: (status, health, weight, score) of a decay, without its explanation.
@@ -331,6 +331,18 @@ class FormatAdapter(ABC):
         where each text sits in the file.
         """
         return default_text_fields(memory)
+
+    def problem_texts(self, problem: Problem, raw: str) -> list[TextField]:
+        """The text an invalid item holds, for the privacy scan, with its file lines.
+
+        A secret in a file memlens could not read as a memory is still in the
+        vault (and in every prompt that loads the file).  `raw` is the file
+        decoded.  The default: a problem on one line (a JSON Lines record) is
+        that line; any other is the whole file.
+        """
+        if problem.line is not None:
+            return line_text_field(raw, problem.line)
+        return [TextField("file", raw, 1, multiline=True)]
 
     def decay_writebacks(self, memories: Sequence[Memory], as_of: date) -> list[FieldWrite]:
         """What the format's decay run writes back besides archiving, as of `as_of`.

@@ -102,6 +102,14 @@ def top_key(name: str) -> str:
     return re.split(r"[.\[]", name, maxsplit=1)[0]
 
 
+def line_text_field(raw: str, line: int) -> list[TextField]:
+    """File line `line` (1-based) of `raw` as the text of an invalid item (none past the end)."""
+    lines = raw.split("\n")
+    if not 1 <= line <= len(lines):
+        return []
+    return [TextField("line", lines[line - 1].removesuffix("\r"), line)]
+
+
 def default_text_fields(memory: Memory) -> list[TextField]:
     """Every string in the native fields, then the title and body when they hold other text.
 
@@ -357,6 +365,7 @@ __all__ = [
     "fields_after",
     "frontmatter_lines",
     "frontmatter_text_fields",
+    "line_text_field",
     "redact_frontmatter_file",
     "redact_span",
     "redacted",

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..formats import adapter_for
 from ..formats.privacy_model import Redaction
-from ..model import Memory
+from ..model import Memory, Problem
 from ..safe_io import read_regular
 from ..scan.vault import Catalog, Vault
 from .detectors import KINDS, PERSONAL_KINDS, Hit, detect
@@ -78,6 +78,79 @@ def scan_memory(
     ]
 
 
+def scan_problem(
+    problem: Problem,
+    vault: str = ".",
+    raw: str | None = None,
+    detector: Callable[[str, str], Sequence[Hit]] = detect,
+) -> list[Finding]:
+    """Every finding in the text of an invalid item (`raw`: its file's text; None: unreadable).
+
+    Its id is the one the format could read, else its file; its health is
+    `invalid`.  Such findings are listed, never redacted: memlens does not
+    rewrite what it could not parse.
+    """
+    if raw is None:
+        return []
+    fields = adapter_for(problem.format).problem_texts(problem, raw)
+    hits = [(tf, hit) for tf in fields for hit in detector(tf.text, tf.name)]
+    secrets = [hit.secret for _tf, hit in hits]
+    ident = problem.id or problem.path
+    return [
+        Finding(
+            vault_root=problem.vault_root,
+            vault=vault,
+            format=problem.format,
+            id=ident,
+            path=problem.path,
+            field=tf.name,
+            line=tf.line_of(hit.start),
+            kind=hit.kind,
+            secret=hit.secret,
+            health="invalid",
+            record_line=problem.line,
+            index=problem.index,
+            shown_id=hide_in_name(ident, secrets),
+            shown_path=hide_in_name(problem.path, secrets),
+            invalid=True,
+        )
+        for tf, hit in hits
+    ]
+
+
+def scanned_problems(vault: Vault) -> list[Problem]:
+    """The vault's invalid items whose text no memory's scan covers, once each.
+
+    A problem of a whole file is skipped when the file also holds memories
+    (a Dream Cycle preamble's bad byte: its sections are scanned as memories);
+    one of a line or a section when a memory sits there (a warning beside a
+    loaded memory).
+    """
+    if not vault.problems:
+        return []
+    by_file: dict[str, set[tuple[int | None, int | None]]] = {}
+    for m in vault.memories:
+        by_file.setdefault(m.path, set()).add((m.line, m.index))
+    out: dict[tuple[str, int | None, int | None], Problem] = {}
+    for p in vault.problems:
+        held = by_file.get(p.path)
+        if held is not None and ((p.line is None and p.index is None) or (p.line, p.index) in held):
+            continue
+        out.setdefault((p.path, p.line, p.index), p)
+    return list(out.values())
+
+
+def problem_findings(vault: Vault) -> list[Finding]:
+    """`scan_problem` of each of `scanned_problems(vault)` (each file read once)."""
+    raws: dict[str, str | None] = {}
+    out: list[Finding] = []
+    for p in scanned_problems(vault):
+        if p.path not in raws:
+            raws[p.path] = _read_text(p.vault_root / p.path)
+        out.extend(scan_problem(p, vault.rel, raws[p.path]))
+    return out
+
+
 def memory_findings(memory: Memory, vault: str = ".") -> list[Finding]:
     """`scan_memory` with the memory's file read for lines."""
     return scan_memory(memory, vault, _read_text(memory.abs_path))
@@ -93,6 +166,7 @@ def scan_vault(vault: Vault, as_of: date | None = None) -> list[Finding]:
             raws[m.path] = _read_text(m.abs_path)
         health = adapter.decay(m, as_of, explain=False).health.value if as_of else ""
         out.extend(scan_memory(m, vault.rel, raws[m.path], health))
+    out.extend(problem_findings(vault))
     return out
 
 
@@ -142,10 +216,13 @@ __all__ = [
     "hide_in_name",
     "mask",
     "memory_findings",
+    "problem_findings",
     "redactions_for",
     "scan_catalog",
     "scan_memory",
+    "scan_problem",
     "scan_vault",
+    "scanned_problems",
     "scrub",
     "sort_findings",
 ]

@@ -71,6 +71,9 @@ class Finding:
     #: `id` and `path` with the memory's secrets masked (`hide_in_name`): what is printed.
     shown_id: str = dc_field(default="", compare=False)
     shown_path: str = dc_field(default="", compare=False)
+    #: Found in an invalid item (a file, section or line memlens could not read as
+    #: a memory): listed so nothing is missed, never redacted (never rewritten).
+    invalid: bool = False
 
     @property
     def masked(self) -> str:
@@ -106,6 +109,8 @@ class Finding:
         }
         if self.index is not None:
             out["index"] = self.index
+        if self.invalid:
+            out["invalid"] = True
         return out
 
     def __str__(self) -> str:

@@ -43,10 +43,13 @@ from pathlib import Path
 
 from ..model import Memory
 from ..scan.vault import Catalog, Vault
-from . import _read_text, scan_memory, sort_findings
+from . import _read_text, scan_memory, scan_problem, scanned_problems, sort_findings
 from .clean_files import Clean, CleanFiles, Context, privacy_code
 from .detectors import Hit, detect
 from .findings import Finding
+
+#: An invalid item: its file, JSON Lines line and section.
+_ProblemKey = tuple[str, int | None, int | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +121,9 @@ class FindingsCache:
         #: vault what that file holds for it (read once, then kept in step).
         self.kept = kept
         self._clean: dict[Path, tuple[Context, dict[str, Clean]]] = {}
+        #: Per vault, the findings of each invalid item, with the sha256 and
+        #: vault name they were found for (few: scanned again when either changes).
+        self._problems: dict[Path, dict[_ProblemKey, tuple[str, str, tuple[Finding, ...]]]] = {}
         #: Files scanned (not reused) by the last `scan_vault` call: what a change cost.
         self.rescanned = 0
         #: Files scanned by every call so far.
@@ -174,7 +180,29 @@ class FindingsCache:
                 self._keep_clean(vault, context, entries, whole=False)
         self._vaults[vault.root] = entries
         self._keep_clean(vault, context, entries, whole=True)
-        return _assemble(vault, per_file, as_of)
+        return _assemble(vault, per_file, as_of) + self._problem_findings(vault)
+
+    def _problem_findings(self, vault: Vault) -> list[Finding]:
+        """`privacy.problem_findings(vault)`, reusing those of unchanged files."""
+        kept = self._problems.get(vault.root, {})
+        now: dict[_ProblemKey, tuple[str, str, tuple[Finding, ...]]] = {}
+        raws: dict[str, str | None] = {}
+        out: list[Finding] = []
+        for p in scanned_problems(vault):
+            key = (p.path, p.line, p.index)
+            stamp = vault.stamps.get(p.path)
+            old = kept.get(key)
+            if stamp is not None and old is not None and old[:2] == (stamp.sha256, vault.rel):
+                found = old[2]
+            else:
+                if p.path not in raws:
+                    raws[p.path] = _read_text(p.vault_root / p.path)
+                found = tuple(scan_problem(p, vault.rel, raws[p.path]))
+            if stamp is not None:
+                now[key] = (stamp.sha256, vault.rel, found)
+            out.extend(found)
+        self._problems[vault.root] = now
+        return out
 
     def _kept_clean(self, vault: Vault, context: Context) -> dict[str, Clean]:
         """The vault's files an earlier run found clean in `context` (read once, then in step)."""
@@ -224,6 +252,7 @@ class FindingsCache:
         """Drop the vaults not in `keep` (closed or no longer loaded)."""
         self._vaults = {root: v for root, v in self._vaults.items() if root in keep}
         self._clean = {root: v for root, v in self._clean.items() if root in keep}
+        self._problems = {root: v for root, v in self._problems.items() if root in keep}
 
 
 def _assemble(

@@ -177,3 +177,29 @@ def test_redact_a_key_pasted_with_crlf(tmp_path: Path) -> None:
     assert run("redact", str(tmp_path), "atlas/obs-2026-11-01-001").exit_code == 0
     assert note.read_bytes().endswith(b"pasted from Windows:\r\n[REDACTED:private-key]\r\nend\r\n")
     assert run("secrets", str(tmp_path)).exit_code == 0
+
+
+def test_secrets_in_invalid_items_are_listed_and_never_redacted(tmp_path: Path) -> None:
+    from privacy_invalid import AWS, GITHUB, NAS, plant_invalid
+
+    plant_invalid(tmp_path)
+    before = _tree(tmp_path)
+    res = run("secrets", str(tmp_path), "--json")
+    assert res.exit_code == 1
+    records = json.loads(res.stdout)
+    invalid = [r for r in records if r.get("invalid")]
+    assert {r["kind"] for r in invalid} == {"github-token", "aws-key", "email", "phone"}
+    assert all(r["health"] == "invalid" for r in invalid)
+    assert "1 memory and 4 invalid items" in res.stderr
+    assert "never rewrites" in res.stderr
+    for secret in (AWS, GITHUB, NAS):
+        assert secret not in res.output
+    # Named by the id `secrets` printed: refused, with why.
+    refused = run("redact", str(tmp_path), "experiences.jsonl", "--yes")
+    assert refused.exit_code == 1
+    assert "is invalid, not a memory" in refused.stderr
+    # Every finding of a kind: the valid memory's only; the invalid ones are left, and said so.
+    res = run("redact", str(tmp_path), "--all-of-kind", "github-token", "--yes")
+    assert res.exit_code == 1  # nothing to redact: the only token is in an invalid section
+    assert "1 github-token finding(s) left alone" in res.stderr
+    assert _tree(tmp_path) == before

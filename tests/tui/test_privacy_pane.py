@@ -310,3 +310,37 @@ async def test_a_long_scan_waits_while_the_store_or_the_search_index_is_being_wr
         assert not app.waited_for()  # a worker of another group is no reason to wait
         later.set()
         await unrelated.wait()
+
+
+async def test_a_finding_in_an_invalid_item_opens_its_file_and_is_never_redacted(
+    tmp_path: Path,
+) -> None:
+    from privacy_invalid import GITHUB, plant_invalid
+
+    from memlens.tui.screens.raw import RawScreen
+
+    plant_invalid(tmp_path)
+    observations = tmp_path / "dream" / "observations.md"
+    before = observations.read_bytes()
+    app = _app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = await _privacy(pilot)
+        table = screen.query_one(FindingTable)
+        finding = next(f for f in table.findings if f.kind == "github-token")
+        assert finding.invalid
+        index = table.findings.index(finding)
+        assert table.render_row(index, 120).plain.endswith("(invalid)")
+        assert GITHUB not in app.export_screenshot()
+        table.move_to(index)
+        await press(pilot, "r")
+        await settle(pilot)
+        assert isinstance(app.screen, PrivacyScreen)  # no confirmation: nothing to do
+        await press(pilot, "R")
+        await settle(pilot)
+        assert isinstance(app.screen, PrivacyScreen)
+        assert observations.read_bytes() == before
+        await press(pilot, "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, RawScreen)
+        assert app.screen.line == finding.line

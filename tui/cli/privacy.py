@@ -49,6 +49,14 @@ _KIND_HELP = (
 )
 
 
+#: Said wherever findings in invalid items are listed or left alone.
+_INVALID_NOTE = (
+    "findings marked invalid are in files, sections or lines memlens could not read as"
+    " memories (`memlens validate` says why); memlens never rewrites those: edit the"
+    " file by hand to remove the secret"
+)
+
+
 def _check_kinds(kinds: tuple[str, ...]) -> list[str] | None:
     from memlens.core.privacy import KINDS
 
@@ -115,7 +123,9 @@ def secrets(path: Path, as_of: date | None, as_json: bool, kinds: tuple[str, ...
     written after a credential name.  Every text field of every format is
     read: frontmatter values, JSON record fields, bodies, Dream Cycle
     headings, comments and bodies, and the raw lines of erased experience
-    records (which stay in the file).  Placeholders, documentation domains
+    records (which stay in the file).  Invalid items (a file, section or
+    line that is not a memory) are read too: their findings say invalid and
+    are never redacted; edit such a file by hand.  Placeholders, documentation domains
     and numbers, hashes, UUIDs, versions, dates and ISBNs are not findings.
     --as-of dates each memory's health column.
 
@@ -129,14 +139,19 @@ def secrets(path: Path, as_of: date | None, as_json: bool, kinds: tuple[str, ...
         emit_json([f.to_dict() for f in findings])
     else:
         _print_findings(findings)
-    memories = {f.memory_key for f in findings}
+    memories = {f.memory_key for f in findings if not f.invalid}
+    invalid = {(f.memory_key, f.record_line, f.index) for f in findings if f.invalid}
     personal = sum(1 for f in findings if f.category == "personal")
+    where = f"{len(memories)} memor{'y' if len(memories) == 1 else 'ies'}"
+    if invalid:
+        where += f" and {len(invalid)} invalid item{'s' if len(invalid) != 1 else ''}"
     echo(
-        f"{len(findings)} finding{'s' if len(findings) != 1 else ''} in {len(memories)} "
-        f"memor{'y' if len(memories) == 1 else 'ies'} ({len(findings) - personal} credentials,"
-        f" {personal} personal data)",
+        f"{len(findings)} finding{'s' if len(findings) != 1 else ''} in {where}"
+        f" ({len(findings) - personal} credentials, {personal} personal data)",
         err=True,
     )
+    if invalid:
+        echo(f"note: {_INVALID_NOTE}", err=True)
     if findings:
         for note in _git_notes({f.vault_root for f in findings}):
             echo(f"note: {note}", err=True)
@@ -162,6 +177,11 @@ def _by_shown_id(catalog: Catalog, shown: str) -> list[Memory]:
     return [m for m in catalog.memories() if m.key in keys]
 
 
+def _names_invalid(catalog: Catalog, name: str) -> bool:
+    """`name` is an invalid item's id or file, as `memlens secrets` lists it."""
+    return any(name in (p.id, p.path) for p in catalog.problems())
+
+
 def _targets(catalog: Catalog, ids: tuple[str, ...], all_of_kind: str | None) -> list[Memory]:
     """The memories named by ID (or by the masked id `secrets` printed), plus (--all-of-kind)
     every memory holding that kind."""
@@ -173,12 +193,18 @@ def _targets(catalog: Catalog, ids: tuple[str, ...], all_of_kind: str | None) ->
             found = _by_shown_id(catalog, memory_id) if "…" in memory_id else []
             if len(found) != 1:
                 why = f"{len(found)} memories are listed as {memory_id}" if found else exc
+                if not found and _names_invalid(catalog, memory_id):
+                    why = f"{memory_id} is invalid, not a memory: {_INVALID_NOTE}"
                 echo(f"memlens: {why}", err=True)
                 sys.exit(EXIT_PROBLEMS)
         for m in found:
             out.setdefault(m.key, m)
     if all_of_kind is not None:
-        keys = {f.memory_key for f in _scanner().scan_catalog(catalog, kinds=[all_of_kind])}
+        listed = _scanner().scan_catalog(catalog, kinds=[all_of_kind])
+        left = sum(1 for f in listed if f.invalid)
+        if left:
+            echo(f"note: {left} {all_of_kind} finding(s) left alone: {_INVALID_NOTE}", err=True)
+        keys = {f.memory_key for f in listed if not f.invalid}
         for m in catalog.memories():
             if m.key in keys:
                 out.setdefault(m.key, m)

@@ -32,7 +32,7 @@ from memlens.core.privacy import Finding, git_history_note, git_root, scrub
 
 from ..action_common import catalog_of, entry_paths, refresh_after_write, tell
 from ..action_jobs import Job, plan_jobs, vault_steps
-from ..messages import OpenMemory
+from ..messages import OpenMemory, OpenRaw
 from ..safe_text import safe, safe_rich
 from ..widgets.key_footer import KeyFooter
 from ..widgets.line_list import LineList, column_header
@@ -102,6 +102,8 @@ class FindingTable(LineList):
             text.append_text(cell)
             text.append(" ")
         text.append_text(safe_rich(f.shown_id))
+        if f.invalid:
+            text.append(" (invalid)", self._style("findings--dim"))
         return text
 
     def on_highlight(self, index: int) -> None:
@@ -152,12 +154,14 @@ class PrivacyScreen(MemlensScreen):
         app = self.memlens
         findings = list(app.findings)
         self.query_one(FindingTable).set_findings(findings)
-        memories = {f.memory_key for f in findings}
+        memories = {f.memory_key for f in findings if not f.invalid}
+        invalid = {(f.memory_key, f.record_line, f.index) for f in findings if f.invalid}
         personal = sum(1 for f in findings if f.category == "personal")
         parts: list[Content | str | tuple[str, str]] = [
             ("Privacy", "bold $accent"),
             f"  {len(findings)} findings in {len(memories)} memories"
-            f" · {len(findings) - personal} credentials · {personal} personal data",
+            + (f" and {len(invalid)} invalid items" if invalid else "")
+            + f" · {len(findings) - personal} credentials · {personal} personal data",
         ]
         if app.loading or app.privacy_scanning:
             parts.append((" · scanning…", "$warning"))
@@ -193,10 +197,21 @@ class PrivacyScreen(MemlensScreen):
     @on(FindingTable.Selected)
     def _selected(self, event: FindingTable.Selected) -> None:
         f = event.finding
+        if f.invalid:  # not a memory: its file, at the finding's line
+            self.post_message(OpenRaw(f.vault_root / f.path, f.line, f"{f.vault}/{f.shown_path}"))
+            return
         self.post_message(OpenMemory(f.vault_root, f.id))
 
     # ------------------------------------------------------------------ writes
     def _memory(self, finding: Finding) -> Memory | None:
+        if finding.invalid:
+            tell(
+                self.memlens,
+                f"{finding.shown_id} is invalid, not a memory: memlens never rewrites what it"
+                " could not read; edit the file by hand (enter opens it).",
+                "warning",
+            )
+            return None
         try:
             return next(
                 m
@@ -228,7 +243,10 @@ class PrivacyScreen(MemlensScreen):
         f = self.query_one(FindingTable).current()
         if f is None:
             return
-        same = [x for x in self.memlens.findings if x.kind == f.kind]
+        same = [x for x in self.memlens.findings if x.kind == f.kind and not x.invalid]
+        if not same:
+            self._memory(f)  # says why: every one is in an invalid item
+            return
         memories: dict[tuple[str, str], Memory] = {}
         for x in same:
             m = self._memory(x)

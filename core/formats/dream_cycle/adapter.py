@@ -60,7 +60,7 @@ from .history import history_extract, history_scope
 from .ids import IdAllocator, _RecordingIds, _ReplayMismatch
 from .linking import _DreamLinkState, _Splice, _splice_plan
 from .preview import observations_preview
-from .privacy import section_text_fields
+from .privacy import problem_section_texts, section_text_fields
 from .reading import parse_window
 from .rescan import _Table, rescan
 
@@ -323,6 +323,11 @@ class DreamCycleAdapter(FormatAdapter):
         line: every text is on that line.
         """
         return section_text_fields(memory)
+
+    def problem_texts(self, problem: Problem, raw: str) -> list[TextField]:
+        """An invalid section's lines; an archive line or the whole file as by default."""
+        section = problem_section_texts(problem, raw)
+        return section if section is not None else super().problem_texts(problem, raw)
 
     def history_scope(self, memory: Memory) -> HistoryScope:
         """A section by its heading, an archive entry by its id (see dream_cycle.history)."""

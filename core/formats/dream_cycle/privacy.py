@@ -7,8 +7,9 @@ JSON line, so every text it holds is on that line.
 
 from __future__ import annotations
 
-from ...model import Memory
+from ...model import Memory, Problem
 from ..privacy_model import TextField, default_text_fields
+from .sections import parse_sections, split_lines
 
 
 def _line(memory: Memory, key: str) -> int | None:
@@ -33,3 +34,15 @@ def section_text_fields(memory: Memory) -> list[TextField]:
         else:
             out.append(TextField(f.name, f.text, comment))
     return out
+
+
+def problem_section_texts(problem: Problem, raw: str) -> list[TextField] | None:
+    """An invalid section's lines, heading to the next heading (None: not a section's problem)."""
+    if problem.index is None:
+        return None
+    sections = parse_sections(raw)
+    if not 1 <= problem.index <= len(sections):
+        return []
+    sec = sections[problem.index - 1]
+    lines = split_lines(raw)[sec.start_line - 1 : sec.end_line]
+    return [TextField("section", "\n".join(lines), sec.start_line, multiline=True)]
