@@ -148,6 +148,11 @@ _ROLE_LOCAL = re.compile(
     r"team|webmaster)$"
 )
 #: Local parts that stand for anyone in documentation (`user@...`, `foo@bar.com`).
+#: A domain's first label that asks the reader for theirs: `yourcompany`, `your-domain`.
+_YOUR_LABEL = re.compile(
+    r"^your[-_]?(?:company|domain|org|organi[sz]ation|site|server|host|"
+    r"business|team|corp|email|mail|name|app|website)s?$"
+)
 _PLACEHOLDER_LOCAL = re.compile(
     r"(?i)^(?:user|username|someone|somebody|anyone|foo|foobar|name|email|"
     r"first\.?last|firstname\.?lastname|name\.surname)$"
@@ -173,8 +178,12 @@ def _not_a_mailbox(text: str, start: int, end: int) -> bool:
 
 
 def _documentation_domain(domain: str) -> bool:
-    """Reserved names (`example.com`, `.test`), and any `example` label (`example.co.uk`)."""
-    return reserved_domain(domain) or "example" in domain.lower().split(".")
+    """Reserved names (`example.com`, `.test`), any `example` label (`example.co.uk`),
+    and a domain named for the reader to fill in (`yourcompany.com`, `your-domain.org`)."""
+    labels = domain.lower().split(".")
+    return (
+        reserved_domain(domain) or "example" in labels or _YOUR_LABEL.match(labels[0]) is not None
+    )
 
 
 def emails(text: str) -> Iterator[Hit]:
@@ -202,9 +211,13 @@ def _phone_digits_ok(digits: str) -> bool:
     return 7 <= len(digits) <= 15 and not fictional_phone(digits) and len(set(digits)) > 2
 
 
+#: A North American number in area code 555, which is not assigned: `(555) 123-4567`.
+_NANP_555 = re.compile(r"(?:\+?1[ .-]?)?\(?555\)?[ .-]?\d{3}[ .-]?\d{4}")
+
+
 def _phone_ok(raw: str, cued: bool = False) -> bool:
     """`cued`: a phone word is right before it (`cell: 415.867.5309`, dotted as in the US)."""
-    if not _phone_digits_ok(re.sub(r"\D", "", raw)):
+    if not _phone_digits_ok(re.sub(r"\D", "", raw)) or _NANP_555.fullmatch(raw.strip()):
         return False
     if cued and re.fullmatch(r"\d{3}\.\d{3}\.\d{4}", raw):
         return True

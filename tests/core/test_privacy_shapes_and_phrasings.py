@@ -177,6 +177,8 @@ _PPK = (
             "generic-secret",
         ),
         ("Login for the old Jira: mara / Wint3r!Sky", "Wint3r!Sky", "password"),
+        # A mobile number grouped 3-4-4 whose digits run 1555...: not North America's 555.
+        ("Call Li Wei on 155 5123 4567", "155 5123 4567", "phone"),
         (
             "SECRET_KEY='%soz9lh#x&p6_7x7)*+8vmgeiwv0-2gani+5q9z9qv5dtpw90k'",
             "%soz9lh#x&p6_7x7)*+8vmgeiwv0-2gani+5q9z9qv5dtpw90k",
@@ -255,6 +257,9 @@ def test_aws_secret_in_a_nested_field_is_aws() -> None:
         "The access token for the EU region is eu-west-1-production-cluster",
         "token: build_2026_11_nightly",
         "Login for the old Jira is via SSO/LDAP; credentials for the NAS are in the vault",
+        # A domain for the reader to fill in; North America's unassigned area code 555.
+        "Send it to you@yourcompany.com, or jana@yourdomain.cz",
+        "Phone format: +1 (555) 123-4567",
         # Team inboxes, not people's mailboxes.
         "Mail security@nordvik-logistics.se or Support@fernway.io; billing@acme.dev for invoices.",
     ],
