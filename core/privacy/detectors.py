@@ -92,9 +92,9 @@ _PUTTY_KEY = re.compile(
 #: A PEM block's first line is base64 or an RFC 1421 header (`Proc-Type: 4,ENCRYPTED`,
 #: PGP's `Comment: ...`); in prose ("files starting with -----BEGIN ... KEY----- must
 #: be ...") it is words.  `\n` written as two characters: the JSON of a GCP key; none:
-#: a key pasted on one line.
+#: a key pasted on one line; `> ` before each line: a key quoted in Markdown.
 _KEY_BODY_START = re.compile(
-    r"[ \t]*(?:\r?\n|\\n)?[ \t]*(?:[A-Za-z0-9+/=]{16}|[A-Za-z-]+: |\r?\n|\\n)"
+    r"[ \t]*(?:\r?\n|\\n)?[ \t]*(?:>[ \t]?)*(?:[A-Za-z0-9+/=]{16}|[A-Za-z-]+: |\r?\n|\\n)"
 )
 #: A PEM private key written in base64 as a whole (Kubernetes secrets' `tls.key:`):
 #: `LS0tLS1CRUdJTi` is `-----BEGIN` encoded.
@@ -233,6 +233,8 @@ def _aws_secrets(text: str) -> Iterator[Hit]:
 #: A stand-in for a key's body in documentation: `...`, `<your key>`, `XXXX`,
 #: `EXAMPLE`, or a placeholder word standing apart.  Not `is_placeholder`'s
 #: test of any word in any case: 1,600 random characters hold `yoUR` too often.
+#: Markdown's quote marks at the start of a line (`> `, `>> `).
+_QUOTE_MARKS = re.compile(r"(?m)^[ \t]*(?:>[ \t]?)+")
 _KEY_PLACEHOLDER = re.compile(
     r"\.\.\.|…|<|>|\*\*\*|xxxx|XXXX|EXAMPLE|example|SAMPLE|sample|PLACEHOLDER|placeholder"
     r"|(?i:(?<![a-z])(?:your|fake|dummy|redacted|changeme)(?![a-z]))"
@@ -250,7 +252,8 @@ def _private_keys(text: str) -> Iterator[Hit]:
         body = re.sub(r"[^A-Za-z0-9+/=]", "", raw)
         # A key body is long base64; "-----BEGIN PRIVATE KEY----- ... -----END" in
         # documentation has none.
-        if len(body) >= 40 and not _KEY_PLACEHOLDER.search(raw) and not has_sequence_run(body):
+        unquoted = _QUOTE_MARKS.sub("", raw)  # `> ` before each line: not a placeholder's `>`
+        if len(body) >= 40 and not _KEY_PLACEHOLDER.search(unquoted) and not has_sequence_run(body):
             yield Hit("private-key", m.start(), m.end(), m.group(0))
     for m in _PUTTY_KEY.finditer(text):
         yield Hit("private-key", m.start(), m.end(), m.group(0))

@@ -195,6 +195,15 @@ def test_found_whole_with_its_kind(text: str, secret: str | None, kind: str) -> 
     assert text[hits[0].start : hits[0].end] == secret
 
 
+def test_a_private_key_quoted_in_markdown_is_found_whole() -> None:
+    quoted = "\n".join("> " + line for line in _PEM.splitlines())
+    text = f"Pasted by the user:\n\n{quoted}\n\nthanks"
+    hits = detect(text)
+    assert [h.kind for h in hits] == ["private-key"]
+    assert hits[0].secret == quoted.removeprefix("> ")
+    assert detect("> -----BEGIN RSA PRIVATE KEY-----\n> ...\n> -----END RSA PRIVATE KEY-----") == []
+
+
 def test_both_passwords_of_a_change() -> None:
     text = "The admin password was changed from Lantern2189$ to Orbit243* on Monday."
     assert [(h.kind, h.secret) for h in detect(text)] == [
