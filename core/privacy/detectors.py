@@ -48,7 +48,7 @@ from .passwords import (
     placeholder_password,
     tables,
 )
-from .personal import cards, emails, ibans, phone_field, phones
+from .personal import cards, emails, ibans, phone_field, phone_tables, phones
 from .vendors import AWS_KEY_ID, KEYWORD_SHAPES, TOKEN_GATE, TOKEN_SHAPES, WORD_END, WORD_START
 from .words import FOR_WORDS
 
@@ -386,6 +386,7 @@ _DETECTORS: tuple[tuple[Callable[[str], Iterator[Hit]], tuple[str, ...] | None],
     (_connection_strings, ("://", "password", "pwd", "accountkey", "sharedaccesskey")),
     (_url_keys, ("://",)),
     (tables, ("---",)),
+    (phone_tables, ("---",)),
     (cards, None),
     (ibans, None),
     (emails, ("@", "at]", "at)", "at}", "at ]", "at )")),

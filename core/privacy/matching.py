@@ -7,7 +7,7 @@ Split out so that the detector modules (`detectors` for credentials,
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 
@@ -59,4 +59,60 @@ def field_name(field: str) -> str:
     return re.sub(r"\[\d+\]$", "", field.rsplit(".", 1)[-1])
 
 
-__all__ = ["Hit", "anchored", "field_name", "hits", "starts"]
+# -- Markdown tables -------------------------------------------------------------
+
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$")
+
+
+def _cells(line: str, offset: int) -> list[tuple[str, int]]:
+    """A table row's cells (stripped) with where each starts in the text."""
+    out = []
+    pos = 0
+    parts = line.split("|")
+    for n, part in enumerate(parts):
+        if (n == 0 or n == len(parts) - 1) and not part.strip():
+            pos += len(part) + 1
+            continue
+        stripped = part.strip()
+        out.append((stripped, offset + pos + (part.index(stripped) if stripped else 0)))
+        pos += len(part) + 1
+    return out
+
+
+def unwrap_cell(cell: str) -> str:
+    """A cell's value without the code or emphasis marks around it (`` `x` ``, `**x**`)."""
+    for mark in ("`", "**", "__", "*", "_"):
+        if len(cell) > 2 * len(mark) and cell.startswith(mark) and cell.endswith(mark):
+            return unwrap_cell(cell[len(mark) : -len(mark)].strip())
+    return cell
+
+
+def table_cells(
+    text: str, column_kind: Callable[[str], str | None]
+) -> Iterator[tuple[str, str, int]]:
+    """(kind, cell, start) of every cell of a Markdown table under a header `column_kind` names.
+
+    `column_kind` gets each header (lowercased, marks taken off) and gives the
+    kind of what its column holds, or None for a column of anything else.
+    """
+    lines = text.split("\n")
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    for i in range(1, len(lines)):
+        if not _TABLE_RULE.match(lines[i]) or "|" not in lines[i - 1]:
+            continue
+        header = [unwrap_cell(c).lower() for c, _ in _cells(lines[i - 1], 0)]
+        columns = {n: kind for n, h in enumerate(header) if (kind := column_kind(h)) is not None}
+        if not columns:
+            continue
+        for j in range(i + 1, len(lines)):
+            if "|" not in lines[j]:
+                break
+            cells = _cells(lines[j], offsets[j])
+            for n, kind in columns.items():
+                if n < len(cells):
+                    yield kind, *cells[n]
+
+
+__all__ = ["Hit", "anchored", "field_name", "hits", "starts", "table_cells", "unwrap_cell"]

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator
 
 from .checks import PLACEHOLDER_WORDS, is_code_reference, is_placeholder, shannon_entropy
-from .matching import Hit, anchored, field_name, starts
+from .matching import Hit, anchored, field_name, starts, table_cells, unwrap_cell
 from .words import (
     COPULAS,
     FOR_WORDS,
@@ -373,7 +373,6 @@ def passwords(text: str, field: str) -> Iterator[Hit]:
 
 # -- tables ------------------------------------------------------------------
 
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$")
 _PASSWORD_COLUMN = re.compile(
     r"(?i)^(?:" + PASSWORD_WORDS_LONG + "|" + PASSWORD_WORDS_SHORT + r"|pass|pin)$"
 )
@@ -383,55 +382,20 @@ _CREDENTIAL_COLUMN = re.compile(
 )
 
 
-def _cells(line: str, offset: int) -> list[tuple[str, int]]:
-    """A table row's cells (stripped) with where each starts in the text."""
-    out = []
-    pos = 0
-    parts = line.split("|")
-    for n, part in enumerate(parts):
-        if (n == 0 or n == len(parts) - 1) and not part.strip():
-            pos += len(part) + 1
-            continue
-        stripped = part.strip()
-        out.append((stripped, offset + pos + (part.index(stripped) if stripped else 0)))
-        pos += len(part) + 1
-    return out
+def _column_kind(header: str) -> str | None:
+    if _PASSWORD_COLUMN.match(header):
+        return "password"
+    return "generic-secret" if _CREDENTIAL_COLUMN.match(header) else None
 
 
 def tables(text: str) -> Iterator[Hit]:
     """Markdown tables with a column named for passwords or credentials: each cell below it."""
-    lines = text.split("\n")
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line) + 1)
-    for i in range(1, len(lines)):
-        if not _TABLE_RULE.match(lines[i]) or "|" not in lines[i - 1]:
-            continue
-        header = [_unwrap(c).lower() for c, _ in _cells(lines[i - 1], 0)]
-        columns = {
-            n: "password" if _PASSWORD_COLUMN.match(h) else "generic-secret"
-            for n, h in enumerate(header)
-            if _PASSWORD_COLUMN.match(h) or _CREDENTIAL_COLUMN.match(h)
-        }
-        for j in range(i + 1, len(lines)):
-            if "|" not in lines[j]:
-                break
-            cells = _cells(lines[j], offsets[j])
-            for n, kind in columns.items():
-                if n < len(cells):
-                    yield from _cell(kind, *cells[n])
-
-
-def _unwrap(cell: str) -> str:
-    """A cell's value without the code or emphasis marks around it (`` `x` ``, `**x**`)."""
-    for mark in ("`", "**", "__", "*", "_"):
-        if len(cell) > 2 * len(mark) and cell.startswith(mark) and cell.endswith(mark):
-            return _unwrap(cell[len(mark) : -len(mark)].strip())
-    return cell
+    for kind, cell, start in table_cells(text, _column_kind):
+        yield from _cell(kind, cell, start)
 
 
 def _cell(kind: str, cell: str, start: int) -> Iterator[Hit]:
-    value = _unwrap(cell)
+    value = unwrap_cell(cell)
     start += cell.index(value) if value else 0
     ok = (
         credential_value_ok(value)

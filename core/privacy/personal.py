@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 
 from .checks import card_iin_ok, fictional_phone, iban_ok, is_placeholder, luhn_ok, reserved_domain
-from .matching import Hit, anchored, field_name, starts
+from .matching import Hit, anchored, field_name, starts, table_cells, unwrap_cell
 from .words import PHONE_WORDS
 
 #: A card: 13-19 digits; not the tail of a longer run of groups, not after `+` (a phone).
@@ -21,6 +21,12 @@ _CARD = re.compile(
 )
 _IBAN = re.compile(
     r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])"
+)
+#: An IBAN written in lower case, which only the word before it marks as one.
+_IBAN_NAMED = re.compile(
+    r"(?i)\biban\b[^\S\n]*(?:[:#=]|\bis\b)?[^\S\n]*"
+    r"(?P<iban>(?<![A-Za-z0-9])[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){2,7}(?: ?[a-z0-9]{1,3})?"
+    r"(?![A-Za-z0-9]))"
 )
 _EMAIL = re.compile(
     r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@"
@@ -135,6 +141,12 @@ def ibans(text: str) -> Iterator[Hit]:
         if compact in _EXAMPLE_IBANS and _documented_sample(text, m.start(), m.end()):
             continue  # "sample IBAN GB82 WEST ... from the spec"
         yield Hit("iban", m.start(), m.end(), raw)
+    if "iban" in text.lower():
+        for m in _IBAN_NAMED.finditer(text):
+            raw = m.group("iban")
+            compact = raw.replace(" ", "").upper()
+            if not raw.isupper() and iban_ok(compact) and compact not in _EXAMPLE_IBANS:
+                yield Hit("iban", m.start("iban"), m.end("iban"), raw)
 
 
 #: Local parts that name a service, not a person (`git@github.com:org/repo`).
@@ -147,12 +159,12 @@ _ROLE_LOCAL = re.compile(
     r"noc|notifications|office|ops|postmaster|press|privacy|sales|security|service|support|"
     r"team|webmaster)$"
 )
-#: Local parts that stand for anyone in documentation (`user@...`, `foo@bar.com`).
 #: A domain's first label that asks the reader for theirs: `yourcompany`, `your-domain`.
 _YOUR_LABEL = re.compile(
     r"^your[-_]?(?:company|domain|org|organi[sz]ation|site|server|host|"
     r"business|team|corp|email|mail|name|app|website)s?$"
 )
+#: Local parts that stand for anyone in documentation (`user@...`, `foo@bar.com`).
 _PLACEHOLDER_LOCAL = re.compile(
     r"(?i)^(?:user|username|someone|somebody|anyone|foo|foobar|name|email|"
     r"first\.?last|firstname\.?lastname|name\.surname)$"
@@ -267,4 +279,17 @@ def phone_field(text: str, field: str) -> Iterator[Hit]:
             yield Hit("phone", start, start + len(value), value)
 
 
-__all__ = ["cards", "emails", "ibans", "phone_field", "phones"]
+def _phone_column(header: str) -> str | None:
+    return "phone" if _PHONE_FIELD.match(header.replace(" ", "_")) else None
+
+
+def phone_tables(text: str) -> Iterator[Hit]:
+    """Markdown tables with a column named for phones: each cell below it that is a number."""
+    for _kind, cell, start in table_cells(text, _phone_column):
+        value = unwrap_cell(cell)
+        at = start + (cell.index(value) if value else 0)
+        for hit in phone_field(value, "phone"):
+            yield Hit("phone", at + hit.start, at + hit.end, hit.secret)
+
+
+__all__ = ["cards", "emails", "ibans", "phone_field", "phone_tables", "phones"]

@@ -177,6 +177,13 @@ _PPK = (
             "generic-secret",
         ),
         ("Login for the old Jira: mara / Wint3r!Sky", "Wint3r!Sky", "password"),
+        # A phone in a table's phone column; an IBAN in lower case after the word.
+        (
+            "| name | Phone number |\n|---|---|\n| Lena | `0176 4829 1057` |",
+            "0176 4829 1057",
+            "phone",
+        ),
+        ("iban de44500105175407324931 for the refund", "de44500105175407324931", "iban"),
         # A mobile number grouped 3-4-4 whose digits run 1555...: not North America's 555.
         ("Call Li Wei on 155 5123 4567", "155 5123 4567", "phone"),
         (
@@ -266,6 +273,9 @@ def test_aws_secret_in_a_nested_field_is_aws() -> None:
         "The access token for the EU region is eu-west-1-production-cluster",
         "token: build_2026_11_nightly",
         "Login for the old Jira is via SSO/LDAP; credentials for the NAS are in the vault",
+        # A table's phone column holding no number; a lower-case IBAN whose check fails.
+        "| desk | tel |\n|---|---|\n| front | ext. 42 |",
+        "iban de00500105175407324931",
         # A domain for the reader to fill in; North America's unassigned area code 555.
         "Send it to you@yourcompany.com, or jana@yourdomain.cz",
         "Phone format: +1 (555) 123-4567",
