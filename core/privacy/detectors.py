@@ -230,11 +230,11 @@ def _aws_secrets(text: str) -> Iterator[Hit]:
                 yield Hit("aws-key", key.end() + m.start(), key.end() + m.end(), value)
 
 
+#: Markdown's quote marks at the start of a line (`> `, `>> `).
+_QUOTE_MARKS = re.compile(r"(?m)^[ \t]*(?:>[ \t]?)+")
 #: A stand-in for a key's body in documentation: `...`, `<your key>`, `XXXX`,
 #: `EXAMPLE`, or a placeholder word standing apart.  Not `is_placeholder`'s
 #: test of any word in any case: 1,600 random characters hold `yoUR` too often.
-#: Markdown's quote marks at the start of a line (`> `, `>> `).
-_QUOTE_MARKS = re.compile(r"(?m)^[ \t]*(?:>[ \t]?)+")
 _KEY_PLACEHOLDER = re.compile(
     r"\.\.\.|…|<|>|\*\*\*|xxxx|XXXX|EXAMPLE|example|SAMPLE|sample|PLACEHOLDER|placeholder"
     r"|(?i:(?<![a-z])(?:your|fake|dummy|redacted|changeme)(?![a-z]))"
