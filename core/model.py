@@ -8,6 +8,7 @@ memory: it depends on `as_of`, so it is computed on demand as a `DecayInfo`.
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -181,6 +182,37 @@ def _lazy_body_property() -> property:
 #: Raw access to a memory's body slot, without loading: None means "not loaded".
 RAW_BODY = Memory.__dict__["body"]
 setattr(Memory, "body", _lazy_body_property())  # noqa: B010 - replaces the slot accessor
+
+
+def _packed_fields_property() -> property:
+    """`Memory.fields`: the mapping, or, as a store row left it (pickled bytes), unpacked on use.
+
+    Why: a memory's native metadata is a dict of a dozen keys and values, a
+    third of what decoding a stored row costs and a quarter of its memory,
+    and a warm start reads none of them (the list, decay and links use the
+    typed fields and `native`).  The store keeps them as one pickled bytes
+    value (`core.store.codec`), turned back into the dict the first time
+    `fields` is read; a row written again from a memory never read keeps
+    the bytes as they are.
+    """
+    stored = Memory.__dict__["fields"]
+
+    def get(self: Memory) -> dict[str, Any]:
+        value = stored.__get__(self, Memory)
+        if type(value) is bytes:
+            value = pickle.loads(value)  # our own row: see core.store.codec
+            stored.__set__(self, value)
+        return value  # type: ignore[no-any-return]
+
+    def put(self: Memory, value: dict[str, Any] | bytes) -> None:
+        stored.__set__(self, value)
+
+    return property(get, put, doc="The native metadata mapping, in its key order.")
+
+
+#: Raw access to a memory's fields slot: a dict, or a store row's pickled bytes.
+RAW_FIELDS = Memory.__dict__["fields"]
+setattr(Memory, "fields", _packed_fields_property())  # noqa: B010 - replaces the slot accessor
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memlens.core.model import RAW_BODY, Memory
+from memlens.core.model import RAW_BODY, RAW_FIELDS, Memory
 from memlens.core.scan.cache import cache_path
 from memlens.core.scan.vault import (
     Vault,
@@ -21,7 +21,7 @@ from memlens.core.scan.vault import (
     scan_progressive,
     scan_vault,
 )
-from memlens.core.store.codec import has_body
+from memlens.core.store.codec import has_body, pickle_scan, unpickle_scan
 
 FORMATS = (
     "dream-cycle",
@@ -67,6 +67,32 @@ def test_bodies_are_not_stored_and_read_back_on_use(own_fixtures_copy: Path, fmt
     assert served and not any(has_body(m) for m in served)
     assert {m.id: m.body for m in warm.memories} == bodies
     assert all(has_body(m) for m in served if m in warm.memories)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_fields_stay_packed_until_read_then_are_the_parsed_ones(
+    own_fixtures_copy: Path, fmt: str
+) -> None:
+    root = vault_at(own_fixtures_copy, fmt).root
+    cold = scan_vault(vault_at(root, fmt), cache=True)
+    parsed = {
+        (rel, i): list(m.fields.items())
+        for rel, fs in cold.scans.items()
+        for i, m in enumerate(fs.memories)
+    }
+    assert any(parsed.values())
+    rows = {rel: pickle_scan(fs, root) for rel, fs in cold.scans.items()}
+    loaded = {rel: unpickle_scan(raw, root) for rel, raw in rows.items()}
+    served = [m for fs in loaded.values() for m in fs.memories]
+    assert served and all(type(RAW_FIELDS.__get__(m, Memory)) is bytes for m in served)
+    # A row written again from memories whose fields were never read: the same bytes.
+    assert {rel: pickle_scan(fs, root) for rel, fs in loaded.items()} == rows
+    for rel, fs in loaded.items():
+        for i, m in enumerate(fs.memories):
+            # Unpacked on first read: the parsed mapping, in its key order.
+            assert list(m.fields.items()) == parsed[(rel, i)]
+            assert type(RAW_FIELDS.__get__(m, Memory)) is dict
+    assert {rel: pickle_scan(fs, root) for rel, fs in loaded.items()} == rows
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
