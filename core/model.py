@@ -188,7 +188,7 @@ def _packed_fields_property() -> property:
     """`Memory.fields`: the mapping, or, as a store row left it (pickled bytes), unpacked on use.
 
     Why: a memory's native metadata is a dict of a dozen keys and values, a
-    third of what decoding a stored row costs and a quarter of its memory,
+    fifth of a decoded row's memory and much of what unpickling it costs,
     and a warm start reads none of them (the list, decay and links use the
     typed fields and `native`).  The store keeps them as one pickled bytes
     value (`core.store.codec`), turned back into the dict the first time

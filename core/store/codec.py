@@ -108,9 +108,9 @@ def _values(m: Memory, body: str | None, fields: object) -> tuple[Any, ...]:
 def _fields_as_stored(m: Memory) -> bytes:
     """The memory's `fields` as a row keeps them: one pickled bytes value.
 
-    Unpacked only when read (`model.Memory.fields`): a warm start decodes
-    100k rows in about two thirds of the time, and a memory whose fields
-    were never read is written back with the very bytes it was read with.
+    Unpacked only when read (`model.Memory.fields`): decoding a row builds no
+    mapping, and a memory whose fields were never read is written back with
+    the very bytes it was read with.
     """
     value = RAW_FIELDS.__get__(m, Memory)
     return value if type(value) is bytes else pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
