@@ -28,6 +28,7 @@ _IBAN_NAMED = re.compile(
     r"(?P<iban>(?<![A-Za-z0-9])[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){2,7}(?: ?[a-z0-9]{1,3})?"
     r"(?![A-Za-z0-9]))"
 )
+_IBAN_WORD = re.compile(r"(?i)iban")
 _EMAIL = re.compile(
     r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@"
     r"(?P<domain>(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24})"
@@ -141,7 +142,7 @@ def ibans(text: str) -> Iterator[Hit]:
         if compact in _EXAMPLE_IBANS and _documented_sample(text, m.start(), m.end()):
             continue  # "sample IBAN GB82 WEST ... from the spec"
         yield Hit("iban", m.start(), m.end(), raw)
-    if "iban" in text.lower():
+    if _IBAN_WORD.search(text):  # no lowered copy of every text scanned
         for m in _IBAN_NAMED.finditer(text):
             raw = m.group("iban")
             compact = raw.replace(" ", "").upper()
