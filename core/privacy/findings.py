@@ -11,7 +11,7 @@ from a title holding the secret: they are shown with it masked.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from pathlib import Path
@@ -119,4 +119,11 @@ class Finding:
         return f"{where} {id_} {self.field} {self.kind} {self.masked}"
 
 
-__all__ = ["Finding", "hide_in_name", "mask", "scrub"]
+def places(findings: Sequence[Finding]) -> tuple[int, int]:
+    """How many memories, and how many invalid items, the findings are in (for the counts)."""
+    memories = {f.memory_key for f in findings if not f.invalid}
+    invalid = {(f.memory_key, f.record_line, f.index) for f in findings if f.invalid}
+    return len(memories), len(invalid)
+
+
+__all__ = ["Finding", "hide_in_name", "mask", "places", "scrub"]

@@ -139,12 +139,13 @@ def secrets(path: Path, as_of: date | None, as_json: bool, kinds: tuple[str, ...
         emit_json([f.to_dict() for f in findings])
     else:
         _print_findings(findings)
-    memories = {f.memory_key for f in findings if not f.invalid}
-    invalid = {(f.memory_key, f.record_line, f.index) for f in findings if f.invalid}
+    from memlens.core.privacy.findings import places
+
+    memories, invalid = places(findings)
     personal = sum(1 for f in findings if f.category == "personal")
-    where = f"{len(memories)} memor{'y' if len(memories) == 1 else 'ies'}"
+    where = f"{memories} memor{'y' if memories == 1 else 'ies'}"
     if invalid:
-        where += f" and {len(invalid)} invalid item{'s' if len(invalid) != 1 else ''}"
+        where += f" and {invalid} invalid item{'s' if invalid != 1 else ''}"
     echo(
         f"{len(findings)} finding{'s' if len(findings) != 1 else ''} in {where}"
         f" ({len(findings) - personal} credentials, {personal} personal data)",

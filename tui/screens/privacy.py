@@ -29,6 +29,7 @@ from textual.widgets import Static
 from memlens.core.errors import ConflictError, MemlensError, NotFoundError
 from memlens.core.model import Memory
 from memlens.core.privacy import Finding, git_history_note, git_root, scrub
+from memlens.core.privacy.findings import places
 
 from ..action_common import catalog_of, entry_paths, refresh_after_write, tell
 from ..action_jobs import Job, plan_jobs, vault_steps
@@ -154,13 +155,12 @@ class PrivacyScreen(MemlensScreen):
         app = self.memlens
         findings = list(app.findings)
         self.query_one(FindingTable).set_findings(findings)
-        memories = {f.memory_key for f in findings if not f.invalid}
-        invalid = {(f.memory_key, f.record_line, f.index) for f in findings if f.invalid}
+        memories, invalid = places(findings)
         personal = sum(1 for f in findings if f.category == "personal")
         parts: list[Content | str | tuple[str, str]] = [
             ("Privacy", "bold $accent"),
-            f"  {len(findings)} findings in {len(memories)} memories"
-            + (f" and {len(invalid)} invalid items" if invalid else "")
+            f"  {len(findings)} findings in {memories} memories"
+            + (f" and {invalid} invalid items" if invalid else "")
             + f" · {len(findings) - personal} credentials · {personal} personal data",
         ]
         if app.loading or app.privacy_scanning:
