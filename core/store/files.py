@@ -133,11 +133,20 @@ class VaultStore:
         return zdict or b"", rows
 
     def decode(self, zdict: bytes, rows: list[Row]) -> Entries:
-        """Fetched rows as entries (a front end may decode a few, show them, then the rest)."""
+        """Fetched rows as entries (a front end may decode a few, show them, then the rest).
+
+        Empties `rows`, in order: each row is let go once decoded, so its
+        blob's memory is reused for the objects decoded after it (at 100k
+        rows the fetched rows are ~45 MB; held to the end, they sat on top
+        of every decoded row at the peak of a warm start).
+        """
         root, fmt = self.root, self.format_id
         decode, attach = codec.decode_scan, bodies.attach
         out: Entries = {}
-        for key, size, mtime, ctime, inode, sha, racy, blob in rows:
+        rows.reverse()  # popped from the end: first row first, O(1) each
+        pop = rows.pop
+        while rows:
+            key, size, mtime, ctime, inode, sha, racy, blob = pop()
             rel = _rel(key)
             fs = decode(blob, root, zdict)
             if len(sha) != 32:
