@@ -249,3 +249,26 @@ def test_row_codec_round_trips_and_refuses_damaged_rows() -> None:
     for t in threads:
         t.join()
     assert wrong == []
+
+
+def test_decoding_fetched_rows_lets_each_go_and_keeps_their_order(own_fixtures_copy: Path) -> None:
+    from memlens.core.scan.stored import code_fingerprint
+    from memlens.core.store.files import open_store
+
+    vault = vault_at(own_fixtures_copy, "cognitive-memory")
+    scan_vault(vault, cache=True)
+    store = open_store(vault.root, vault.format, code_fingerprint(vault.format)).store
+    assert store is not None
+    try:
+        zdict, fetched = store.fetch()
+        order = [bytes(row[0]) for row in fetched]
+        assert len(order) > 2
+        entries = store.decode(zdict, fetched)
+        assert fetched == []  # each row let go once decoded
+        assert [rel.encode() for rel in entries] == order
+        again = store.load_files()
+    finally:
+        store.close()
+    assert {rel: [m.id for m in fs.memories] for rel, (_stamp, fs) in entries.items()} == {
+        rel: [m.id for m in fs.memories] for rel, (_stamp, fs) in again.items()
+    }
