@@ -7,6 +7,7 @@ set to 0): what a 100k index does with its postings.
 from __future__ import annotations
 
 import mmap
+import zlib
 from datetime import date
 from pathlib import Path
 
@@ -111,3 +112,18 @@ def test_a_patched_mapped_index_is_saved_and_loaded_again(own_fixtures_copy: Pat
     want = [m.id for m in again.memories() if m.abs_path == target]
     assert [m for _r, m, _s in _ranked(third, "zanzibarquux")] == want
     assert _ranked(third, "sqlite") == _ranked(index, "sqlite")
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 4096, 1 << 20])
+def test_the_checksum_is_of_every_byte_after_the_header_however_it_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    from memlens.core.search import index_file
+
+    monkeypatch.setattr(index_file, "_CRC_CHUNK", chunk)
+    data = bytes(range(256)) * 40 + b"tail"
+    path = tmp_path / "cache.bin"
+    path.write_bytes(data)
+    with path.open("rb") as fh:
+        for at in (0, 5, 300, len(data) - 1, len(data)):
+            assert index_file._crc_from(fh, at) == zlib.crc32(data[at:])
