@@ -181,6 +181,8 @@ def _lazy_body_property() -> property:
 
 #: Raw access to a memory's body slot, without loading: None means "not loaded".
 RAW_BODY = Memory.__dict__["body"]
+#: Raw access to a memory's `body_source` slot (AttributeError: a memory never stored).
+BODY_SOURCE = _LazyBody.__dict__["body_source"]
 setattr(Memory, "body", _lazy_body_property())  # noqa: B010 - replaces the slot accessor
 
 
@@ -213,6 +215,19 @@ def _packed_fields_property() -> property:
 #: Raw access to a memory's fields slot: a dict, or a store row's pickled bytes.
 RAW_FIELDS = Memory.__dict__["fields"]
 setattr(Memory, "fields", _packed_fields_property())  # noqa: B010 - replaces the slot accessor
+
+
+def unkept_fields(m: Memory) -> dict[str, Any]:
+    """`m.fields`, unpacked if a store row left them packed, but not kept unpacked.
+
+    For a pass over every memory (the relevance index, embedding): each
+    mapping kept would hold ~1.3 KB a memory for the rest of the run.  The
+    caller must not change the mapping (it may be the memory's own).
+    """
+    value = RAW_FIELDS.__get__(m, Memory)
+    if type(value) is bytes:
+        return pickle.loads(value)  # type: ignore[no-any-return]  # our own row: core.store.codec
+    return value  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True, slots=True)

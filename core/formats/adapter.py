@@ -19,7 +19,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..model import DecayInfo, FileScan, Health, Memory, Problem, ScanResult
+from ..model import DecayInfo, FileScan, Health, Memory, Problem, ScanResult, unkept_fields
 from ..refs import PointerField
 from .files import Listing, rel_posix, skipped_scan
 from .linking import Changes
@@ -295,8 +295,9 @@ class FormatAdapter(ABC):
         if not self.info.text_fields:
             return ()
         out: list[str] = []
+        fields = unkept_fields(memory)  # every memory's, for an index: not kept unpacked
         for dotted in self.info.text_fields:
-            value: Any = memory.fields
+            value: Any = fields
             for part in dotted.split("."):
                 value = value.get(part) if isinstance(value, Mapping) else None
             _collect_strings(value, out)

@@ -59,10 +59,10 @@ TF2_MAX = 65535
 U16Array = npt.NDArray[np.uint16]
 
 
-def field_texts(m: Memory) -> tuple[str, ...]:
-    """A memory's text per field, in `FIELD_WEIGHTS` order."""
+def field_texts(m: Memory, body: str | None = None) -> tuple[str, ...]:
+    """A memory's text per field, in `FIELD_WEIGHTS` order (`body`: its body, read already)."""
     extra = adapter_for(m.format).search_texts(m)
-    return (m.title, " ".join(m.tags), "\n".join(extra), m.body)
+    return (m.title, " ".join(m.tags), "\n".join(extra), m.body if body is None else body)
 
 
 @dataclass(slots=True)

@@ -38,6 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..model import Memory
+from ..store.bodies import unkept_body
 from ..store.db import cache_dir, private_dir
 from .aliases import FloatArray, IntArray
 from .bm25 import field_texts
@@ -123,8 +124,12 @@ class KeptVectors:
 
 
 def memory_text(m: Memory) -> str:
-    """What is embedded of a memory: its fields in `bm25.field_texts` order, cut."""
-    return "\n".join(t for t in field_texts(m) if t)[:TEXT_CHARS]
+    """What is embedded of a memory: its fields in `bm25.field_texts` order, cut.
+
+    The body is read without being kept (`unkept_body`): embedding reads
+    every memory's text once, and each body would otherwise stay loaded.
+    """
+    return "\n".join(t for t in field_texts(m, unkept_body(m)) if t)[:TEXT_CHARS]
 
 
 def _digest(text: str) -> bytes:

@@ -28,7 +28,7 @@ import hashlib
 from pathlib import Path
 
 from ..formats import adapter_for
-from ..model import RAW_BODY, Memory
+from ..model import BODY_SOURCE, RAW_BODY, Memory
 from ..safe_io import read_regular
 
 #: Bodies of one file read alone before the whole file is parsed at once (a
@@ -87,6 +87,19 @@ class FileBodies:
             RAW_BODY.__set__(m, "" if text is None else text)
         self.memories = []  # filled: nothing more to do, nothing kept alive
 
+    def peek(self, memory: Memory) -> str | None:
+        """The body of the file's only memory, read now and not kept (None: not that case).
+
+        For a pass over every memory's text (embedding): filled, each body
+        would stay in memory for the rest of the run (~300 MB at 100k).
+        """
+        if len(self.memories) != 1 or self.memories[0] is not memory:
+            return None
+        bodies = self._read(self._data())
+        if bodies is None:
+            return ""
+        return next((text for ident, text in bodies if ident == memory.id), "")
+
     def _data(self) -> bytes | None:
         """The file's bytes if it is the file that was stored."""
         try:
@@ -103,6 +116,27 @@ class FileBodies:
         return [(m.id, m.body) for m in fs.memories]
 
 
+def unkept_body(m: Memory) -> str:
+    """`m.body`, but read from its file and not kept when it is its file's only memory.
+
+    A memory of a file of many (a Dream Cycle section) is filled as usual:
+    reading that file again for each of its memories would cost more than
+    keeping their bodies.
+    """
+    loaded = RAW_BODY.__get__(m, Memory)
+    if loaded is not None:
+        return str(loaded)
+    try:
+        source = BODY_SOURCE.__get__(m, Memory)
+    except AttributeError:
+        source = None
+    if isinstance(source, FileBodies):
+        text = source.peek(m)
+        if text is not None:
+            return text
+    return m.body
+
+
 def attach(root: Path, rel: str, format_id: str, sha256: str, memories: list[Memory]) -> None:
     """Make the bodies of a stored file's memories load from the file on first use."""
     if not memories:
@@ -112,4 +146,4 @@ def attach(root: Path, rel: str, format_id: str, sha256: str, memories: list[Mem
         m.body_source = source  # type: ignore[attr-defined]  # the slot of model._LazyBody
 
 
-__all__ = ["FileBodies", "attach"]
+__all__ = ["FileBodies", "attach", "unkept_body"]

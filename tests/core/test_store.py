@@ -272,3 +272,38 @@ def test_decoding_fetched_rows_lets_each_go_and_keeps_their_order(own_fixtures_c
     assert {rel: [m.id for m in fs.memories] for rel, (_stamp, fs) in entries.items()} == {
         rel: [m.id for m in fs.memories] for rel, (_stamp, fs) in again.items()
     }
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_unkept_body_is_the_body_and_a_lone_memory_keeps_none(
+    own_fixtures_copy: Path, fmt: str
+) -> None:
+    from memlens.core.store.bodies import unkept_body
+
+    root = vault_at(own_fixtures_copy, fmt).root
+    scan_vault(vault_at(root, fmt), cache=True)
+    bodies = {m.id: m.body for m in scan_vault(vault_at(root, fmt), cache=True).memories}
+    warm = scan_vault(vault_at(root, fmt), cache=True).memories
+    per_file: dict[str, int] = {}
+    for m in warm:
+        per_file[m.path] = per_file.get(m.path, 0) + 1
+    lone = [m for m in warm if per_file[m.path] == 1 and not has_body(m)]
+    if fmt in ("observation-v1", "project-ocean", "cognitive-memory"):
+        assert lone  # one memory per file: none of them loaded yet
+    for m in warm:
+        assert unkept_body(m) == bodies[m.id]
+    # Alone in its file: read and let go; one of many: filled as `m.body` fills.
+    assert not any(has_body(m) for m in lone)
+
+
+def test_an_unkept_body_of_a_changed_file_is_empty(own_fixtures_copy: Path) -> None:
+    from memlens.core.store.bodies import unkept_body
+
+    root = vault_at(own_fixtures_copy, "cognitive-memory").root
+    scan_vault(vault_at(root, "cognitive-memory"), cache=True)
+    warm = scan_vault(vault_at(root, "cognitive-memory"), cache=True).memories
+    m = warm[0]
+    path = root / m.path
+    path.write_bytes(path.read_bytes() + b"\nappended since\n")
+    assert unkept_body(m) == ""
+    assert not has_body(m)
