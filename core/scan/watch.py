@@ -58,6 +58,7 @@ from .watch_files import (
     rel_path,
     reload_vault,
     sha_of,
+    stat_mtime_ns,
     stat_of,
     vault_files,
     walk_tree,
@@ -253,13 +254,17 @@ class VaultWatcher:
 
     def _initial_walk(self, st: VaultState, since_ns: int | None) -> None:
         root = st.vault.root
+        # Each known file's path held once: the vault's own string (12 MB at 100k).
+        # list() copies the keys at once (the UI thread may change the vault).
+        known = {rel: rel for rel in list(st.vault.stamps)}
         for n, p in enumerate(vault_files(st.vault)):
             if n % STOP_CHECK == 0 and not self._go_on():
                 return  # quitting: a walk of 100k files took seconds to finish
             s = stat_of(p)
             rel = rel_path(root, p)
+            rel = known.get(rel, rel)
             st.set_stat(rel, s)
-            if since_ns is not None and s is not None and s[0] >= since_ns:
+            if since_ns is not None and s is not None and stat_mtime_ns(s) >= since_ns:
                 st.pending.add(rel)
 
     def _targets(self) -> list[tuple[Path, int]]:

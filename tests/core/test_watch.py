@@ -593,3 +593,22 @@ def test_a_stat_walk_waits_while_paused_and_stopping_ends_the_wait(vaults: Path)
         w._stop.set()
         walker.join(2.0)
         assert not walker.is_alive() and ended == [None]
+
+
+def test_a_file_stat_is_packed_and_its_change_is_seen(tmp_path: Path) -> None:
+    from memlens.core.scan.watch_files import stat_mtime_ns, stat_of
+
+    path = tmp_path / "note.md"
+    path.write_text("one\n")
+    first = stat_of(path)
+    assert first is not None and first == stat_of(path)
+    st = os.stat(path)
+    assert stat_mtime_ns(first) == st.st_mtime_ns
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    later = stat_of(path)
+    assert later is not None and later != first
+    assert stat_mtime_ns(later) == st.st_mtime_ns + 1_000_000_000
+    path.write_text("one\ntwo\n")  # a size change alone is seen too
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    assert stat_of(path) != later
+    assert stat_of(tmp_path / "gone.md") is None
