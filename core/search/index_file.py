@@ -40,9 +40,9 @@ def open_checked(
 
     Owner-only permissions, magic bytes, format version, payload length and
     CRC-32 are all verified before a single byte is unpickled.  The payload
-    is checked through a read-only map of the file and then unpickled from
-    it, so a 200 MB cache is never copied to be checked.  The reason is None only when there is no
-    file at all.  The caller closes the file.  The first open of a folder
+    is checked a chunk at a time (`_crc_from`), so a 200 MB cache is never
+    copied, nor held in RSS, to be checked.  The reason is None only when
+    there is no file at all.  The caller closes the file.  The first open of a folder
     also removes the temps killed writers left in it (`core.store.temps`).
     """
     sweep_once(path.parent)
