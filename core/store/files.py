@@ -147,8 +147,10 @@ class VaultStore:
         pop = rows.pop
         while rows:
             key, size, mtime, ctime, inode, sha, racy, blob = pop()
-            rel = _rel(key)
             fs = decode(blob, root, zdict)
+            rel = _rel(key)
+            if fs.memories and fs.memories[0].path == rel:
+                rel = fs.memories[0].path  # one string for the path, not two
             if len(sha) != 32:
                 raise StoreCorrupt("a file row's sha256 is damaged")
             hex_sha = sha.hex()

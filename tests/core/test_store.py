@@ -307,3 +307,20 @@ def test_an_unkept_body_of_a_changed_file_is_empty(own_fixtures_copy: Path) -> N
     path.write_bytes(path.read_bytes() + b"\nappended since\n")
     assert unkept_body(m) == ""
     assert not has_body(m)
+
+
+def test_a_warm_scan_holds_each_path_once(own_fixtures_copy: Path) -> None:
+    from memlens.core.model import BODY_SOURCE
+
+    vault = vault_at(own_fixtures_copy, "cognitive-memory")
+    scan_vault(vault, cache=True)
+    warm = vault_at(vault.root, "cognitive-memory")
+    scan_vault(warm, cache=True)
+    assert warm.listing is not None
+    names = {name: name for name in warm.listing.names}
+    assert warm.memories
+    for m in warm.memories:
+        # The listing, the scan's keys and the memory share one string.
+        assert names[m.path] is m.path
+        assert next(k for k in warm.scans if k == m.path) is m.path
+        assert BODY_SOURCE.__get__(m, type(m)).rel is m.path
