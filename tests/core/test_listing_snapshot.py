@@ -281,6 +281,12 @@ def test_kept_rows_of_an_unchanged_vault_are_taken_for_its_linked_rows(
     # Paired, each row holds its memory's id and title, not a copy of its own.
     assert all(r.id is m.id for r, m in zip(rows, memories, strict=False))
     assert all(r.title is m.title for r, m in zip(rows, memories, strict=False) if m.title)
+    shared = [
+        (r.importance, m.importance)
+        for r, m in zip(rows, memories, strict=False)
+        if isinstance(m.importance, float) and m.importance
+    ]
+    assert all(a is b for a, b in shared)
 
 
 def test_kept_rows_decode_one_object_per_repeated_value(own_fixtures_copy: Path) -> None:
