@@ -50,7 +50,7 @@ def _one(value: Any, one: dict[tuple[Any, Any], Any]) -> Any:
     return one.setdefault((value, kind), value)
 
 
-def share_strings(rows: list[MemoryRow], memories: list[Memory]) -> None:
+def share_with_memories(rows: list[MemoryRow], memories: list[Memory]) -> None:
     """Each row's id, title, importance and confidence made its memory's, where the same.
 
     Why: a kept row decodes its own copies (pickle writes every float
@@ -76,4 +76,4 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b and (type(a) is not float or a != 0)
 
 
-__all__ = ["share_strings", "shared"]
+__all__ = ["share_with_memories", "shared"]

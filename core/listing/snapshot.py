@@ -57,7 +57,7 @@ from ..scan.vault import Vault
 from ..store.files import FILES_TOKEN, put_blob_if_files, put_blobs
 from ..store.reader import StoreReader
 from .rows import MemoryRow, problem_row
-from .sharing import share_strings, shared
+from .sharing import share_with_memories, shared
 
 #: The store blobs the rows are kept in, and a digest of what they were made from.
 BLOB = "list-rows"
@@ -365,7 +365,7 @@ class KeptRows:
             return None
         if any(r.id != m.id for r, m in zip(self.rows, memories, strict=True)):
             return None
-        share_strings(self.rows, memories)
+        share_with_memories(self.rows, memories)
         return memories
 
     def linked(self, vault: Vault) -> list[MemoryRow]:
