@@ -48,7 +48,7 @@ def doc_matrix(terms: TermPostings, rows: Sequence[int]) -> Any:
     base = [r for r in rows if r < terms.n_base_rows]
     if base:
         x = sp.csr_matrix(
-            (terms.xt_data, terms.xt_indices, terms.xt_indptr),
+            (terms.base_weights(), terms.xt_indices, terms.xt_indptr),
             shape=(terms.n_base_terms, terms.n_base_rows),
         ).T.tocsr()
         x = sp.csr_matrix((x.data, x.indices, x.indptr), shape=(terms.n_base_rows, width))

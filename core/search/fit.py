@@ -49,9 +49,10 @@ import numpy as np
 
 from .. import workers
 from ..model import Memory
-from .aliases import FloatArray, IntArray
+from .aliases import IntArray
 from .analysis import SINGLE, Text3, analyze, texts, words
 from .postings import Postings, TermPostings, TitleWords, group_rows
+from .weights import idf_of, narrow_counts, sublinear_tf, weigh_pairs
 
 #: Fits of at least this many documents count half of them in a parse worker
 #: (when a CPU is free): sending the texts there and the counts back costs
@@ -183,24 +184,21 @@ class Fitted:
     terms: TermPostings
     words: TitleWords
     tags: Postings
-    #: Raw term counts aligned with ``terms.xt_indices`` (only with `keep_counts`:
-    #: what a persisted index stores, `core.search.persisted`).
-    counts: IntArray | None = None
 
 
-def fit(docs: Sequence[Memory], split: Split | None = None, *, keep_counts: bool = False) -> Fitted:
+def fit(docs: Sequence[Memory], split: Split | None = None) -> Fitted:
     """TF-IDF of `docs` (rows 0..n-1) and their title-word and tag postings."""
     counted = Counted()
     # Single characters get the first ids and their pairs are dropped
     # below: cheaper than filtering every body's tokens in Python.
     singles = len(list(map(counted.term_of, SINGLE)))
     _count(counted, docs, split)
-    terms, counts = _tfidf(counted, len(docs), singles)
+    terms = _tfidf(counted, len(docs), singles)
     title_words = TitleWords()
     title_words.pack(*group_rows(list(counted.word_id), counted.words, counted.words_len))
     tags = Postings()
     tags.pack(*group_rows(list(counted.tag_id), counted.tags, counted.tags_len))
-    return Fitted(terms, title_words, tags, counts if keep_counts else None)
+    return Fitted(terms, title_words, tags)
 
 
 def _count(counted: Counted, docs: Sequence[Memory], split: Split | None) -> None:
@@ -217,8 +215,8 @@ def _count(counted: Counted, docs: Sequence[Memory], split: Split | None) -> Non
             counted.merge(got)
 
 
-def _tfidf(counted: Counted, n: int, singles: int) -> tuple[TermPostings, IntArray]:
-    """The transposed TF-IDF matrix of counted documents (sorted vocabulary), and raw counts."""
+def _tfidf(counted: Counted, n: int, singles: int) -> TermPostings:
+    """The transposed TF-IDF matrix of counted documents (sorted vocabulary)."""
     # Vocabulary ids in sorted term order (as scikit-learn numbers them).
     first_seen = list(counted.term_id)[singles:]
     v = len(first_seen)
@@ -234,8 +232,7 @@ def _tfidf(counted: Counted, n: int, singles: int) -> tuple[TermPostings, IntArr
     np.cumsum(df, out=indptr[1:])
     idf = idf_of(df, n)
     norms = weigh_pairs(term, rows, weights, idf, n)
-    del term
-    weights /= norms[rows]
+    del term, weights  # each weight is made again from its count when read
     postings = TermPostings(
         vocab=dict(zip(sorted_terms, range(v), strict=True)),
         terms=sorted_terms,
@@ -244,11 +241,12 @@ def _tfidf(counted: Counted, n: int, singles: int) -> tuple[TermPostings, IntArr
         n_fit_docs=n,
         xt_indptr=indptr,
         xt_indices=rows,
-        xt_data=weights,
+        xt_counts=narrow_counts(tf),
+        row_norms=norms,
         n_base_terms=v,
         n_base_rows=n,
     )
-    return postings, tf
+    return postings
 
 
 def _pairs_by_term(counted: Counted, rank: IntArray, n: int) -> tuple[IntArray, IntArray, IntArray]:
@@ -267,30 +265,3 @@ def _pairs_by_term(counted: Counted, rank: IntArray, n: int) -> tuple[IntArray, 
     tf = tf[by_term]
     del by_term
     return term, rows, tf
-
-
-def idf_of(df: IntArray, n: int) -> FloatArray:
-    """Smoothed idf of document frequencies among `n` documents (scikit-learn's)."""
-    idf: FloatArray = np.log((n + 1) / (df + 1.0)) + 1.0
-    return idf
-
-
-def weigh_pairs(
-    term: IntArray, rows: IntArray, weights: FloatArray, idf: FloatArray, n: int
-) -> FloatArray:
-    """Multiply sublinear tf pairs by their term's idf (in place); the l2 norm of every row.
-
-    The pairs must come sorted by term (as a fit makes them): each row's sum
-    of squares is then added up in term order, the same order whoever calls.
-    """
-    weights *= idf[term]
-    norms: FloatArray = np.sqrt(np.bincount(rows, weights=weights * weights, minlength=n))
-    return norms
-
-
-def sublinear_tf(tf: IntArray) -> FloatArray:
-    """1 + ln tf, elementwise: the one place this is computed (a persisted index's
-    weights must equal a fit's bit for bit)."""
-    weights = np.log(tf, dtype=np.float64)
-    weights += 1.0
-    return weights

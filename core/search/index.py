@@ -153,8 +153,6 @@ class SearchIndex(SimilarRows, MeaningRows):
         self._vectors: dict[str, StoredVectors | None] = {}
         #: Row -> rank by place (vault, path, line/index, id); see `_place_rank`.
         self._place_ranks: IntArray | None = None
-        #: Raw term counts of the build, aligned with the postings (`keep_counts`).
-        self.fit_counts: IntArray | None = None
         #: The relevance ranking's BM25F index over the same rows (`lexical`).
         self._lexical: LexicalIndex | None = None
         #: Meaning-based vectors of the rows, fused into relevance (`enable_semantic`).
@@ -172,22 +170,20 @@ class SearchIndex(SimilarRows, MeaningRows):
         *,
         vaults: Iterable[Vault] = (),
         decay: DecayFn = decay_of,
-        keep_counts: bool = False,
     ) -> SearchIndex:
         """Index these memories, judging decay as of `as_of`.
 
         `vaults` (from a Catalog) supplies the names the ``vault:`` filter
         knows; without it a vault answers to its folder name.  `decay` is
         replaceable for tests.  Later memories with an already indexed key
-        (vault root, id) replace earlier ones.  `keep_counts` keeps the raw
-        term counts (`fit_counts`) for a persisted index.
+        (vault root, id) replace earlier ones.
         """
         # The build allocates millions of small objects and no cycles; the
         # cyclic GC would rescan the whole heap many times over (seconds at 100k).
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
-            return cls._build(memories, as_of, vaults, decay, keep_counts)
+            return cls._build(memories, as_of, vaults, decay)
         finally:
             if gc_was_enabled:
                 gc.enable()
@@ -199,7 +195,6 @@ class SearchIndex(SimilarRows, MeaningRows):
         as_of: date,
         vaults: Iterable[Vault],
         decay: DecayFn,
-        keep_counts: bool = False,
     ) -> SearchIndex:
         index = cls(as_of, decay)
         names = index.state.columns.vault_names
@@ -219,8 +214,7 @@ class SearchIndex(SimilarRows, MeaningRows):
             if split is not None:
                 split.wait()  # the worker goes back to the pool
             raise
-        fitted = fit(docs, split, keep_counts=keep_counts)
-        index.fit_counts = fitted.counts
+        fitted = fit(docs, split)
         index.state.terms, index.state.words, index.state.tags = (
             fitted.terms,
             fitted.words,

@@ -7,8 +7,8 @@ caches (`core.cache`), with the same safeguards: magic bytes, a format
 version, a CRC-32 of the payload, a fingerprint of the code that built it,
 owner-only permissions.  Anything that does not check out is rebuilt.
 
-The big arrays of the index (the term postings: ~126 MB of the ~140 MB at
-100k memories) are not unpickled: they are written out-of-band (pickle
+The big arrays of the index (the term postings and the relevance index's:
+~126 MB of the ~136 MB at 100k memories) are not unpickled: they are written out-of-band (pickle
 protocol 5) after the pickles, 64-byte aligned, and on load the file is
 memory-mapped copy-on-write and the arrays are views of it.  Loading then
 costs the checksum and the small pickles only, and only the pages a query
@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from ..scan.vault import Catalog, Vault
     from .index import SearchIndex
 
-INDEX_VERSION = 6
+INDEX_VERSION = 7
 MAGIC = b"MEMLENS-INDEX-CACHE\0"
 #: Above this share of changed rows an incremental fix-up costs more than a rebuild.
 REBUILD_FRACTION = 0.1

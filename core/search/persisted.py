@@ -25,8 +25,8 @@ folder.  What it holds, and why in that shape:
   tell which files changed when a vault's digest no longer matches.
 
 Scores equal a fresh build's bit for bit: a term's weights are computed
-from its counts, its idf and the rows' norms with the fit's own functions
-(`fit.sublinear_tf`, `fit.idf_of`, `fit.weigh_pairs`), and every norm is
+from its counts, its idf and the rows' norms as every index makes them
+(`weights.term_weights`, `weights.idf_of`, `weights.weigh_pairs`), and every norm is
 summed in sorted term order as the fit sums it.  Rows are slots that never
 move: a changed memory's old slot is masked dead and it gets a new one, so
 an update rewrites only the term rows its documents touch; ties are ordered
@@ -195,9 +195,7 @@ def _build_and_save(
 
     t = time.perf_counter()
     with quiet_gc():
-        index = SearchIndex.build(
-            catalog.memories(), as_of, vaults=catalog.vaults, keep_counts=True
-        )
+        index = SearchIndex.build(catalog.memories(), as_of, vaults=catalog.vaults)
         index.lexical()  # the bodies are in memory now: the relevance index is saved too
     stats.build_s = time.perf_counter() - t
     t = time.perf_counter()
@@ -211,17 +209,15 @@ def _build_and_save(
     else:
         index.vector_file = vectors_io.VectorFile(path, conn, b"1")
     stats.save_s = time.perf_counter() - t
-    index.fit_counts = None
     return index
 
 
 def _save_new(conn: sqlite3.Connection, index: SearchIndex, catalog: Catalog) -> None:
     """Write a fresh build (rows = slots) over whatever the file held."""
     terms = index.state.terms
-    assert index.fit_counts is not None
-    indptr, rows, counts = terms.xt_indptr, terms.xt_indices, index.fit_counts
+    indptr, rows, counts = terms.xt_indptr, terms.xt_indices, terms.xt_counts
     n = len(index._memories)
-    norms = rows_io.norms_of(indptr, rows, counts, n, n)
+    norms = terms.row_norms
     conn.execute("PRAGMA journal_mode=WAL")
     with _transaction(conn):
         for table in _TABLES:

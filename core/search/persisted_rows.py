@@ -4,7 +4,7 @@
 turns an index's state into the blobs and rows it saves and back, and
 holds the two whole passes of an update (norms from every count, title
 words and tags recounted in catalog order).  Every number goes through the
-fit's own functions (`fit.sublinear_tf`, `fit.idf_of`, `fit.weigh_pairs`).
+functions every index uses (`weights.sublinear_tf`, `idf_of`, `weigh_pairs`).
 """
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ from ..model import Memory
 from .aliases import FloatArray, IntArray, Key
 from .analysis import SINGLE, texts
 from .columns import Codes, Columns
-from .fit import Counted, idf_of, sublinear_tf, weigh_pairs
+from .fit import Counted
 from .persisted_meta import Meta
 from .postings import Postings, TitleWords
 from .stored_terms import decode_counts, decode_rows, encode_counts, encode_rows
 from .title_slots import SlotWords, heads
+from .weights import idf_of, sublinear_tf, weigh_pairs
 
 if TYPE_CHECKING:
     from ..scan.vault import Catalog, Vault
@@ -185,15 +186,6 @@ def term_records(
     for i, term in enumerate(terms):
         lo, hi = bounds[i], bounds[i + 1]
         yield term, hi - lo, encode_rows(rows[lo:hi]), encode_counts(counts[lo:hi])
-
-
-def norms_of(
-    indptr: IntArray, rows: IntArray, counts: IntArray, n_docs: int, n_slots: int
-) -> FloatArray:
-    """Every slot's l2 norm from all (term-sorted) counts, as the fit computes it."""
-    df = np.diff(indptr)
-    term = np.repeat(np.arange(len(df), dtype=np.int32), df)
-    return _norms(term, rows, counts, df, n_docs, n_slots)
 
 
 def _norms(

@@ -1,7 +1,9 @@
 """Inverted indexes: term -> rows with TF-IDF weights, and title-word/tag -> rows.
 
 The term -> documents matrix is kept transposed (CSR, one row per term), so
-a query touches only the postings of its own terms.  Rows added after the
+a query touches only the postings of its own terms.  Each posting keeps its
+raw count, not its weight: the weight is made as a query reads it
+(`core.search.weights`), a tenth of the bytes to keep and to cache.  Rows added after the
 build live in a small delta (their own vectors and per-term postings); the
 fitted vocabulary and idf stay frozen, and a term never seen gets a new id
 with the idf of a term seen in one document.
@@ -20,6 +22,7 @@ import numpy as np
 
 from .aliases import FloatArray, IntArray
 from .analysis import analyze
+from .weights import WeightCache, sublinear_tf, term_weights
 
 Vector = tuple[list[int], list[float]]
 
@@ -148,13 +151,18 @@ class TermPostings:
     xt_indptr: IntArray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
     #: Rows per term (int32: 4 bytes a posting instead of 8).
     xt_indices: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
-    xt_data: FloatArray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    #: Each posting's raw count (`weights.narrow_counts`: one byte, mostly).
+    xt_counts: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.uint8))
+    #: Each base row's l2 norm: what the fit divided its weights by.
+    row_norms: FloatArray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
     n_base_terms: int = 0
     n_base_rows: int = 0
     #: Delta: rows added since the build -> their (term ids, weights).
     delta_vec: dict[int, Vector] = field(default_factory=dict)
     #: Delta postings: term id -> {row: weight}.
     delta_post: dict[int, dict[int, float]] = field(default_factory=dict)
+    #: Whole base terms' weights made lately (never saved: it pickles empty).
+    made: WeightCache = field(default_factory=WeightCache, repr=False, compare=False)
 
     def weigh(self, counts: Counter[str], *, extend: bool) -> Vector:
         """Sublinear tf-idf of term counts, l2-normalised, as scikit-learn computes it.
@@ -213,14 +221,34 @@ class TermPostings:
         lo, hi = int(self.xt_indptr[term_id]), int(self.xt_indptr[term_id + 1])
         i = int(np.searchsorted(self.xt_indices[lo:hi], row)) + lo
         if i < hi and int(self.xt_indices[i]) == row:
-            return float(self.xt_data[i])
+            return float(self._slice_weights(term_id, i, i + 1)[0])
         return 0.0
+
+    def _slice_weights(self, term_id: int, lo: int, hi: int) -> FloatArray:
+        """The fit's weights of a base term's postings lo:hi, made from their counts."""
+        return term_weights(
+            self.xt_counts[lo:hi], self.idf[term_id], self.xt_indices[lo:hi], self.row_norms
+        )
+
+    def _term_weights(self, term_id: int, lo: int, hi: int) -> FloatArray:
+        """A base term's weights (its postings lo:hi), from the cache when made lately."""
+        return self.made.get(term_id, lambda: self._slice_weights(term_id, lo, hi))
+
+    def base_weights(self) -> FloatArray:
+        """Every base posting's weight, aligned with ``xt_indices`` (a whole matrix's worth)."""
+        n = self.n_base_terms
+        term = np.repeat(np.arange(n, dtype=np.int32), np.diff(self.xt_indptr[: n + 1]))
+        # As `term_weights` per term: times the term's idf, then over the row's norm.
+        weights = sublinear_tf(self.xt_counts)
+        weights *= np.asarray(self.idf[:n], dtype=np.float64)[term]
+        weights /= self.row_norms[self.xt_indices]
+        return weights
 
     def postings(self, term_id: int) -> tuple[IntArray, FloatArray]:
         """Rows containing a term (base and delta) and their weights."""
         if term_id < self.n_base_terms:
             lo, hi = int(self.xt_indptr[term_id]), int(self.xt_indptr[term_id + 1])
-            rows, data = self.xt_indices[lo:hi], self.xt_data[lo:hi]
+            rows, data = self.xt_indices[lo:hi], self._term_weights(term_id, lo, hi)
         else:
             rows = np.zeros(0, dtype=np.int64)
             data = np.zeros(0, dtype=np.float64)
@@ -292,8 +320,12 @@ class TermPostings:
                     continue
                 seg = self.xt_indices[lo:hi]
                 pos = np.minimum(np.searchsorted(seg, arr), hi - lo - 1)
-                for k in np.flatnonzero(seg[pos] == arr).tolist():
-                    out[base[k]][j] = float(self.xt_data[lo + int(pos[k])])
+                found = np.flatnonzero(seg[pos] == arr)
+                if not len(found):
+                    continue
+                weights = self._term_weights(tid, lo, hi).take(pos[found])
+                for k, w in zip(found.tolist(), weights.tolist(), strict=True):
+                    out[base[k]][j] = w
         for r in rows:
             if r in self.delta_vec:
                 out[r] = [self.delta_post.get(tid, {}).get(r, 0.0) for tid in term_ids]

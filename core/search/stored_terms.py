@@ -3,9 +3,9 @@
 A persisted index (`core.search.persisted`) keeps, per term, its document
 frequency, the rows holding it and the raw counts there, plus every row's
 l2 norm.  A query needs only its own terms: `StoredTerms` loads a term's row
-when the query first names it and computes its weights there, with the
-fit's own functions (`fit.idf_of`, `fit.sublinear_tf`), in the fit's
-order, so each weight equals a fresh build's bit for bit:
+when the query first names it and computes its weights there, as every
+index makes them (`weights.idf_of`, `weights.term_weights`), so each
+weight equals a fresh build's bit for bit:
 ``(1 + ln tf) · idf / norm``.
 """
 
@@ -18,8 +18,8 @@ import numpy as np
 
 from ..store import blobs
 from .aliases import FloatArray, IntArray
-from .fit import idf_of, sublinear_tf
 from .postings import TermPostings, Vector
+from .weights import idf_of, term_weights
 
 #: Terms fetched per SQL statement (SQLite's default limit on variables is 999+).
 _CHUNK = 500
@@ -116,11 +116,7 @@ class StoredTerms(TermPostings):
         for j, term in enumerate(names):
             df, rows_blob, counts_blob = found[term]
             rows = decode_rows(rows_blob)
-            weights = sublinear_tf(decode_counts(counts_blob, df))
-            # The fit multiplies by this idf and divides by the rows' norms:
-            # the same two roundings per weight.
-            weights *= idf[j]
-            weights /= self._norms[rows]
+            weights = term_weights(decode_counts(counts_blob, df), float(idf[j]), rows, self._norms)
             self.vocab[term] = len(self.terms)
             self.terms.append(term)
             self.idf.append(float(idf[j]))

@@ -53,9 +53,10 @@ def test_mapped_arrays_give_the_built_index(own_fixtures_copy: Path) -> None:
     assert stats.status == "loaded"
     postings = loaded.state.terms
     # The postings are views of the mapped file, not copies.
-    assert _mapped(postings.xt_data) and _mapped(postings.xt_indices)
-    assert not _mapped(built.state.terms.xt_data)
-    assert len(postings.xt_data) == len(built.state.terms.xt_data) > 0
+    assert _mapped(postings.xt_indices)
+    assert not _mapped(built.state.terms.xt_indices)
+    assert len(postings.xt_counts) == len(built.state.terms.xt_counts) > 0
+    assert np.array_equal(postings.base_weights(), built.state.terms.base_weights())
     for query in QUERIES:
         assert _ranked(loaded, query) == _ranked(built, query)
     fresh = SearchIndex.from_catalog(catalog, AS_OF)
@@ -71,7 +72,7 @@ def test_changing_a_mapped_index_never_writes_the_file(own_fixtures_copy: Path) 
     loaded, _stats = load_index(open_catalog(own_fixtures_copy, cache=True), AS_OF)
     gone = loaded.memories()[0]
     loaded.remove(gone.key)  # writes into the mapped alive mask
-    loaded.state.terms.xt_data[:] = 0.0  # and into the biggest mapped array
+    loaded.state.terms.xt_indices[:] = 0  # and into the biggest mapped array
     assert gone.id not in [m for _root, m, _s in _ranked(loaded, gone.title.split()[0])]
     assert path.read_bytes() == before
     again, stats = load_index(open_catalog(own_fixtures_copy, cache=True), AS_OF)
