@@ -12,7 +12,7 @@ import importlib
 import importlib.util
 
 from ..errors import RefusedError
-from . import ADAPTERS
+from . import adapters
 from .writing import FormatWriter, registered_writer
 
 
@@ -25,7 +25,7 @@ def _writer_module(package: str) -> str | None:
 #: The writer module of every registered format that has one, in registry order.
 WRITER_MODULES: tuple[str, ...] = tuple(
     name
-    for adapter in ADAPTERS
+    for adapter in adapters()
     if (name := _writer_module(type(adapter).__module__.rpartition(".")[0])) is not None
 )
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from ..formats import FORMAT_INFOS, format_ids_where
+from ..formats import format_ids_where, format_infos
 from ..model import Memory, ReferenceProblem
 
 #: Node identity across vaults: (vault root as text, id).
@@ -23,7 +23,7 @@ TWO_WAY_FORMATS: frozenset[str] = format_ids_where(lambda i: i.two_way_relations
 
 #: Fields whose links must not form a cycle, per format.
 ACYCLIC_FIELDS: Mapping[str, frozenset[str]] = {
-    i.id: i.acyclic_fields for i in FORMAT_INFOS if i.acyclic_fields
+    i.id: i.acyclic_fields for i in format_infos() if i.acyclic_fields
 }
 
 #: Depth limits of `neighbourhood` (the app shows 1-3).

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import NotFoundError
-from ..formats import ADAPTERS, FormatAdapter, adapter_for
+from ..formats import FORMAT_IDS, FormatAdapter, adapter_for, detects
 from ..formats.files import (
     Listing,
     cannot_read,
@@ -88,11 +88,15 @@ class Vault:
 
 
 def detect_format(root: Path) -> FormatAdapter | None:
-    """The adapter whose markers `root` carries, if any."""
-    for adapter in ADAPTERS:
+    """The adapter whose markers `root` carries, if any.
+
+    Formats are tried in registry order by their light detection modules
+    (`formats.detects`): only the adapter of the format found is imported.
+    """
+    for format_id in FORMAT_IDS:
         try:
-            if adapter.detect(root):
-                return adapter
+            if detects(format_id, root):
+                return adapter_for(format_id)
         except OSError:
             continue
     return None

@@ -7,7 +7,10 @@ the callers' old fallbacks did; the five real adapters declare their facts.
 
 from __future__ import annotations
 
+import json
 import pickle
+import subprocess
+import sys
 from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
@@ -16,13 +19,14 @@ from typing import ClassVar
 import pytest
 
 from memlens.core.formats import (
-    ADAPTERS,
     FORMAT_IDS,
-    FORMAT_INFOS,
     FormatAdapter,
     FormatInfo,
     adapter_for,
+    adapters,
+    detects,
     format_ids_where,
+    format_infos,
     info_for,
 )
 from memlens.core.formats.files import Listing, rel_posix
@@ -185,13 +189,49 @@ def test_decay_brief_is_decay_without_the_explanation() -> None:
 
 
 def test_every_registered_adapter_subclasses_the_base() -> None:
-    assert all(isinstance(a, FormatAdapter) for a in ADAPTERS)
-    assert tuple(i.id for i in FORMAT_INFOS) == FORMAT_IDS
-    for adapter in ADAPTERS:
+    assert all(isinstance(a, FormatAdapter) for a in adapters())
+    assert tuple(i.id for i in format_infos()) == FORMAT_IDS
+    for adapter in adapters():
         assert adapter_for(adapter.format_id) is adapter
         info = info_for(adapter.format_id)
         assert (info.id, info.label) == (adapter.format_id, adapter.label)
         assert info.short_label and len(info.short_label) <= 9  # the search column
+
+
+@pytest.mark.parametrize("format_id", FORMAT_IDS)
+def test_finding_a_vaults_format_imports_that_format_only(
+    own_fixtures_dir: Path, format_id: str
+) -> None:
+    """The registry imports no format; detection asks the light `detection` modules;
+    a command on one vault then loads that one format's package."""
+    packages = {f: type(adapter_for(f)).__module__.rpartition(".")[0] for f in FORMAT_IDS}
+    code = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from memlens.core import formats\n"
+        "from memlens.core.scan.vault import detect_format\n"
+        f"packages = {packages!r}\n"
+        "def loaded():\n"
+        "    return sorted(f for f, p in packages.items() if p + '.adapter' in sys.modules)\n"
+        "print(json.dumps(loaded()))\n"
+        "print(json.dumps(detect_format(Path(sys.argv[1])).format_id))\n"
+        "print(json.dumps(loaded()))\n"
+        "formats.adapters()\n"
+        "print(json.dumps(loaded()))\n"
+    )
+    root = own_fixtures_dir / format_id
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(root)], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert [json.loads(line) for line in out] == [[], format_id, [format_id], sorted(FORMAT_IDS)]
+
+
+@pytest.mark.parametrize("format_id", FORMAT_IDS)
+def test_detection_modules_answer_as_the_adapters(own_fixtures_dir: Path, format_id: str) -> None:
+    for other in FORMAT_IDS:
+        root = own_fixtures_dir / other
+        assert detects(format_id, root) == adapter_for(format_id).detect(root)
+        assert detects(format_id, root) == (other == format_id)
 
 
 def test_unknown_format_is_a_key_error() -> None:
@@ -212,13 +252,13 @@ def test_capabilities_name_one_format_each() -> None:
     ):
         assert len(format_ids_where(test)) == 1
     # Every format with promote options says what promote does.
-    assert all(i.promote_note for i in FORMAT_INFOS)
+    assert all(i.promote_note for i in format_infos())
 
 
 def test_every_registered_format_has_its_package_writer() -> None:
     from memlens.core.formats.writers import WRITER_MODULES, writer_for
 
-    packages = {type(a).__module__.rpartition(".")[0] for a in ADAPTERS}
+    packages = {type(a).__module__.rpartition(".")[0] for a in adapters()}
     assert {m.rpartition(".")[0] for m in WRITER_MODULES} == packages
     for format_id in FORMAT_IDS:
         assert writer_for(format_id).format_id == format_id

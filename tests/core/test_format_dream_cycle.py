@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memlens.core.formats import adapter_for
-from memlens.core.formats.dream_cycle import adapter as dream_cycle
+from memlens.core.formats.dream_cycle import detection as dream_cycle_detection
 from memlens.core.formats.dream_cycle import files as dream_cycle_files
 from memlens.core.formats.dream_cycle.adapter import DreamCycleAdapter
 from memlens.core.formats.dream_cycle.classify import classify
@@ -706,7 +706,7 @@ def test_scan_survives_odd_directory(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
     # Unreadable files are reported, not raised (simulated: tests may run as root).
     real_read = dream_cycle_files.read_regular
-    real_open = dream_cycle.open_regular
+    real_open = dream_cycle_detection.open_regular
 
     def deny_read(path: Path, **kwargs: Any) -> bytes:
         if Path(path).name in {"observations.md", "archive.jsonl"}:
@@ -720,7 +720,7 @@ def test_scan_survives_odd_directory(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
     plain = write_vault(tmp_path / "w", "## A\nbody\n", "")
     monkeypatch.setattr(dream_cycle_files, "read_regular", deny_read)
-    monkeypatch.setattr(dream_cycle, "open_regular", deny_open)
+    monkeypatch.setattr(dream_cycle_detection, "open_regular", deny_open)
     result = ADAPTER.scan(plain)
     assert result.memories == []
     assert sorted(p.path for p in result.problems) == ["archive.jsonl", "observations.md"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memlens.core.formats import ADAPTERS
+from memlens.core.formats import adapters
 from memlens.core.listing import rows_for_vault, snapshot
 from memlens.core.listing.rows import MemoryRow
 from memlens.core.listing.snapshot import BLOB, PATCH_BLOB, save_rows, stored_rows
@@ -23,7 +23,7 @@ from memlens.core.scan.vault import Vault, discover, rescan_paths, save_cache, s
 
 AS_OF = date(2026, 11, 22)
 #: Every registered format (a new one is covered without editing this file).
-FORMATS = tuple(adapter.format_id for adapter in ADAPTERS)
+FORMATS = tuple(adapter.format_id for adapter in adapters())
 #: What a kept row does not hold: the memory and its decay details come with the linked row.
 NOT_KEPT = {"memory", "problem", "info", "_key"}
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from memlens.core.formats import ADAPTERS, adapter_for
+from memlens.core.formats import adapter_for, adapters
 from memlens.core.refs import (
     PointerField,
     PointerKind,
@@ -93,7 +93,7 @@ def test_pointer_values_walk_dotted_names_and_lists() -> None:
 
 
 def test_every_adapter_declares_its_pointer_fields() -> None:
-    for adapter in ADAPTERS:
+    for adapter in adapters():
         fields = adapter.pointer_fields
         assert all(isinstance(f, PointerField) for f in fields)
         assert len({f.name for f in fields}) == len(fields)

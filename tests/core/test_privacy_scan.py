@@ -7,7 +7,7 @@ from pathlib import Path
 import privacy_plant as pp
 import pytest
 
-from memlens.core.formats import ADAPTERS
+from memlens.core.formats import adapters
 from memlens.core.privacy import KINDS, hide_in_name, mask, scan_catalog
 from memlens.core.privacy.detectors import (
     detect,
@@ -30,7 +30,7 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
 def test_planted_vaults_parse_cleanly(planted: tuple[Path, list]) -> None:
     root, _ = planted
     catalog = open_catalog(root, cache=False)
-    assert sorted(v.format for v in catalog.vaults) == sorted(a.format_id for a in ADAPTERS)
+    assert sorted(v.format for v in catalog.vaults) == sorted(a.format_id for a in adapters())
     assert [p.detail for p in catalog.problems()] == []
 
 
@@ -43,7 +43,7 @@ def test_every_secret_found_and_no_decoy(planted: tuple[Path, list]) -> None:
     assert sorted((*x[:3], mask(x[3])) for x in got - want) == []  # decoys or wrong kinds
     assert len(found) == len(secrets)  # one finding per planted secret
     # Every kind in every format.
-    for a in ADAPTERS:
+    for a in adapters():
         kinds = {f.kind for f in found if f.format == a.format_id}
         assert kinds >= set(KINDS) - {"anthropic-key"}, a.format_id
 

@@ -13,7 +13,7 @@ from rich.text import Text
 from textual.content import Content
 from textual.message import Message
 
-from memlens.core.formats import FORMAT_INFOS
+from memlens.core.formats import format_infos
 from memlens.core.search.index import Hit
 
 from ..safe_text import safe, safe_rich
@@ -21,7 +21,7 @@ from .explain_relevance import relevance_lines
 from .line_list import LineList
 
 #: Short format names for the narrow format column (the explanation shows the full id).
-FORMAT_SHORT: dict[str, str] = {i.id: i.short_label or i.id for i in FORMAT_INFOS}
+FORMAT_SHORT: dict[str, str] = {i.id: i.short_label or i.id for i in format_infos()}
 
 #: (key, label, width) of the columns after the title, dropped from the end when narrow.
 _COLUMNS: tuple[tuple[str, str, int], ...] = (

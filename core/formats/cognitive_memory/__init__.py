@@ -1,7 +1,8 @@
 """Cognitive memory: typed markdown memories in a graph, with access-driven decay.
 
 `adapter` holds `CognitiveMemoryAdapter`, which detects, scans, links and
-decays a vault through the modules beside it: `schema` (folders, files, type
+decays a vault through the modules beside it: `detection` (the layout a
+vault is recognised by), `schema` (folders, files, type
 folders, relation types, frontmatter fields, problem reports), `memories`
 (memory files validated into memories), `state` (`_state.json` and
 `_index.json`, read leniently), `episodes` (daily session logs and their

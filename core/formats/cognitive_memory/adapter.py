@@ -29,7 +29,6 @@ from ..adapter import FormatAdapter, FormatInfo, PromoteOption
 from ..files import (
     Listing,
     SkippedEntry,
-    dir_state,
     list_files,
     list_md,
     rel_posix,
@@ -38,6 +37,7 @@ from ..files import (
 from ..linking import Changes, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
 from ..privacy_model import TextField, frontmatter_text_fields
+from . import detection
 from .decay import (
     _THRESHOLDS_TEXT,
     DORMANT_THRESHOLD,
@@ -97,21 +97,7 @@ class CognitiveMemoryAdapter(FormatAdapter):
     pointer_fields: ClassVar[tuple[PointerField, ...]] = POINTER_FIELDS
 
     def detect(self, root: Path) -> bool:
-        """A `graph/<type-dir>/`, or a state file beside `graph/` or `vault/`.
-
-        A `graph/` that cannot be read counts when another part of the
-        layout is there (`vault/`, `episodes/`, a state file): the scan
-        reports it as one problem instead of the vault vanishing.
-        """
-        graph = root / GRAPH_DIR
-        kinds = {dir_state(graph / d) for d in TYPE_DIRS.values()}
-        if True in kinds:
-            return True
-        has_marker = (root / INDEX_FILE).is_file() or (root / STATE_FILE).is_file()
-        has_vault = dir_state(root / VAULT_DIR) is True
-        if has_marker and (dir_state(graph) is True or has_vault):
-            return True
-        return None in kinds and (has_marker or has_vault or dir_state(root / EPISODES_DIR) is True)
+        return detection.detect(root)
 
     # -- per-file scanning (see FormatAdapter) ------------------------------
 

@@ -1,7 +1,8 @@
 """Dream Cycle (Total Recall): `observations.md` sections tagged by `<!-- dc:... -->` comments.
 
 `adapter` holds `DreamCycleAdapter`, which detects, scans, links and decays a
-vault through the modules beside it.  Reading: `files` (the vault's files and
+vault through the modules beside it (`detection`: the markers a vault is
+recognised by, asked before the adapter is imported).  Reading: `files` (the vault's files and
 problem reports), `sections` (`## ` sections and dc comments from text),
 `reading` (bytes decoded a section at a time and made memories), `ids`
 (heading-derived ids and titles), `classify` (the seven types and the content

@@ -37,12 +37,12 @@ from typing import ClassVar
 from ...health import STATUS_HEALTH
 from ...model import DecayInfo, FileScan, Health, Memory, Problem, Reason, ScanResult
 from ...refs import PointerField
-from ...safe_io import open_regular
 from ..adapter import FormatAdapter, FormatInfo, HistoryScope, PromoteOption
 from ..files import Listing, list_files
 from ..linking import Changes, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
 from ..privacy_model import TextField
+from . import detection
 from .archive import scan_archive
 from .bodies import section_bodies
 from .decay import _decay_numbers, section_decay
@@ -83,21 +83,7 @@ class DreamCycleAdapter(FormatAdapter):
     pointer_fields: ClassVar[tuple[PointerField, ...]] = ()
 
     def detect(self, root: Path) -> bool:
-        obs = root / OBSERVATIONS
-        try:
-            if not obs.is_file():
-                return False
-            if (root / ARCHIVE_JSONL).is_file() or (root / ARCHIVED_MD).is_file():
-                return True
-            with os.fdopen(open_regular(obs), "rb") as fh:
-                for raw in fh:
-                    if raw.startswith(b"\xef\xbb\xbf"):
-                        raw = raw[3:]
-                    if raw.startswith(b"## "):
-                        return True
-        except OSError:
-            return False
-        return False
+        return detection.detect(root)
 
     # -- per-file scanning (see FormatAdapter) ------------------------------
 

@@ -1,7 +1,8 @@
 """Experience records: append-only JSON Lines stores of experiences, views, stances and a WAL.
 
 `adapter` holds `ExperienceRecordAdapter`, which detects, scans, links and
-decays a vault through the modules beside it: `schema` (file names, the type
+decays a vault through the modules beside it: `detection` (the marker a
+vault is recognised by), `schema` (file names, the type
 lattice, spec keys, pointer fields, WAL ops and lenses), `jsonl` (strict JSON
 Lines reading), `validation` (checks of every record kind), `records` (the
 scan's working state and the memories built from experiences), `linking`

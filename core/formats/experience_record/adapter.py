@@ -113,6 +113,7 @@ from ..history_parts import record_line, record_scope
 from ..linking import Changes, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
 from ..privacy_model import TextField, default_text_fields
+from . import detection
 from .bodies import record_bodies
 from .jsonl import JsonLine, LineError, parse_json_lines
 from .linking import (
@@ -159,7 +160,7 @@ class ExperienceRecordAdapter(FormatAdapter):
     pointer_fields: ClassVar[tuple[PointerField, ...]] = POINTER_FIELDS
 
     def detect(self, root: Path) -> bool:
-        return (root / EXPERIENCES).is_file()
+        return detection.detect(root)
 
     # -- per-file scanning (see FormatAdapter) ------------------------------
 

@@ -50,7 +50,7 @@ from ..linking import Changes, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
 from ..privacy_model import TextField, frontmatter_text_fields
 from ..reading import problem_from
-from .detection import _COMPREHENSION_MARKER, _OBSERVATION_MARKER, _folder_has_marker
+from . import detection
 from .documents import parse_document
 from .linking import _index_refs, _link, _ObservationLinkState, relink_documents
 from .preview import comprehension_preview
@@ -100,19 +100,7 @@ class ObservationV1Adapter(FormatAdapter):
     # -- detection ---------------------------------------------------------
 
     def detect(self, root: Path) -> bool:
-        """A folder of observation/v1 (or comprehension/v1) documents below `root`.
-
-        Cheap: looks at the first KB of a few files per folder.  The archive
-        folders count too, so a vault whose documents were all archived is
-        still recognised.
-        """
-        for folder in _FOLDERS:
-            marker = (
-                _OBSERVATION_MARKER if folder.kind == KIND_OBSERVATION else _COMPREHENSION_MARKER
-            )
-            if _folder_has_marker(root / folder.rel, marker):
-                return True
-        return False
+        return detection.detect(root)
 
     # -- scanning ----------------------------------------------------------
 

@@ -1,5 +1,5 @@
 """Detection: a vault is observation/v1 when one of its folders holds a document that
-says so in its first bytes.
+says so in its first bytes (the registry asks here before it imports the format).
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 from ...safe_io import open_regular
+from .schema import _FOLDERS, KIND_OBSERVATION
 
 #: Detection reads at most this many bytes of at most this many files per folder.
 _DETECT_BYTES = 1024
@@ -41,4 +42,18 @@ def _folder_has_marker(folder: Path, marker: re.Pattern[bytes]) -> bool:
                     return False
     except OSError:
         return False
+    return False
+
+
+def detect(root: Path) -> bool:
+    """A folder of observation/v1 (or comprehension/v1) documents below `root`.
+
+    Cheap: looks at the first KB of a few files per folder.  The archive
+    folders count too, so a vault whose documents were all archived is
+    still recognised.
+    """
+    for folder in _FOLDERS:
+        marker = _OBSERVATION_MARKER if folder.kind == KIND_OBSERVATION else _COMPREHENSION_MARKER
+        if _folder_has_marker(root / folder.rel, marker):
+            return True
     return False

@@ -1,7 +1,8 @@
 """Project Ocean: agents' observation files with frontmatter, `[[backlinks]]` and decay specs.
 
 `adapter` holds `ProjectOceanAdapter`, which detects, scans, links and
-decays a vault through the modules beside it: `schema` (the format id, the
+decays a vault through the modules beside it: `detection` (the folders a
+vault is recognised by), `schema` (the format id, the
 shared folder, the fields), `locations` (whose file, which area, the id its
 path gives, the scan order), `observations` (a file read into a memory, by
 its generation), `linking` (backlinks resolved as the format's scripts

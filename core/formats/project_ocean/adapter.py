@@ -42,16 +42,17 @@ from ...model import (
 )
 from ...refs import PointerField
 from ..adapter import FieldWrite, FormatAdapter, FormatInfo
-from ..files import Listing, SkippedEntry, dir_state, list_dirs, list_md, rel_posix, unlistable
+from ..files import Listing, SkippedEntry, list_dirs, list_md, rel_posix, unlistable
 from ..linking import Changes, one_memory_files, relinked, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
 from ..privacy_model import TextField, frontmatter_text_fields
 from ..reading import problem_from
 from ..recall_model import RecallHit, RecallRequest
+from . import detection
 from .decay import _lifespan, _status, observation_decay
 from .decay2 import observation2_decay, recall_weight, verdict, writeback
 from .linking import _agent_of, _OceanLinkState, _resolve_backlinks, _stems, _twin
-from .locations import _has_agent_memory, _order, _owned, locate
+from .locations import _order, _owned, locate
 from .observations import _parse
 from .preview import recall_preview
 from .recall import recall
@@ -71,16 +72,7 @@ class ProjectOceanAdapter(FormatAdapter):
     pointer_fields: ClassVar[tuple[PointerField, ...]] = POINTER_FIELDS
 
     def detect(self, root: Path) -> bool:
-        """An `agents/<name>/memory/` with a `vault/` or `archive/` folder.
-
-        An agent folder that cannot be read counts when `shared/observations/`
-        is there too: one unreadable agent must not hide the whole vault (the
-        scan reports that agent as one problem).
-        """
-        found = _has_agent_memory(root)
-        if found is None:
-            return dir_state(root / "shared" / "observations") is True
-        return found
+        return detection.detect(root)
 
     # -- per-file scanning (see FormatAdapter) ------------------------------
 
