@@ -24,7 +24,7 @@ saved as (vault number, memory id) and, on load, bound to the memory with
 that id in the catalog just opened, so the index and the catalog share
 objects.  What changed on disk since the index was saved is found from the
 scan stamps: a vault whose digest of (path, sha256) pairs still matches is
-unchanged; otherwise the saved sha256 per file says which files changed,
+unchanged; otherwise the saved sha256 prefix per file says which files changed,
 their memories are re-indexed, missing keys removed, new keys added.  A
 change to a vault-wide file (a WAL, a view store, `_state.json`:
 `FileScan.vault_wide`) may change any memory of its vault, so that whole
@@ -51,6 +51,7 @@ import numpy.typing as npt
 from ..model import Memory
 from ..scan.cache import cache_dir
 from ..scan.progress import quiet_gc
+from ..store import blobs
 from .bm25 import ArraySource
 from .embeddings import KeptVectors
 from .index_file import open_checked, pack, write_checked
@@ -60,7 +61,7 @@ if TYPE_CHECKING:
     from ..scan.vault import Catalog, Vault
     from .index import SearchIndex
 
-INDEX_VERSION = 7
+INDEX_VERSION = 8
 MAGIC = b"MEMLENS-INDEX-CACHE\0"
 #: Above this share of changed rows an incremental fix-up costs more than a rebuild.
 REBUILD_FRACTION = 0.1
@@ -99,8 +100,37 @@ def _fingerprint(vaults: list[Vault]) -> str:
     return search_code_fingerprint(vaults, f"index-v{INDEX_VERSION}")
 
 
-def _files_of(v: Vault) -> dict[str, str]:
-    return {rel: stamp.sha256 for rel, stamp in v.stamps.items()}
+#: Bytes of each file's sha256 the cache keeps: plenty to tell a changed file.
+SHA_PREFIX = 16
+
+
+def _shas_of(v: Vault) -> dict[str, bytes]:
+    """Every file's sha256 prefix (a stamp without one: zeros, as it was saved)."""
+    return {
+        rel: bytes.fromhex(stamp.sha256)[:SHA_PREFIX].ljust(SHA_PREFIX, b"\0")
+        for rel, stamp in v.stamps.items()
+    }
+
+
+def _packed_files(v: Vault) -> tuple[bytes, bytes]:
+    """(every file's path, NUL-separated and zstd-packed; their sha256 prefixes, in order).
+
+    Why not a dict of hex digests: that pickle was 14 MB of a 136 MB cache at
+    100k files, and is read only when files changed since the save.
+    """
+    shas = _shas_of(v)
+    names = blobs.pack("\0".join(shas).encode("utf-8", "surrogateescape"))
+    return names, b"".join(shas.values())
+
+
+def _unpacked_files(packed: Any) -> dict[str, bytes]:
+    """What `_packed_files` packed, as path -> sha256 prefix; ValueError if damaged."""
+    names, shas = packed
+    text = blobs.unpack(names).decode("utf-8", "surrogateescape")
+    rels = text.split("\0") if text else []
+    if len(shas) != SHA_PREFIX * len(rels):
+        raise ValueError("the index cache's file list is damaged")
+    return {rel: shas[i * SHA_PREFIX : (i + 1) * SHA_PREFIX] for i, rel in enumerate(rels)}
 
 
 def _files_digest(v: Vault) -> str:
@@ -161,7 +191,7 @@ def save_index(index: SearchIndex, catalog: Catalog) -> Path:
         body.state.columns.alive = copy.deepcopy(alive)
         body.state.columns.alive.view[outside] = False
         body.state.dead += int(outside.sum())
-    files = {str(v.root): _files_of(v) for v in catalog.vaults}
+    files = {str(v.root): _packed_files(v) for v in catalog.vaults}
     meta = {
         "code": _fingerprint(catalog.vaults),
         "roots": roots,
@@ -234,9 +264,9 @@ class _Layout:
                 at += pad + view.nbytes
 
 
-def _dirty_paths(vault: Vault, files: dict[str, str], wide: set[str]) -> set[str] | None:
+def _dirty_paths(vault: Vault, files: dict[str, bytes], wide: set[str]) -> set[str] | None:
     """Files of `vault` changed since the index was saved; None: the whole vault."""
-    now = _files_of(vault)
+    now = _shas_of(vault)
     # A file without a stamp could not be read: count it as changed.
     changed = {rel for rel in files.keys() | vault.scans.keys() if files.get(rel) != now.get(rel)}
     for rel in changed:
@@ -464,7 +494,7 @@ def _changed_since_save(
     """
     stale: list[Memory] = []
     new: list[Memory] = []
-    files: dict[str, dict[str, str]] | None = None
+    files: dict[str, Any] | None = None
     for number, v in enumerate(vaults):
         saved = saved_vaults[roots[number]]
         if found[number] != len(v.memories):
@@ -480,7 +510,12 @@ def _changed_since_save(
                 return f"index cache unreadable: {type(exc).__name__}"
             if not isinstance(files, dict):
                 return "index cache file list is not a mapping"
-        dirty = _dirty_paths(v, files.get(roots[number], {}), set(saved.get("wide", ())))
+        try:
+            packed = files.get(roots[number])
+            shas = {} if packed is None else _unpacked_files(packed)
+        except Exception as exc:
+            return f"index cache unreadable: {type(exc).__name__}"
+        dirty = _dirty_paths(v, shas, set(saved.get("wide", ())))
         if dirty is None:
             stale.extend(v.memories)
         elif dirty:
