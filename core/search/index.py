@@ -274,8 +274,9 @@ class SearchIndex(SimilarRows, MeaningRows):
     def _defer_rows(self, segments: list[RowSegment]) -> None:
         """Key -> row for rows ``start + i`` of ``(root, ids[i])``, built on first use.
 
-        A search never needs it (only updates, lookups and `len` do): an
-        index loaded from its cache is searchable without building 100k keys.
+        A search never needs it (only updates and lookups do; `len` counts
+        the segments): an index loaded from its cache is searchable, and its
+        size shown, without building 100k keys.
         """
         self._row_keys, self._row_segments = None, segments
 
@@ -284,7 +285,11 @@ class SearchIndex(SimilarRows, MeaningRows):
         return self.state.as_of
 
     def __len__(self) -> int:
-        return len(self._row_of)
+        if self._row_keys is None:
+            # Pending segments hold distinct keys (`_defer_rows`): counting
+            # them does not build the 100k-key table (14 MB) a count needs not.
+            return sum(len(ids) for _root, ids, _start in self._row_segments)
+        return len(self._row_keys)
 
     def __contains__(self, key: object) -> bool:
         return key in self._row_of

@@ -94,7 +94,7 @@ class WeightCache:
 
     __slots__ = ("_held", "_size", "limit")
 
-    def __init__(self, limit: int = 1 << 21) -> None:
+    def __init__(self, limit: int = 1 << 19) -> None:
         self._held: dict[int, FloatArray] = {}
         self._size = 0
         self.limit = limit

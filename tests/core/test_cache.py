@@ -440,6 +440,9 @@ def test_index_cache_round_trip_shares_the_catalog_objects(own_fixtures_copy: Pa
     assert len(loaded) == len(built)
     for query in ("sqlite", "backup", "retry"):
         assert _ids(loaded, query) == _ids(built, query)
+    # Counting and searching did not build the key -> row table (100k keys at 100k).
+    assert loaded._row_keys is None
+    assert len(loaded._row_of) == len(loaded)
     # The index holds the catalog's own memory objects, not copies.
     catalog_objects = {id(m) for m in again.memories()}
     assert all(id(m) in catalog_objects for m in loaded.memories())

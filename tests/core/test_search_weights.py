@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 from test_search_build import AS_OF, corpus, fake_decay
@@ -61,3 +63,31 @@ def test_every_way_of_reading_a_weight_gives_the_fits_number_bit_for_bit() -> No
         page = terms.page_weights([*some, len(docs) - 1], [tid])
         for r in some:
             assert page[r] == [terms.doc_weight(r, tid)]
+
+
+def test_the_weight_cache_keeps_the_latest_terms_within_its_limit_and_pickles_empty() -> None:
+    import pickle
+
+    cache = weights.WeightCache(limit=10)
+    made: list[int] = []
+
+    def maker(key: int, n: int) -> Callable[[], np.ndarray]:
+        def make() -> np.ndarray:
+            made.append(key)
+            return np.full(n, float(key))
+
+        return make
+
+    first = cache.get(1, maker(1, 4))
+    assert cache.get(1, maker(1, 4)) is first and made == [1]  # a hit makes nothing
+    assert not first.flags.writeable
+    cache.get(2, maker(2, 4))
+    cache.get(1, maker(1, 4))  # 1 is now the most recent
+    cache.get(3, maker(3, 4))  # 12 floats > 10: the oldest (2) goes
+    cache.get(1, maker(1, 4))
+    cache.get(2, maker(2, 4))
+    assert made == [1, 2, 3, 2]
+    big = cache.get(9, maker(9, 11))  # larger than the whole cache: not kept
+    assert len(big) == 11 and cache.get(9, maker(9, 11)) is not big
+    again = pickle.loads(pickle.dumps(cache))
+    assert again.limit == 10 and again.get(1, maker(1, 4)) is not first
