@@ -8,7 +8,7 @@ subclassing `FormatAdapter` (its facts in a `FormatInfo`), and one line in
 A format's package is imported the first time its adapter is asked for,
 not with this module: a command on one vault then loads one format, not
 five (a warm `memlens search` on a cognitive-memory vault imported the other
-four for nothing: ~50 ms of its ~1 s).  Finding a folder's format asks each
+four for nothing: 30-50 ms of its ~1 s).  Finding a folder's format asks each
 package's light `detection` module (`detects`), not its adapter;
 `adapters()` (every format's facts) loads them all.
 """
