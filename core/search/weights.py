@@ -11,6 +11,7 @@ fit, an index loaded from the cache, or the command line's persisted index.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -90,13 +91,15 @@ class WeightCache:
     (each prefix's completions overlap the last one's); making their weights
     each time cost ~1 ms a keystroke at 100k memories.  The arrays are
     read-only.  A cache pickles empty: it is never part of a saved index.
+    One lock: the app's panes may query one index from several threads.
     """
 
-    __slots__ = ("_held", "_size", "limit")
+    __slots__ = ("_held", "_lock", "_size", "limit")
 
     def __init__(self, limit: int = 1 << 19) -> None:
         self._held: dict[int, FloatArray] = {}
         self._size = 0
+        self._lock = threading.Lock()
         self.limit = limit
 
     def __reduce__(self) -> tuple[type[WeightCache], tuple[int]]:
@@ -104,17 +107,23 @@ class WeightCache:
 
     def get(self, key: int, make: Callable[[], FloatArray]) -> FloatArray:
         """The cached weights of `key`, else `make()`'s (kept, oldest dropped to fit)."""
-        found = self._held.pop(key, None)
-        if found is None:
-            found = make()
-            found.flags.writeable = False
-            if len(found) > self.limit:
+        with self._lock:
+            found = self._held.pop(key, None)
+            if found is not None:
+                self._held[key] = found  # the most recently used last
                 return found
+        found = make()
+        found.flags.writeable = False
+        if len(found) > self.limit:
+            return found
+        with self._lock:
+            if key in self._held:  # another thread made it meanwhile
+                return self._held[key]
             self._size += len(found)
             while self._size > self.limit:
                 oldest = next(iter(self._held))
                 self._size -= len(self._held.pop(oldest))
-        self._held[key] = found  # the most recently used last
+            self._held[key] = found
         return found
 
 

@@ -91,3 +91,20 @@ def test_the_weight_cache_keeps_the_latest_terms_within_its_limit_and_pickles_em
     assert len(big) == 11 and cache.get(9, maker(9, 11)) is not big
     again = pickle.loads(pickle.dumps(cache))
     assert again.limit == 10 and again.get(1, maker(1, 4)) is not first
+
+
+def test_the_weight_cache_is_safe_to_share_between_threads() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    cache = weights.WeightCache(limit=64)
+
+    def hammer(seed: int) -> None:
+        for i in range(2000):
+            key = (seed * 7 + i) % 40
+            got = cache.get(key, lambda key=key: np.full(1 + key % 9, float(key)))
+            assert got[0] == float(key) and len(got) == 1 + key % 9
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(hammer, range(8)))
+    held = cache._held
+    assert cache._size == sum(len(a) for a in held.values()) <= cache.limit
