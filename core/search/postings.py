@@ -22,7 +22,7 @@ import numpy as np
 
 from .aliases import FloatArray, IntArray
 from .analysis import analyze
-from .weights import WeightCache, sublinear_tf, term_weights
+from .weights import WeightCache, one_weight, sublinear_tf, term_weights
 
 Vector = tuple[list[int], list[float]]
 
@@ -221,7 +221,7 @@ class TermPostings:
         lo, hi = int(self.xt_indptr[term_id]), int(self.xt_indptr[term_id + 1])
         i = int(np.searchsorted(self.xt_indices[lo:hi], row)) + lo
         if i < hi and int(self.xt_indices[i]) == row:
-            return float(self._slice_weights(term_id, i, i + 1)[0])
+            return one_weight(int(self.xt_counts[i]), self.idf[term_id], float(self.row_norms[row]))
         return 0.0
 
     def _slice_weights(self, term_id: int, lo: int, hi: int) -> FloatArray:

@@ -84,6 +84,11 @@ def term_weights(counts: IntArray, idf: float, rows: IntArray, norms: FloatArray
     return weights
 
 
+def one_weight(count: int, idf: float, norm: float) -> float:
+    """`term_weights` of one posting, in plain floats: the same two IEEE roundings."""
+    return float(_sublinear_table(count)[count]) * idf / norm
+
+
 class WeightCache:
     """The weights of the terms queries read last, at most `limit` floats in all.
 
@@ -139,6 +144,7 @@ __all__ = [
     "WeightCache",
     "idf_of",
     "narrow_counts",
+    "one_weight",
     "sublinear_tf",
     "term_weights",
     "weigh_pairs",
