@@ -221,6 +221,13 @@ def jwt_ok(token: str) -> bool:
     return isinstance(header, dict) and "alg" in header
 
 
+def jwt_claims(token: str) -> dict[str, object] | None:
+    """A signed JWT's claims (its second part), or None when that is no JSON object."""
+    parts = token.split(".")
+    claims = _b64json(parts[1]) if len(parts) == 3 else None
+    return claims if isinstance(claims, dict) else None
+
+
 #: RFC 2606 / RFC 6761 names reserved for documentation and tests.
 #: `tld` is no top-level domain: documentation writes `user@domain.tld`.
 _RESERVED_DOMAINS = ("example.com", "example.org", "example.net", "example.edu")
@@ -279,6 +286,7 @@ __all__ = [
     "iban_ok",
     "is_code_reference",
     "is_placeholder",
+    "jwt_claims",
     "jwt_ok",
     "luhn_ok",
     "reserved_domain",

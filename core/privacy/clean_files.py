@@ -49,18 +49,6 @@ _TABLES = (
 )
 #: Rows written at once past which the WAL file is truncated after the write.
 CHECKPOINT_ROWS = 5000
-#: The modules whose rules decide the findings (besides each format's reading code).
-_PRIVACY_MODULES = (
-    "__init__.py",
-    "checks.py",
-    "detectors.py",
-    "findings.py",
-    "matching.py",
-    "passwords.py",
-    "personal.py",
-    "vendors.py",
-    "words.py",
-)
 _fingerprints: dict[str, str] = {}
 
 
@@ -69,10 +57,10 @@ def privacy_code(format_id: str) -> str:
     cached = _fingerprints.get(format_id)
     if cached is None:
         digest = hashlib.sha256(code_fingerprint(format_id).encode())
-        here = Path(__file__).parent
-        for name in _PRIVACY_MODULES:
+        # Every module of the package: whichever holds a rule, a new one included.
+        for path in sorted(Path(__file__).parent.glob("*.py")):
             with contextlib.suppress(OSError):
-                digest.update(name.encode() + b"\0" + read_regular(here / name))
+                digest.update(path.name.encode() + b"\0" + read_regular(path))
         cached = _fingerprints[format_id] = digest.hexdigest()
     return cached
 

@@ -49,6 +49,7 @@ from .passwords import (
     tables,
 )
 from .personal import cards, emails, ibans, phone_field, phone_tables, phones
+from .samples import documented_sample, published_token
 from .vendors import AWS_KEY_ID, KEYWORD_SHAPES, TOKEN_GATE, TOKEN_SHAPES, WORD_END, WORD_START
 from .words import FOR_WORDS
 
@@ -291,6 +292,11 @@ def _jwts(text: str) -> Iterator[Hit]:
             yield hit
 
 
+def _sample(text: str, hit: Hit) -> bool:
+    """A vendor's published sample quoted as one (`Stripe's test key sk_test_4eC3...`)."""
+    return published_token(hit.secret) and documented_sample(text, hit.start, hit.end)
+
+
 def _line_of(text: str, m: re.Match[str]) -> str:
     """The line holding the match: a key=value string is one line."""
     return text[text.rfind("\n", 0, m.start()) + 1 : text.find("\n", m.end()) % (len(text) + 1)]
@@ -425,6 +431,7 @@ def detect(text: str, field: str = "") -> list[Hit]:
         found.extend(phone_field(text, field))
     rank = {k: i for i, k in enumerate(KINDS)}
     kept: list[Hit] = []
+    found = [h for h in found if not _sample(text, h)]
     for hit in sorted(found, key=lambda h: (rank[h.kind], h.start)):
         if hit.end > hit.start and all(hit.end <= k.start or k.end <= hit.start for k in kept):
             kept.append(hit)

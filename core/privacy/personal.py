@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from .checks import card_iin_ok, fictional_phone, iban_ok, is_placeholder, luhn_ok, reserved_domain
 from .matching import Hit, anchored, field_name, starts, table_cells, unwrap_cell
+from .samples import EXAMPLE_IBANS, TEST_CARDS, documented_sample
 from .words import PHONE_WORDS
 
 #: A card: 13-19 digits; not the tail of a longer run of groups, not after `+` (a phone).
@@ -58,44 +59,6 @@ _PHONE_FIELD = re.compile(
 )
 
 
-#: Numbers card networks and payment providers publish for testing (Stripe's 4242...,
-#: Visa's 4111..., the Amex and Discover samples), and the IBANs of the standard's and
-#: the banks' documentation.  Each is a finding unless the text says it is a test or
-#: an example (`_documented_sample`): people also plant and paste them as real ones.
-_TEST_CARDS = frozenset(
-    (
-        "4242424242424242", "4111111111111111", "4000056655665556", "4012888888881881",
-        "4000000000000002", "4000000000009995", "4000000000000077", "4000000000003220",
-        "4222222222222", "5555555555554444", "5105105105105100", "5200828282828210",
-        "2223003122003222", "378282246310005", "371449635398431", "378734493671000",
-        "6011111111111117", "6011000990139424", "3056930009020004", "36227206271667",
-        "3566002020360505", "6200000000000005", "30569309025904", "38520000023237",
-    )
-)  # fmt: skip
-_EXAMPLE_IBANS = frozenset(
-    (
-        "GB82WEST12345698765432", "GB29NWBK60161331926819", "GB33BUKB20201555555555",
-        "DE89370400440532013000", "FR1420041010050500013M02606", "NL91ABNA0417164300",
-        "ES9121000418450200051332", "IT60X0542811101000000123456", "CH9300762011623852957",
-        "BE68539007547034", "AT611904300234573201",
-    )
-)  # fmt: skip
-#: Words that make a published number a test or an example here, on its line.
-_SAMPLE_WORDS = re.compile(
-    r"(?i)\b(?:test(?:ing|s)?|sandbox|sample|example|e\.g|dummy|fake|documentation|docs?|"
-    r"spec(?:ification)?|standard|decline[sd]?|stripe|braintree|adyen|checkout)\b"
-)
-
-
-def _documented_sample(text: str, start: int, end: int) -> bool:
-    """The line around a published test or example number says it is one."""
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    before = text[max(line_start, start - 80) : start]
-    after = text[end : (len(text) if line_end < 0 else line_end)][:40]
-    return _SAMPLE_WORDS.search(before) is not None or _SAMPLE_WORDS.search(after) is not None
-
-
 def cards(text: str) -> Iterator[Hit]:
     """Card numbers: Luhn, a card's first digit and grouping; not ISBNs, not an IBAN's tail."""
     for m in _CARD.finditer(text):
@@ -114,7 +77,7 @@ def cards(text: str) -> Iterator[Hit]:
         before = text[max(0, m.start() - 12) : m.start()].lower()
         if "isbn" in before or (len(digits) == 13 and digits.startswith(("978", "979"))):
             continue  # an ISBN-13
-        if digits in _TEST_CARDS and _documented_sample(text, m.start(), m.end()):
+        if digits in TEST_CARDS and documented_sample(text, m.start(), m.end()):
             continue  # "Stripe's test card 4242 ...", "declines with 4000 ... 0002"
         yield Hit("card-number", m.start(), m.end(), raw)
 
@@ -139,14 +102,14 @@ def ibans(text: str) -> Iterator[Hit]:
         compact = raw.replace(" ", "")
         if not iban_ok(compact):
             continue
-        if compact in _EXAMPLE_IBANS and _documented_sample(text, m.start(), m.end()):
+        if compact in EXAMPLE_IBANS and documented_sample(text, m.start(), m.end()):
             continue  # "sample IBAN GB82 WEST ... from the spec"
         yield Hit("iban", m.start(), m.end(), raw)
     if _IBAN_WORD.search(text):  # no lowered copy of every text scanned
         for m in _IBAN_NAMED.finditer(text):
             raw = m.group("iban")
             compact = raw.replace(" ", "").upper()
-            if not raw.isupper() and iban_ok(compact) and compact not in _EXAMPLE_IBANS:
+            if not raw.isupper() and iban_ok(compact) and compact not in EXAMPLE_IBANS:
                 yield Hit("iban", m.start("iban"), m.end("iban"), raw)
 
 

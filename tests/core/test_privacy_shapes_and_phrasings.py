@@ -290,3 +290,41 @@ def test_decoys_are_not_findings(decoy: str) -> None:
 def test_a_quoted_value_that_is_a_placeholder_is_not_a_secret() -> None:
     text = json.dumps({"verify_token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9..."})
     assert detect(text) == []
+
+
+#: jwt.io's sample token (claims sub 1234567890, John Doe, iat 1516239022).
+_JWT_IO = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwia"
+    "WF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
+
+
+@pytest.mark.parametrize(
+    "decoy",
+    [
+        "Used the Stripe test key sk_test_4eC39HqLyjWDarjtT1zdp7dc from the docs.",
+        "api_key = sk_test_4eC39HqLyjWDarjtT1zdp7dc  # the docs' sample",
+        f"Example token {_JWT_IO} from jwt.io",
+        f"Authorization: Bearer {_JWT_IO} (the documentation's example)",
+    ],
+)
+def test_published_samples_quoted_as_documentation_are_not_findings(decoy: str) -> None:
+    assert detect(decoy) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "secret", "kind"),
+    [
+        # The same published values pasted as real ones (nothing says they are samples).
+        ("STRIPE_SECRET_KEY=sk_test_4eC39HqLyjWDarjtT1zdp7dc", "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+         "stripe-key"),
+        (f"Session token was {_JWT_IO}", _JWT_IO, "jwt"),
+        # One character off a published key: no sample, whatever the line says.
+        ("api_key = sk_test_4eC39HqLyjWDarjtT1zdq7dc  # the docs' sample",
+         "sk_test_4eC39HqLyjWDarjtT1zdq7dc", "stripe-key"),
+    ],
+)  # fmt: skip
+def test_published_samples_pasted_as_real_ones_are_findings(
+    text: str, secret: str, kind: str
+) -> None:
+    assert [(h.kind, h.secret) for h in detect(text)] == [(kind, secret)]
