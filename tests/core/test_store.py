@@ -324,3 +324,53 @@ def test_a_warm_scan_holds_each_path_once(own_fixtures_copy: Path) -> None:
         assert names[m.path] is m.path
         assert next(k for k in warm.scans if k == m.path) is m.path
         assert BODY_SOURCE.__get__(m, type(m)).rel is m.path
+
+
+def test_rows_packed_before_another_writer_made_the_dictionary_are_packed_again(
+    own_fixtures_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows are compressed outside the write lock; the store's first dictionary wins."""
+    from memlens.core.scan.stored import code_fingerprint
+    from memlens.core.store import codec
+    from memlens.core.store.files import open_store, store_path
+
+    vault = vault_at(own_fixtures_copy, "cognitive-memory")
+    scan_vault(vault, cache=True)
+    code = code_fingerprint(vault.format)
+    first = open_store(vault.root, vault.format, code).store
+    assert first is not None
+    entries = first.load_files()
+    first.close()
+    for path in store_path(vault.root).parent.glob(store_path(vault.root).name + "*"):
+        path.unlink()
+    mine = open_store(vault.root, vault.format, code).store
+    other = open_store(vault.root, vault.format, code).store
+    assert mine is not None and other is not None
+    items = [(rel, stamp, fs) for rel, (stamp, fs) in entries.items()]
+    made = codec.make_zdict
+    dictionaries: list[bytes] = []
+
+    def meanwhile(raws: list[bytes]) -> bytes:
+        if not dictionaries:  # `mine` trains its dictionary: `other` writes first
+            dictionaries.append(b"")
+            other.save(items[len(items) // 2 :])
+        dictionaries.append(made(raws))
+        return dictionaries[-1]
+
+    monkeypatch.setattr(codec, "make_zdict", meanwhile)
+    try:
+        assert mine.save(items[: len(items) // 2]) == len(items) // 2
+        stored = mine._zdict()
+    finally:
+        mine.close()
+        other.close()
+    assert stored == dictionaries[1] != dictionaries[2]  # `other`'s, not the one `mine` trained
+    again = open_store(vault.root, vault.format, code).store
+    assert again is not None
+    try:
+        got = again.load_files()
+    finally:
+        again.close()
+    assert {rel: [m.id for m in fs.memories] for rel, (_s, fs) in got.items()} == {
+        rel: [m.id for m in fs.memories] for rel, (_s, fs) in entries.items()
+    }
