@@ -62,13 +62,8 @@ from ...write.journal import FileChange, Plan
 from ...write.writes import snapshot
 from ..curating import CurationOptions, Step
 from ..file_version import plan_file_version
-from ..privacy_model import (
-    Redaction,
-    as_erase,
-    redacted_file_text,
-    redaction_summary,
-    refuse_upward,
-)
+from ..privacy_model import Redaction, redaction_summary
+from ..redaction_edits import as_erase, redacted_file_text, refuse_upward
 from ..writing import register_writer
 from . import curate
 from .adapter import CognitiveMemoryAdapter

@@ -63,7 +63,8 @@ from ...errors import RefusedError
 from ...model import Memory
 from ...write.journal import FileChange, Plan
 from ..curating import CurationOptions, Step
-from ..privacy_model import Redaction, as_erase, refuse_upward
+from ..privacy_model import Redaction
+from ..redaction_edits import as_erase, refuse_upward
 from ..writing import register_writer
 from . import curate
 from .classify import TYPE_TTL, effective_type

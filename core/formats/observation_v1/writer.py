@@ -38,13 +38,8 @@ from ...text.yamledit import REMOVE, edit_frontmatter
 from ...write.journal import Plan
 from ..curating import CurationOptions, Step
 from ..file_version import plan_file_version
-from ..privacy_model import (
-    Redaction,
-    as_erase,
-    redacted_file_text,
-    redaction_summary,
-    refuse_upward,
-)
+from ..privacy_model import Redaction, redaction_summary
+from ..redaction_edits import as_erase, redacted_file_text, refuse_upward
 from ..writing import register_writer
 from . import curate
 from .adapter import ObservationV1Adapter
