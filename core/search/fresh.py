@@ -17,14 +17,13 @@ linked.  The vault stores are not opened at all.
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from ..model import Memory
 from ..store.db import StoreCorrupt
-from .fresh_check import checked_meta, open_kept, read_only, stored_memories, unchanged
+from .fresh_check import Checked, begin, read_only, stored_memories, unchanged
 from .persisted_rows import restore_state
 from .persisted_vectors import VectorFile
 from .stored_lexical import load_lexical
@@ -44,26 +43,34 @@ def open_fresh(vaults: list[Vault], as_of: date) -> SearchIndex | None:
     The index is for searching only (its memories load on demand; it is
     not updated).  None costs a stat walk: the caller opens the catalog.
     """
-    kept = open_kept(vaults)
-    if kept is None:
+    checked = begin(vaults, as_of)  # (its stat walks end in `confirm`)
+    if checked is None:
         return None
-    path, conn = kept
+    if not checked.confirm():
+        checked.conn.close()
+        return None
+    return serve(checked)
+
+
+def serve(checked: Checked) -> SearchIndex | None:
+    """The index `checked` found, loaded; maybe before `checked.confirm()` (then only
+    its answer decides whether a query's result stands).  None: it does not load
+    (its connection is closed then)."""
     try:
-        index = _fresh(conn, path, vaults, as_of)
+        index = _fresh(checked)
     except (sqlite3.Error, OSError, ValueError, KeyError, StoreCorrupt):
         index = None
     if index is None:
-        conn.close()
+        checked.close()
+        checked.conn.close()
     return index
 
 
-def _fresh(
-    conn: sqlite3.Connection, path: Path, vaults: list[Vault], as_of: date
-) -> SearchIndex | None:
-    got = checked_meta(conn, vaults, as_of)
-    if got is None:
+def _fresh(checked: Checked) -> SearchIndex | None:
+    conn, meta, manifests = checked.conn, checked.meta, checked.manifests
+    vaults, path = checked.vaults, checked.path
+    if path is None:
         return None
-    meta, manifests = got
     index, norms = restore_state(meta)
     slot_array = np.frombuffer(meta["slot_vault"], dtype=np.int32)
     memories, slot_ids = stored_memories(conn, vaults, meta, manifests)
@@ -93,4 +100,4 @@ def _segments(slot_vault: IntArray, slot_ids: list[str], roots: list[str]) -> li
     ]
 
 
-__all__ = ["open_fresh", "read_only", "unchanged"]
+__all__ = ["begin", "open_fresh", "read_only", "serve", "unchanged"]

@@ -19,7 +19,7 @@ from ..formats.files import recorded_listing
 from ..formats.listed_folders import FolderStamp, unchanged_folders
 from ..model import Memory
 from ..store.db import StoreCorrupt, untrusted
-from ..store.statwalk import stat_stamps
+from ..store.statwalk import StatJob
 from . import persisted_files as files_io
 from .persisted_meta import Meta, read_meta
 from .persisted_name import index_path, persisted_code
@@ -47,13 +47,63 @@ def open_kept(vaults: list[Vault]) -> tuple[Path, sqlite3.Connection] | None:
     return path, read_only(path)
 
 
-def checked_meta(
-    conn: sqlite3.Connection, vaults: list[Vault], as_of: date | None
-) -> tuple[Meta, list[files_io.Manifest | None]] | None:
-    """The index's meta and manifests when it is this code's, for these vaults, none changed.
+class Checked:
+    """The index's meta and manifests, its vaults' stat walks maybe still running.
 
-    `as_of`: the date its decay columns must be for (None: any, for a caller
-    that reads memories only).
+    `confirm` finishes them: True when no file changed (then the folders the
+    listings looked at are kept for next time).  A search may load the index
+    and run its query before (`fresh.serve`); its answer stands only once
+    confirmed.  `close` lets go of walks whose answer is not wanted.
+    """
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        vaults: list[Vault],
+        meta: Meta,
+        manifests: list[files_io.Manifest | None],
+        pending: list[tuple[int, files_io.Manifest, _Pending]],
+    ) -> None:
+        self.conn = conn
+        #: The index file (`begin` sets it).
+        self.path: Path | None = None
+        self.vaults = vaults
+        self.meta = meta
+        self.manifests = manifests
+        self._pending = pending
+        self._answer: bool | None = None
+
+    def confirm(self) -> bool:
+        if self._answer is None:
+            listed: list[tuple[int, files_io.Manifest, dict[str, FolderStamp]]] = []
+            same = True
+            for number, manifest, pending in self._pending:
+                if not same:  # one vault changed: the others' answers are not needed
+                    pending.close()
+                    continue
+                got = pending.finish()
+                if got is None:
+                    same = False
+                elif got:
+                    listed.append((number, manifest, got))
+            if same and listed:
+                _keep_folders(self.conn, listed)
+            self._pending = []
+            self._answer = same
+        return self._answer
+
+    def close(self) -> None:
+        for _number, _manifest, pending in self._pending:
+            pending.close()
+        self._pending = []
+
+
+def begin_check(
+    conn: sqlite3.Connection, vaults: list[Vault], as_of: date | None, share: float = 0.5
+) -> Checked | None:
+    """`checked_meta` with the vaults' stat walks left running (`Checked.confirm` ends them).
+
+    `share`: of each big vault's files, the part a forked child stats meanwhile.
     """
     # One snapshot for the meta and every term or memory read after it.
     conn.execute("BEGIN")
@@ -66,17 +116,58 @@ def checked_meta(
     if saved["roots"] != [str(v.root) for v in vaults]:
         return None
     manifests = [files_io.read(conn, number) for number in range(len(vaults))]
-    listed: list[tuple[int, files_io.Manifest, dict[str, FolderStamp]]] = []
-    for number, (v, manifest) in enumerate(zip(vaults, manifests, strict=True)):
-        kept = None if manifest is None else files_io.read_folders(conn, number, manifest)
-        got = unchanged(v, manifest, kept)
-        if got is None:
-            return None
-        if got and manifest is not None:
-            listed.append((number, manifest, got))
-    if listed:
-        _keep_folders(conn, listed)
-    return meta, manifests
+    pending: list[tuple[int, files_io.Manifest, _Pending]] = []
+    try:
+        for number, (v, manifest) in enumerate(zip(vaults, manifests, strict=True)):
+            kept = None if manifest is None else files_io.read_folders(conn, number, manifest)
+            got = _start_unchanged(v, manifest, kept, share)
+            if got is None or manifest is None:
+                for *_rest, started in pending:
+                    started.close()
+                if got is not None:
+                    got.close()
+                return None
+            pending.append((number, manifest, got))
+    except BaseException:
+        for *_rest, started in pending:
+            started.close()
+        raise
+    return Checked(conn, vaults, meta, manifests, pending)
+
+
+def begin(vaults: list[Vault], as_of: date, share: float = 0.5) -> Checked | None:
+    """The kept index of these vaults, opened and checked, its stat walks left running.
+
+    None when there is none to trust, or it is another code's, date's or
+    vaults', or a file changed already (its connection closed then).
+    """
+    kept = open_kept(vaults)
+    if kept is None:
+        return None
+    path, conn = kept
+    try:
+        checked = begin_check(conn, vaults, as_of, share)
+    except (sqlite3.Error, OSError, ValueError, KeyError, StoreCorrupt):
+        checked = None
+    if checked is None:
+        conn.close()
+        return None
+    checked.path = path
+    return checked
+
+
+def checked_meta(
+    conn: sqlite3.Connection, vaults: list[Vault], as_of: date | None
+) -> tuple[Meta, list[files_io.Manifest | None]] | None:
+    """The index's meta and manifests when it is this code's, for these vaults, none changed.
+
+    `as_of`: the date its decay columns must be for (None: any, for a caller
+    that reads memories only).
+    """
+    checked = begin_check(conn, vaults, as_of)
+    if checked is None or not checked.confirm():
+        return None
+    return checked.meta, checked.manifests
 
 
 def _keep_folders(
@@ -158,23 +249,41 @@ def fresh_memory(vaults: list[Vault], memory_id: str) -> Memory | None:
         conn.close()
 
 
-def unchanged(
-    v: Vault, manifest: files_io.Manifest | None, folders: dict[str, FolderStamp] | None = None
-) -> dict[str, FolderStamp] | Literal[False] | None:
-    """Does the vault hold exactly the files of `manifest`, with the same stamps, none racy?
+class _Pending:
+    """One vault's stat walk, and what `unchanged` answers if it matches."""
 
-    None: no.  Otherwise what to keep for next time: the folders its listing
-    looked at, when the vault was listed and that listing may be trusted
-    (`core.formats.listed_folders`), else False.  `folders`: the ones kept
-    after the last listing for this manifest; while each holds its stamp,
-    the vault is not listed again, only its files stat'ed.
-    """
+    def __init__(
+        self, job: StatJob | None, expected: bytes, keep: dict[str, FolderStamp] | Literal[False]
+    ) -> None:
+        self.job = job
+        self.expected = expected
+        self.keep = keep
+
+    def finish(self) -> dict[str, FolderStamp] | Literal[False] | None:
+        if self.job is None:
+            return self.keep
+        same = self.job.result() == self.expected
+        self.job = None
+        return self.keep if same else None
+
+    def close(self) -> None:
+        if self.job is not None:
+            self.job.close()
+            self.job = None
+
+
+def _start_unchanged(
+    v: Vault,
+    manifest: files_io.Manifest | None,
+    folders: dict[str, FolderStamp] | None,
+    share: float,
+) -> _Pending | None:
+    """`unchanged` up to its stat walk, which is left running (None: changed already)."""
     if manifest is None or manifest.racy:
         return None
     root = str(v.root)
     if folders is not None and unchanged_folders(root, folders):
-        same = stat_stamps(root, manifest.names) == manifest.stamps
-        return False if same else None
+        return _Pending(StatJob(root, manifest.names, share), manifest.stamps, False)
     listing = recorded_listing(adapter_for(v.format).file_listing, Path(v.root))
     if listing.skipped or len(listing.names) != len(manifest.names):
         return None  # a new, gone or unreadable file: the catalog's way
@@ -188,14 +297,31 @@ def unchanged(
         import numpy as np  # here: only a reordered listing needs it
 
         expected = np.frombuffer(expected, dtype=np.int64).reshape(-1, 4)[order].tobytes()
-    if stat_stamps(root, listing.names) != expected:
-        return None
+    keep: dict[str, FolderStamp] | Literal[False] = False
     if listing.folders is not None and listing.names == manifest.names:
-        return listing.folders
-    return False
+        keep = listing.folders
+    return _Pending(StatJob(root, listing.names, share), expected, keep)
+
+
+def unchanged(
+    v: Vault, manifest: files_io.Manifest | None, folders: dict[str, FolderStamp] | None = None
+) -> dict[str, FolderStamp] | Literal[False] | None:
+    """Does the vault hold exactly the files of `manifest`, with the same stamps, none racy?
+
+    None: no.  Otherwise what to keep for next time: the folders its listing
+    looked at, when the vault was listed and that listing may be trusted
+    (`core.formats.listed_folders`), else False.  `folders`: the ones kept
+    after the last listing for this manifest; while each holds its stamp,
+    the vault is not listed again, only its files stat'ed.
+    """
+    pending = _start_unchanged(v, manifest, folders, 0.5)
+    return None if pending is None else pending.finish()
 
 
 __all__ = [
+    "Checked",
+    "begin",
+    "begin_check",
     "checked_meta",
     "fresh_memory",
     "open_kept",

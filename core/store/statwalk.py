@@ -8,13 +8,14 @@ together).  Two things make it cheaper without trusting anything less:
 - each folder is opened once and its files are stat'ed by name relative to
   it (``dir_fd``): the kernel does not walk the vault's path again for every
   file (10-40% of the time measured);
-- above `PARALLEL_MIN` files, when a second CPU is idle, the second half is
-  stat'ed by a forked child while this process does the first half (the
-  system calls run in parallel; threads would queue on the GIL between
-  calls).  Only a process with one thread forks (a fork copies no other
-  thread's locks); the child answers through a pipe and exits with
-  ``os._exit``, never running this process's cleanup.  A child that fails or
-  answers garbage only means this process stats its half itself.
+- above `PARALLEL_MIN` files, when a second CPU is idle, a forked child
+  stats a share of them while this process does the rest (the system calls
+  run in parallel; threads would queue on the GIL between calls), and may
+  first do other work (`StatJob`).  Only a process with one thread forks (a
+  fork copies no other thread's locks); the child answers through a pipe
+  and exits with ``os._exit``, never running this process's cleanup.  A
+  child that fails or answers garbage only means this process stats its
+  share itself.
 
 The answer is a flat int64 array of ``(size, mtime_ns, ctime_ns, inode)``
 per file in the order asked, the key a stored row is compared by
@@ -95,49 +96,89 @@ def _child(root: str, rels: Sequence[str], write_fd: int) -> None:
         os._exit(code)
 
 
-def _forked(root: str, rels: Sequence[str]) -> bytes | None:
-    """Stamps of `rels`: the second half from a forked child, the first here."""
-    half = len(rels) // 2
-    read_fd, write_fd = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(read_fd)
+class StatJob:
+    """Stamps of many files being taken while the caller goes on.
+
+    When a fork pays (`_may_fork`), a child stats the first `share` of the
+    files from the start; this process stats the rest when asked
+    (`result`), after whatever it does meanwhile (a search loads its index
+    and runs the query).  Otherwise every file is stat'ed by `result`.
+    A child that fails or answers garbage only means its part is stat'ed
+    here too.  `close` lets go of a job whose result is not wanted.
+    """
+
+    def __init__(self, root: str, rels: Sequence[str], share: float = 0.5) -> None:
+        self.root = root
+        self.rels = rels
+        self._split = 0
+        self._pid = 0
+        self._read_fd = -1
+        if not _may_fork(len(rels)):
+            return
+        split = min(len(rels), max(0, round(len(rels) * share)))
+        read_fd, write_fd = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read_fd)
+            os.close(write_fd)
+            return
+        if pid == 0:  # pragma: no cover - the child (coverage does not follow a fork)
+            os.close(read_fd)
+            _child(root, rels[:split], write_fd)
         os.close(write_fd)
-        part = _stat_part(root, rels)
-        return None if part is None else part.tobytes()
-    if pid == 0:  # pragma: no cover - the child (coverage does not follow a fork)
-        os.close(read_fd)
-        _child(root, rels[half:], write_fd)
-    os.close(write_fd)
-    try:
-        first = _stat_part(root, rels[:half])
-        with os.fdopen(read_fd, "rb") as answer:
-            second = answer.read()
-    finally:
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, 0)
-    if first is None:
-        return None
-    if len(second) != (len(rels) - half) * _FIELDS * _ITEM:
-        # The child failed or a stat there did: do that half here (exactly).
-        rest = _stat_part(root, rels[half:])
+        self._split, self._pid, self._read_fd = split, pid, read_fd
+
+    def result(self) -> bytes | None:
+        """Flat stamps of every file, in order; None when one cannot be stat'ed."""
+        split = self._split
+        rest = _stat_part(self.root, self.rels[split:])
+        first = self._child_answer()
         if rest is None:
             return None
-        second = rest.tobytes()
-    return first.tobytes() + second
+        if first is None or len(first) != split * _FIELDS * _ITEM:
+            # No child, or it failed or a stat there did: do its part here (exactly).
+            part = _stat_part(self.root, self.rels[:split]) if split else array("q")
+            if part is None:
+                return None
+            first = part.tobytes()
+        return first + rest.tobytes()
+
+    def _child_answer(self) -> bytes | None:
+        if self._read_fd < 0:
+            return None
+        try:
+            with os.fdopen(self._read_fd, "rb") as answer:
+                return answer.read()
+        except OSError:
+            return None
+        finally:
+            self._read_fd = -1
+            self._reap()
+
+    def close(self) -> None:
+        """Let go of the child (it exits on its closed pipe), if any."""
+        if self._read_fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self._read_fd)
+            self._read_fd = -1
+        self._reap()
+
+    def _reap(self) -> None:
+        if self._pid:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self._pid, 0)
+            self._pid = 0
 
 
 def stat_stamps(root: str, rels: Sequence[str]) -> bytes | None:
     """Flat native int64 ``(size, mtime_ns, ctime_ns, inode)`` of each vault-relative file.
 
     In the order of `rels`; None when any of them cannot be stat'ed.  Links
-    are followed, as reading the file does.
+    are followed, as reading the file does.  Half of them in a forked child
+    when that pays (`StatJob`).
     """
-    if _may_fork(len(rels)):
-        return _forked(root, rels)
-    part = _stat_part(root, rels)
-    return None if part is None else part.tobytes()
+    return StatJob(root, rels).result()
 
 
-__all__ = ["PARALLEL_MIN", "signed_inode", "stat_stamps"]
+__all__ = ["PARALLEL_MIN", "StatJob", "signed_inode", "stat_stamps"]

@@ -166,3 +166,87 @@ def test_a_changed_store_row_falls_back_to_the_catalog_and_is_rechecked(vaults: 
     again = open_fresh(survey_all(vaults).vaults, AS_OF)
     assert again is not None
     assert any(h.memory.extra.get("relinked") for h in again.run("health:all", 1000).hits)
+
+
+def _force_fork(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(statwalk, "PARALLEL_MIN", 2)
+    monkeypatch.setattr(statwalk, "spare_cpu", lambda: True)
+    monkeypatch.setattr(statwalk.threading, "active_count", lambda: 1)
+
+
+@pytest.mark.parametrize("share", [0.0, 0.3, 0.65, 1.0])
+def test_a_stat_job_gives_the_plain_stats_whatever_the_childs_share(
+    vaults: Path, monkeypatch: pytest.MonkeyPatch, share: float
+) -> None:
+    root = _cognitive(vaults)
+    rels = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.md"))
+    _force_fork(monkeypatch)
+    job = statwalk.StatJob(str(root), rels, share)
+    pid = job._pid
+    assert pid  # a child stats its share meanwhile
+    assert job.result() == _stat_bytes(root, rels)
+    with pytest.raises(ChildProcessError):  # and it was reaped
+        os.waitpid(pid, os.WNOHANG)
+
+
+@pytest.mark.parametrize("gone_at", [0, -1])
+def test_a_stat_job_missing_a_file_in_either_part_answers_none(
+    vaults: Path, monkeypatch: pytest.MonkeyPatch, gone_at: int
+) -> None:
+    """The child's share (first files) or this process's (the rest) hits a gone file."""
+    root = _cognitive(vaults)
+    rels = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.md"))
+    rels.insert(len(rels) if gone_at < 0 else 0, "graph/nothing-here.md")
+    _force_fork(monkeypatch)
+    assert statwalk.StatJob(str(root), rels, 0.5).result() is None
+
+
+def test_a_stat_job_let_go_leaves_no_child(vaults: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _cognitive(vaults)
+    rels = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.md"))
+    _force_fork(monkeypatch)
+    job = statwalk.StatJob(str(root), rels, 0.9)
+    pid = job._pid
+    assert pid
+    job.close()  # its answer unread
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def test_a_file_changed_while_the_search_ran_is_not_served_from_the_index(
+    vaults: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`memlens search` runs its query on the kept index while the stat walk goes on;
+    a file that changes before the walk reaches it sends the search the catalog's way."""
+    from click.testing import CliRunner
+
+    from memlens.core.search import fresh
+    from memlens.tui.cli.main import cli
+
+    def search() -> list[str]:
+        res = CliRunner().invoke(
+            cli,
+            ["search", str(vaults), "zebracorn", "--json", "--as-of", AS_OF.isoformat()],
+            catch_exceptions=False,
+        )
+        assert res.exit_code == 0, res.output
+        import json
+
+        return [r["id"] for r in json.loads(res.output)]
+
+    assert search() == []  # builds and keeps the index
+    path = next((_cognitive(vaults) / "graph").rglob("*.md"))
+    memory_id = next(m.id for m in open_catalog(vaults).memories() if m.path.endswith(path.name))
+    served = fresh.serve
+
+    def serve_then_edit(checked: object) -> object:
+        index = served(checked)  # type: ignore[arg-type]
+        assert index is not None  # the walk started on unchanged files
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.rstrip("\n") + " zebracorn\n", encoding="utf-8")
+        st = path.stat()  # an older mtime: not racy, only different
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 5_000_000_000))
+        return index
+
+    monkeypatch.setattr(fresh, "serve", serve_then_edit)
+    assert search() == [memory_id]

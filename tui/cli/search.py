@@ -35,6 +35,7 @@ from .common import (
 
 if TYPE_CHECKING:
     from memlens.core import Catalog
+    from memlens.core.search.fresh_check import Checked
     from memlens.core.search.index import Hit, SearchIndex, SearchResults
     from memlens.core.search.query import Filter, Query
 
@@ -99,14 +100,31 @@ def _search_index(catalog: Catalog, when: date, recheck: bool = False) -> Search
     return index
 
 
-def _fresh_index(path: Path, when: date) -> SearchIndex | None:
-    """The persisted index without opening the catalog, when no file changed (else None)."""
+#: Of a big vault's files, the share a forked child stats while this process
+#: loads the index and runs the query (it stats the rest after).
+STAT_SHARE = 0.65
+
+
+def _fresh_index(path: Path, when: date) -> tuple[SearchIndex, Checked] | None:
+    """The persisted index without opening the catalog, and its freshness check, running.
+
+    The stat walk that tells whether a file changed is started first, from
+    modules that do not import numpy; the index code loads, and the query
+    runs, while it goes on.  Whatever the query found stands only once
+    `Checked.confirm()` says no file changed.  None: no index to serve.
+    """
     vaults = vaults_as_stored(path)
     if vaults is None:
         return None
-    from memlens.core.search.fresh import open_fresh
+    from memlens.core.search.fresh_check import begin
 
-    return open_fresh(vaults, when)
+    checked = begin(vaults, when, STAT_SHARE)
+    if checked is None:
+        return None
+    from memlens.core.search.fresh import serve
+
+    index = serve(checked)
+    return None if index is None else (index, checked)
 
 
 #: Fewer memories than this are embedded without a word (a second or so).
@@ -515,8 +533,8 @@ def _relevance_hits(
     path: Path, parsed: Query, when: date, n: int, filters: list[Filter]
 ) -> tuple[list[Hit], int]:
     """The best `n` hits by relevance, and how many matched: the kept index when fresh."""
-    index = _fresh_index(path, when)
-    results = None
+    fresh = _fresh_index(path, when)
+    index, results = None, None
 
     def relevance(ix: SearchIndex) -> SearchResults:
         from memlens.core.search.embeddings import semantic_available
@@ -525,16 +543,22 @@ def _relevance_hits(
             ix.enable_semantic(on_embed=_embedding_note)
         return ix.run(parsed, n, extra_filters=filters, rank="relevance")
 
-    if index is not None:
+    if fresh is not None:
         from memlens.core.search.stored_refs import StaleRow
 
+        index, checked = fresh
         try:
             results = relevance(index)
         except StaleRow:
+            checked.close()
             index.close()
             # A vault store row the index refers to changed meanwhile: the
             # catalog's way, which also checks the index's references again.
             index = _search_index(load_catalog(path), when, recheck=True)
+        else:
+            if not checked.confirm():  # a file changed since the index was saved
+                index.close()
+                index, results = None, None
     if index is None:
         index = _search_index(load_catalog(path), when)
     if results is None:
