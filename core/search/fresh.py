@@ -67,7 +67,7 @@ def serve(checked: Checked) -> SearchIndex | None:
 
 
 def _fresh(checked: Checked) -> SearchIndex | None:
-    conn, meta, manifests = checked.conn, checked.meta, checked.manifests
+    conn, meta, manifests = checked.conn, checked.load_meta(), checked.manifests
     vaults, path = checked.vaults, checked.path
     if path is None:
         return None

@@ -21,7 +21,7 @@ from ..model import Memory
 from ..store.db import StoreCorrupt, untrusted
 from ..store.statwalk import StatJob
 from . import persisted_files as files_io
-from .persisted_meta import Meta, read_meta
+from .persisted_meta import HEAD_KEYS, Meta, read_meta
 from .persisted_name import index_path, persisted_code
 from .stored_memories import StoredMemories
 from .stored_refs import StaleRow
@@ -72,6 +72,17 @@ class Checked:
         self.manifests = manifests
         self._pending = pending
         self._answer: bool | None = None
+        self._full_meta = False
+
+    def load_meta(self) -> Meta:
+        """Every meta item a search reads (`begin_check` read the deciding few only).
+
+        In the snapshot the first read began: the same index as checked.
+        """
+        if not self._full_meta:
+            self.meta = read_meta(self.conn, for_update=False)
+            self._full_meta = True
+        return self.meta
 
     def confirm(self) -> bool:
         if self._answer is None:
@@ -107,7 +118,8 @@ def begin_check(
     """
     # One snapshot for the meta and every term or memory read after it.
     conn.execute("BEGIN")
-    meta = read_meta(conn, for_update=False)
+    # The few keys that decide first; the rest once the stat walk runs (`load_meta`).
+    meta = read_meta(conn, for_update=False, keys=HEAD_KEYS)
     if meta.get("code") != persisted_code(vaults).encode():
         return None
     if as_of is not None and meta.get("as_of") != as_of.isoformat().encode():
@@ -167,7 +179,7 @@ def checked_meta(
     checked = begin_check(conn, vaults, as_of)
     if checked is None or not checked.confirm():
         return None
-    return checked.meta, checked.manifests
+    return checked.load_meta(), checked.manifests
 
 
 def _keep_folders(

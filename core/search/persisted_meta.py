@@ -38,12 +38,29 @@ def unpack_meta(rows: Iterable[tuple[str, bytes]]) -> Meta:
     }
 
 
-def read_meta(conn: sqlite3.Connection, *, for_update: bool) -> Meta:
-    """The meta table; without what only an update needs unless `for_update`."""
-    rows = conn.execute("SELECT key, value FROM meta").fetchall()
-    if not for_update:
-        rows = [(k, v) for k, v in rows if not k.startswith(UPDATE_ONLY)]
+#: What tells whether an index is this code's, for this date and these vaults: read
+#: first, alone (`fresh_check.begin_check` starts its stat walk right after).
+HEAD_KEYS = ("code", "as_of", "vaults")
+
+
+def read_meta(
+    conn: sqlite3.Connection, *, for_update: bool, keys: Iterable[str] | None = None
+) -> Meta:
+    """The meta table; without what only an update needs unless `for_update`.
+
+    `keys`: only those (the ones the table has).  What is left out is not read at all.
+    """
+    if keys is None:
+        names = [str(k) for (k,) in conn.execute("SELECT key FROM meta")]
+        wanted = names if for_update else [k for k in names if not k.startswith(UPDATE_ONLY)]
+    else:
+        wanted = list(keys)
+    rows: list[tuple[str, bytes]] = []
+    for i in range(0, len(wanted), 500):  # SQLite's limit on variables is 999+
+        chunk = wanted[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        rows += conn.execute(f"SELECT key, value FROM meta WHERE key IN ({marks})", chunk)
     return unpack_meta(rows)
 
 
-__all__ = ["UPDATE_ONLY", "Meta", "pack_meta", "read_meta", "unpack_meta"]
+__all__ = ["HEAD_KEYS", "UPDATE_ONLY", "Meta", "pack_meta", "read_meta", "unpack_meta"]
