@@ -227,6 +227,15 @@ class FormatAdapter(ABC):
         """
         return Listing(self.file_rels(root), [])
 
+    def first_files(self, root: Path, limit: int) -> list[str]:
+        """Up to `limit` of the vault's files, found without listing it whole.
+
+        A cold start parses these first, so its first rows come before the
+        full listing.  Each must be a file `file_listing` holds.  The default
+        finds none (a format with a few big files gains nothing here).
+        """
+        return []
+
     def bodies_of(
         self, root: Path, rel: str, data: bytes, memories: Sequence[Memory]
     ) -> dict[str, str] | None:

@@ -6,6 +6,7 @@ outside its vault root, blocks on a pipe, or loses an odd entry silently.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -259,6 +260,38 @@ def list_md(root: str | Path, folder_rel: str) -> Listing:
     real_root = os.path.realpath(root)
     folder = f"{root}/{folder_rel}" if folder_rel else str(root)
     return _list(folder, folder_rel, real_root, ".md", want_dir=False)
+
+
+def some_md(root: str | Path, folders: Iterable[str], limit: int) -> list[str]:
+    """Up to `limit` Markdown files of these vault folders, found at once (not sorted).
+
+    For a cold start's first rows, before the vault's full listing (~0.25 s
+    at 100k files): plain files only, named as `list_md` keeps them, so every
+    one is a file the full listing holds.  A folder reached through a link
+    or that cannot be read is passed over (its files come with the listing).
+    """
+    if limit <= 0:
+        return []
+    real_root = os.path.realpath(root)
+    out: list[str] = []
+    for folder_rel in folders:
+        folder = f"{root}/{folder_rel}"
+        if os.path.realpath(folder) != f"{real_root}/{folder_rel}":
+            continue
+        try:
+            with os.scandir(folder) as entries:
+                for e in entries:
+                    name = e.name
+                    if name[0] == "." or not name.endswith(".md"):
+                        continue
+                    with contextlib.suppress(OSError):
+                        if e.is_file(follow_symlinks=False):
+                            out.append(f"{folder_rel}/{name}")
+                            if len(out) >= limit:
+                                return out
+        except OSError:
+            continue
+    return out
 
 
 def list_dirs(root: str | Path, folder_rel: str) -> Listing:

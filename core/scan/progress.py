@@ -54,6 +54,8 @@ class ScanProgress:
 
     memories: list[Memory]
     files_done: int
+    #: The vault's files once it is listed (a cold start's first step, before
+    #: the listing, counts its own few: `cache.PEEK`).
     files_total: int
     done: bool = False
     result: ScanResult | None = None

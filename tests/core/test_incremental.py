@@ -298,14 +298,22 @@ def test_progressive_scan_ends_with_the_full_result(own_fixtures_dir: Path, fmt:
     assert [s.files_done for s in steps] == sorted(s.files_done for s in steps)
 
 
-def test_progressive_scan_shows_rows_before_the_end(own_fixtures_dir: Path) -> None:
+@pytest.mark.parametrize("peek", [0, 3])
+def test_progressive_scan_shows_rows_before_the_end(
+    own_fixtures_dir: Path, monkeypatch: pytest.MonkeyPatch, peek: int
+) -> None:
+    """First rows come before the end: a batch of parsed files, or before them the
+    few files a cold start parses before listing the vault (`cache.PEEK`)."""
+    from memlens.core.scan import cache as scan_cache
+
+    monkeypatch.setattr(scan_cache, "PEEK", peek)
     vault = vault_of(own_fixtures_dir, "observation-v1")
-    steps = scan_progressive(vault, batch=10)
-    first = next(steps)
-    assert not first.done and len(first.memories) >= 10
-    assert first.files_done < first.files_total
-    for _ in steps:
-        pass
+    steps = list(scan_progressive(vault, batch=10))
+    first = steps[0]
+    assert not first.done and len(first.memories) >= (1 if peek else 10)
+    assert first.files_done < steps[-1].files_total
+    if peek:
+        assert first.files_done == first.files_total == peek  # before the listing
 
 
 def test_parallel_parse_gives_the_same_result(

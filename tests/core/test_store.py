@@ -374,3 +374,76 @@ def test_rows_packed_before_another_writer_made_the_dictionary_are_packed_again(
     assert {rel: [m.id for m in fs.memories] for rel, (_s, fs) in got.items()} == {
         rel: [m.id for m in fs.memories] for rel, (_s, fs) in entries.items()
     }
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_first_files_are_files_the_full_listing_holds(own_fixtures_copy: Path, fmt: str) -> None:
+    vault = vault_at(own_fixtures_copy, fmt)
+    root = vault.root
+    (root / "stray.txt").write_text("not a memory", encoding="utf-8")
+    names = set(vault.adapter.file_listing(root).names)
+    first = vault.adapter.first_files(root, 1000)
+    assert set(first) <= names
+    assert len(first) == len(set(first))
+    assert vault.adapter.first_files(root, 2) == first[:2]
+    if fmt in ("cognitive-memory", "project-ocean", "observation-v1"):
+        assert first  # a file-per-memory format finds some at once
+
+
+def test_first_files_leave_out_hidden_files_links_and_folders(tmp_path: Path) -> None:
+    from memlens.core.formats.files import some_md
+
+    root = tmp_path / "v"
+    (root / "notes").mkdir(parents=True)
+    (root / "notes" / "a.md").write_text("a", encoding="utf-8")
+    (root / "notes" / ".hidden.md").write_text("h", encoding="utf-8")
+    (root / "notes" / "dir.md").mkdir()
+    (root / "notes" / "link.md").symlink_to(root / "notes" / "a.md")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "b.md").write_text("b", encoding="utf-8")
+    (root / "linked").symlink_to(outside)
+    assert some_md(root, ["notes", "linked", "absent"], 10) == ["notes/a.md"]
+    assert some_md(root, ["notes"], 0) == []
+
+
+def test_a_cold_progressive_scan_shows_first_rows_before_listing_the_vault(
+    own_fixtures_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The peeked files' memories come first, are not parsed or shown twice, and the
+    result equals a plain scan's."""
+    from memlens.core.scan import cache as scan_cache
+    from memlens.core.scan import parallel as parse_parallel
+
+    vault = vault_at(own_fixtures_copy, "cognitive-memory")
+    events: list[str] = []
+    listing = scan_cache.recorded_listing
+    scan_new = scan_cache.scan_new
+    parses: list[str] = []
+
+    def noted_listing(*args: object) -> object:
+        events.append("listed")
+        return listing(*args)  # type: ignore[arg-type]
+
+    def noted_parse(adapter: object, root: Path, rel: str) -> object:
+        parses.append(rel)
+        return scan_new(adapter, root, rel)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(scan_cache, "recorded_listing", noted_listing)
+    monkeypatch.setattr(scan_cache, "scan_new", noted_parse)
+    monkeypatch.setattr(parse_parallel, "scan_new", noted_parse)  # the other files
+    monkeypatch.setattr(scan_cache, "PEEK", 3)
+    steps = []
+    for step in scan_progressive(vault, batch=2, cache=True, parallel=False):
+        events.append("step")
+        steps.append(step)
+    assert events[:2] == ["step", "listed"]
+    assert len(steps[0].memories) > 0 and steps[0].files_done == 3
+    shown = [id(m) for s in steps for m in s.memories]
+    assert len(shown) == len(set(shown))
+    last = steps[-1]
+    assert last.stats.status == "cold" and last.stats.parsed == last.stats.files
+    assert last.result is not None
+    assert last.result.memories == vault.adapter.scan(vault.root).memories
+    assert sorted(parses[:3]) == sorted(vault.adapter.first_files(vault.root, 3))
+    assert len(parses) == len(set(parses)) == last.stats.files  # each file parsed once

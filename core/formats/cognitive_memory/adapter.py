@@ -32,6 +32,7 @@ from ..files import (
     list_files,
     list_md,
     rel_posix,
+    some_md,
     unlistable,
 )
 from ..linking import Changes, split_duplicates
@@ -110,6 +111,13 @@ class CognitiveMemoryAdapter(FormatAdapter):
     def file_rels(self, root: Path) -> list[str]:
         """`files` as vault-relative strings (a cheaper stat walk)."""
         return self.file_listing(root).names
+
+    def first_files(self, root: Path, limit: int) -> list[str]:
+        """Memory files of the graph's type folders and `vault/`, as `file_listing` lists them."""
+        graph = (
+            [] if unlistable(root, GRAPH_DIR) else [f"{GRAPH_DIR}/{d}" for d in TYPE_DIRS.values()]
+        )
+        return some_md(root, [*graph, VAULT_DIR], limit)
 
     def file_listing(self, root: Path) -> Listing:
         """Memory files, episodes and the two state files, and the entries

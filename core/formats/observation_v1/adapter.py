@@ -45,7 +45,7 @@ from ...refs import PointerField
 from ...text.dates import day_of, days_between
 from ...text.textio import decode_bytes, read_text
 from ..adapter import FormatAdapter, FormatInfo, PromoteOption
-from ..files import Listing, SkippedEntry, list_md, rel_posix
+from ..files import Listing, SkippedEntry, list_md, rel_posix, some_md
 from ..linking import Changes, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
 from ..privacy_model import TextField, frontmatter_text_fields
@@ -116,6 +116,10 @@ class ObservationV1Adapter(FormatAdapter):
     def file_rels(self, root: Path) -> list[str]:
         """`files` as vault-relative strings (a cheaper stat walk)."""
         return self.file_listing(root).names
+
+    def first_files(self, root: Path, limit: int) -> list[str]:
+        """Documents of the folders `file_listing` lists, the first ones first."""
+        return some_md(root, [folder.rel for folder in _FOLDERS], limit)
 
     def file_listing(self, root: Path) -> Listing:
         """Documents of every folder, and entries left out (links out of the vault, ...)."""

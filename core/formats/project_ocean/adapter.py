@@ -42,7 +42,7 @@ from ...model import (
 )
 from ...refs import PointerField
 from ..adapter import FieldWrite, FormatAdapter, FormatInfo
-from ..files import Listing, SkippedEntry, list_dirs, list_md, rel_posix, unlistable
+from ..files import Listing, SkippedEntry, list_dirs, list_md, rel_posix, some_md, unlistable
 from ..linking import Changes, one_memory_files, relinked, split_duplicates
 from ..preview_model import PreviewRequest, PreviewSection
 from ..privacy_model import TextField, frontmatter_text_fields
@@ -85,6 +85,17 @@ class ProjectOceanAdapter(FormatAdapter):
     def file_rels(self, root: Path) -> list[str]:
         """`files` as vault-relative strings (a cheaper stat walk)."""
         return self.file_listing(root).names
+
+    def first_files(self, root: Path, limit: int) -> list[str]:
+        """Notes of the agents' vaults and the shared folder, as `file_listing` lists them."""
+        folders: list[str] = []
+        for agent in list_dirs(root, "agents").names:
+            memory = f"agents/{agent}/memory"
+            if not (unlistable(root, f"agents/{agent}") or unlistable(root, memory)):
+                folders.append(f"{memory}/vault")
+        if unlistable(root, "shared/observations") is None:
+            folders.append("shared/observations")
+        return some_md(root, folders, limit)
 
     def file_listing(self, root: Path) -> Listing:
         """Every agent's vault/archive and the shared folders, and the entries
