@@ -38,9 +38,11 @@ def root_of(fmt: str) -> Path:
 
 @pytest.fixture
 def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Workers for a fixture-sized vault, in several pieces."""
+    """Workers for a fixture-sized vault, in several pieces (none of its files parsed
+    before the listing: at a fixture's size the cold peek would take them all)."""
     monkeypatch.setattr(scan_parallel, "PARALLEL_MIN_FILES", 2)
     monkeypatch.setattr(scan_parallel, "PARALLEL_CHUNK", 3)
+    monkeypatch.setattr(scan_cache, "PEEK", 0)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -149,3 +151,19 @@ def test_default_uses_workers_only_for_large_parses(monkeypatch: pytest.MonkeyPa
     assert not scan_parallel.used_workers(10**6, None)
     monkeypatch.setattr(workers, "_cpus", lambda: 1)
     assert not scan_parallel.used_workers(10**6, True)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_files_peeked_before_the_listing_then_workers_give_the_serial_result(
+    fmt: str, small_pieces: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scan_cache, "PEEK", 3)
+    root = root_of(fmt)
+    adapter = adapter_for(fmt)
+    steps = list(scan_files(adapter, root, parallel=True, batch=2))
+    last = steps[-1]
+    assert steps[0].files_done == 3 and not steps[0].done
+    assert last.result is not None and last.stats.parallel > 0
+    assert_same(last.result, adapter.scan(root))
+    shown = [id(m) for s in steps for m in s.memories]
+    assert len(shown) == len(set(shown))
