@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memlens.core.model import RAW_BODY, RAW_FIELDS, Memory
+from memlens.core.model import RAW_BODY, RAW_FIELDS, FileScan, Memory
 from memlens.core.scan.cache import cache_path
 from memlens.core.scan.vault import (
     Vault,
@@ -269,9 +269,11 @@ def test_decoding_fetched_rows_lets_each_go_and_keeps_their_order(own_fixtures_c
         again = store.load_files()
     finally:
         store.close()
-    assert {rel: [m.id for m in fs.memories] for rel, (_stamp, fs) in entries.items()} == {
-        rel: [m.id for m in fs.memories] for rel, (_stamp, fs) in again.items()
-    }
+    assert _ids_by_file(entries) == _ids_by_file(again)
+
+
+def _ids_by_file(entries: dict[str, tuple[object, FileScan]]) -> dict[str, list[str]]:
+    return {rel: [m.id for m in fs.memories] for rel, (_stamp, fs) in entries.items()}
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -371,9 +373,7 @@ def test_rows_packed_before_another_writer_made_the_dictionary_are_packed_again(
         got = again.load_files()
     finally:
         again.close()
-    assert {rel: [m.id for m in fs.memories] for rel, (_s, fs) in got.items()} == {
-        rel: [m.id for m in fs.memories] for rel, (_s, fs) in entries.items()
-    }
+    assert _ids_by_file(got) == _ids_by_file(entries)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
