@@ -51,11 +51,12 @@ from ..store import (
     CACHE_DIR_ENV,
     Entries,
     FileStamp,
-    Row,
+    RowLoader,
     StoreCorrupt,
     VaultStore,
     cache_dir,
     open_store,
+    pack,
 )
 from . import parallel as parallel_parse
 from .parallel import parse_files, parse_rels
@@ -111,22 +112,22 @@ def scan_files(
     try:
         if cache:
             t = time.perf_counter()
-            store, zdict, rows = _open_store(root, adapter.format_id, stats)
-            if store is not None and batch is not None and len(rows) > batch:
+            store, rows = _open_store(root, adapter.format_id, stats)
+            if store is not None and rows is not None and batch is not None and len(rows) > batch:
                 # A first batch at once (before the other rows are decoded and
                 # the vault walked): early rows, replaced by the linked ones.
-                entries = _decode(store, stats, zdict, rows[:batch])
-                early = set(entries)
-                first = [m for _stamp, fs in entries.values() for m in fs.memories]
                 # Until the walk, every stored row counts as reused (what a warm
                 # start expects; a front end shows no more early rows then); the
                 # done step carries the real counts.
                 stats.files = stats.reused = len(rows)
-                del rows[:batch]
+                entries = _decode(store, stats, rows, batch)
+                early = set(entries)
+                first = [m for _stamp, fs in entries.values() for m in fs.memories]
                 yield ScanProgress(first, len(early), stats.files, stats=stats)
                 del first
-            if store is not None and stats.status == "warm":
-                entries.update(_decode(store, stats, zdict, rows))
+            if store is not None and rows is not None and stats.status == "warm":
+                entries.update(_decode(store, stats, rows, None))
+                stats.packed = rows.packed
                 if stats.status == "discarded":
                     entries = {}  # the first batch too: one damaged row and none is trusted
                 elif not entries:
@@ -144,33 +145,33 @@ def scan_files(
 
 def _open_store(
     root: Path, format_id: str, stats: CacheStats
-) -> tuple[VaultStore | None, bytes, list[Row]]:
-    """The vault's store and its rows as fetched; (None, ...) with `stats.reason` if none."""
+) -> tuple[VaultStore | None, RowLoader | None]:
+    """The vault's store and its rows to decode; (None, None) with `stats.reason` if no store."""
     stats.path = cache_path(root)
     try:
         opened = open_store(root, format_id, code_fingerprint(format_id))
     except (OSError, sqlite3.Error) as exc:  # a store that cannot be made is only slower
         stats.status, stats.reason = "off", f"cache not saved: {exc}"
-        return None, b"", []
+        return None, None
     store = opened.store
     assert store is not None
     stats.status, stats.reason = opened.status, opened.reason
     if opened.status != "warm":
-        return store, b"", []
+        return store, None
     try:
-        zdict, rows = store.fetch()
+        rows = store.fetch()
     except StoreCorrupt as exc:
-        return _discarded(store, stats, exc), b"", []
-    if not rows:
+        return _discarded(store, stats, exc), None
+    if not len(rows):
         stats.status = "cold"
-    return store, zdict, rows
+    return store, rows
 
 
-def _decode(store: VaultStore, stats: CacheStats, zdict: bytes, rows: list[Row]) -> Entries:
-    """Rows as entries; a damaged row empties the store ({}, status "discarded")."""
+def _decode(store: VaultStore, stats: CacheStats, rows: RowLoader, count: int | None) -> Entries:
+    """The next `count` rows (None: all) as entries; a damaged row empties the store ({})."""
     try:
         with quiet_gc():
-            return store.decode(zdict, rows)
+            return rows.take(count)
     except StoreCorrupt as exc:
         _discarded(store, stats, exc)
         return {}
@@ -271,6 +272,8 @@ def _scan(
     )
     if store is not None and save:
         _save(store, stats, assembled.upserts + renewed, [*entries, *assembled.unstamped])
+        if stats.status != "off" and pack.wanted(len(stamps), stats.packed):
+            _save_pack(store, stats, scans, stamps)
 
 
 def _peek(adapter: FormatAdapter, root: Path) -> dict[str, tuple[FileScan, FileStamp | None]]:
@@ -407,6 +410,19 @@ def _save(
     except sqlite3.Error as exc:  # busy beyond the timeout, disk full: only slower
         stats.reason = f"cache not saved: {exc}"
     stats.save_s = time.perf_counter() - t
+
+
+def _save_pack(
+    store: VaultStore, stats: CacheStats, scans: dict[str, FileScan], stamps: dict[str, FileStamp]
+) -> None:
+    """Keep every stamped file's scan in the store's pack (`core.store.pack`)."""
+    t = time.perf_counter()
+    try:
+        store.save_pack((rel, stamp, scans[rel]) for rel, stamp in stamps.items())
+        stats.packed = len(stamps)
+    except sqlite3.Error as exc:  # busy beyond the timeout, disk full: only slower
+        stats.reason = f"pack not saved: {exc}"
+    stats.save_s += time.perf_counter() - t
 
 
 def _walk(

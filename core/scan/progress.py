@@ -35,6 +35,8 @@ class CacheStats:
     verified: int = 0
     #: Files parsed by worker processes.
     parallel: int = 0
+    #: Stored rows the store's pack served (`core.store.pack`).
+    packed: int = 0
     saved: bool = False
     load_s: float = 0.0
     walk_s: float = 0.0

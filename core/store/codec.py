@@ -41,7 +41,7 @@ import io
 import operator
 import pickle
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -146,10 +146,12 @@ def _without_root(values: tuple[Any, ...]) -> tuple[Any, ...]:
     return (*values[:_ROOT_AT], None, *values[_ROOT_AT + 1 :])
 
 
-def _row_table(fs: FileScan, root: Path, bodies: bool) -> dict[type[Any], Any]:
-    """The reducers of one row: its own memories and problems without the vault root."""
-    owned = {id(m) for m in fs.memories}
-    owned.update(id(p) for p in fs.problems)
+def rows_table(scans: Iterable[FileScan], root: Path, bodies: bool) -> dict[type[Any], Any]:
+    """The reducers of rows: the scans' own memories and problems without the vault root."""
+    owned: set[int] = set()
+    for fs in scans:
+        owned.update(id(m) for m in fs.memories)
+        owned.update(id(p) for p in fs.problems)
 
     def memory(m: Memory) -> tuple[Any, ...]:
         values = _values(m, m.body if bodies else None, _fields_as_stored(m))
@@ -174,7 +176,7 @@ def pickle_scan(fs: FileScan, root: Path, *, bodies: bool = False) -> bytes:
     """
     out = io.BytesIO()
     pickler = pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL)
-    pickler.dispatch_table = _row_table(fs, root, bodies)
+    pickler.dispatch_table = rows_table((fs,), root, bodies)
     pickler.dump(fs)
     return out.getvalue()
 
@@ -266,6 +268,11 @@ def unpickle_scan(raw: bytes, root: Path) -> FileScan:
         raise StoreCorrupt(f"unreadable row ({type(exc).__name__})") from exc
     if not isinstance(fs, FileScan):
         raise StoreCorrupt("a file row holds no FileScan")
+    return with_root(fs, root)
+
+
+def with_root(fs: FileScan, root: Path) -> FileScan:
+    """`fs` with the vault root its row left out set again on its memories and problems."""
     for m in fs.memories:
         if m.vault_root is None:
             m.vault_root = root
@@ -294,5 +301,7 @@ __all__ = [
     "has_body",
     "make_zdict",
     "pickle_scan",
+    "rows_table",
     "unpickle_scan",
+    "with_root",
 ]

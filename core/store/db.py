@@ -30,7 +30,10 @@ The schema:
                               turns in one row: the other file is re-read,
                               which a cache may cost
     blobs(name, value)        other per-vault data: `zdict`, the preset
-                              dictionary rows are compressed with (`codec`)
+                              dictionary rows are compressed with (`codec`);
+                              `pack`, every file's scan in one stream, what a
+                              warm start decodes instead of the rows it
+                              still matches (`pack`)
 """
 
 from __future__ import annotations

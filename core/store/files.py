@@ -34,6 +34,7 @@ from .db import (
     untrusted,
     write,
 )
+from .pack import PACK, PackReader, pack_blob
 from .stamps import FileStamp
 from .temps import sweep_once
 
@@ -41,7 +42,9 @@ from .temps import sweep_once
 #: mean no file row was written or removed in between (`put_blob_if_files`).
 FILES_TOKEN = "files-token"
 #: Blob names only this module writes.
-_OWN_BLOBS = frozenset({"zdict", FILES_TOKEN})
+_OWN_BLOBS = frozenset({"zdict", FILES_TOKEN, PACK})
+#: Paths per `IN (...)` query when rows are read again (SQLite allows 999 parameters).
+_IN_CHUNK = 500
 
 Entries = dict[str, tuple[FileStamp, FileScan]]
 #: A file row as fetched: rel, size, mtime_ns, ctime_ns, inode, sha256 (32 bytes), racy, blob.
@@ -125,18 +128,23 @@ class VaultStore:
 
         Raises StoreCorrupt when a row cannot be read back.
         """
-        zdict, rows = self.fetch()
-        return self.decode(zdict, rows)
+        return self.fetch().take()
 
-    def fetch(self) -> tuple[bytes, list[Row]]:
-        """The rows as stored and the dictionary they are packed with (see `decode`)."""
+    def fetch(self) -> RowLoader:
+        """The rows as stored, to decode (`RowLoader.take`); StoreCorrupt if unreadable.
+
+        With a pack (`core.store.pack`) the rows come without their blobs:
+        the pack serves them, and the few it cannot are read again.
+        """
         try:
-            # One read transaction: the rows and the dictionary they were packed with.
+            # One read transaction: the rows, their dictionary and the pack.
             self.conn.execute("BEGIN")
             try:
                 zdict = self._zdict()
+                packed = self._blob(PACK)
+                blob = "scan" if packed is None else "X''"
                 rows: list[Row] = self.conn.execute(
-                    "SELECT rel, size, mtime_ns, ctime_ns, inode, sha256, racy, scan FROM files"
+                    f"SELECT rel, size, mtime_ns, ctime_ns, inode, sha256, racy, {blob} FROM files"
                 ).fetchall()
             finally:
                 self.conn.execute("COMMIT")
@@ -146,34 +154,28 @@ class VaultStore:
             raise StoreCorrupt("store rows without their dictionary")
         # Rows come in rowid (path hash) order: decoded in that order, a
         # vault's memories lay scattered in memory and linking them in path
-        # order took 1.6x as long at 100k (cache misses).  Path order again.
+        # order took 1.6x as long at 100k (cache misses).  Path order again
+        # (the pack's order too).
         rows.sort(key=_row_path)
-        return zdict or b"", rows
+        pack = PackReader(packed, self.root) if packed is not None and rows else None
+        return RowLoader(self, zdict or b"", rows, pack)
 
-    def decode(self, zdict: bytes, rows: list[Row]) -> Entries:
-        """Fetched rows as entries (a front end may decode a few, show them, then the rest).
-
-        Empties `rows`, in order: each row is let go once decoded, so its
-        blob's memory is reused for the objects decoded after it (at 100k
-        rows the fetched rows are ~45 MB; held to the end, they sat on top
-        of every decoded row at the peak of a warm start).
-        """
-        root, fmt = self.root, self.format_id
-        decode, attach = codec.decode_scan, bodies.attach
-        out: Entries = {}
-        rows.reverse()  # popped from the end: first row first, O(1) each
-        pop = rows.pop
-        while rows:
-            key, size, mtime, ctime, inode, sha, racy, blob = pop()
-            fs = decode(blob, root, zdict)
-            rel = _rel(key)
-            if fs.memories and fs.memories[0].path == rel:
-                rel = fs.memories[0].path  # one string for the path, not two
-            if len(sha) != 32:
-                raise StoreCorrupt("a file row's sha256 is damaged")
-            hex_sha = sha.hex()
-            attach(root, rel, fmt, hex_sha, fs.memories)
-            out[rel] = (FileStamp(size, mtime, ctime, inode, hex_sha, bool(racy)), fs)
+    def rows_of(self, keys: list[bytes]) -> list[Row]:
+        """The rows of these stored paths, blobs included, as they are now (gone ones left out)."""
+        out: list[Row] = []
+        try:
+            for at in range(0, len(keys), _IN_CHUNK):
+                chunk = keys[at : at + _IN_CHUNK]
+                marks = ", ".join("?" * len(chunk))
+                found = self.conn.execute(
+                    "SELECT rel, size, mtime_ns, ctime_ns, inode, sha256, racy, scan"
+                    f" FROM files WHERE id IN ({marks})",
+                    [row_id(key) for key in chunk],
+                ).fetchall()
+                wanted = set(chunk)
+                out.extend(row for row in found if bytes(row[0]) in wanted)
+        except sqlite3.DatabaseError as exc:
+            raise StoreCorrupt(f"store unreadable: {exc}") from exc
         return out
 
     def stamps(self) -> dict[str, FileStamp]:
@@ -232,10 +234,85 @@ class VaultStore:
                 )
         return len(rows)
 
+    def save_pack(self, files: Iterable[tuple[str, FileStamp, FileScan]]) -> None:
+        """Keep the pack of these files' scans (`core.store.pack`), packed outside the lock."""
+        entries = [(_key(rel), bytes.fromhex(s.sha256), fs) for rel, s, fs in files]
+        blob = pack_blob(entries, self.root)
+        del entries
+        with write(self.conn) as conn:
+            conn.execute("INSERT OR REPLACE INTO blobs (name, value) VALUES (?, ?)", (PACK, blob))
+
     def _zdict(self) -> bytes | None:
         """The preset dictionary the rows are packed with (None before the first row)."""
-        row = self.conn.execute("SELECT value FROM blobs WHERE name = 'zdict'").fetchone()
+        return self._blob("zdict")
+
+    def _blob(self, name: str) -> bytes | None:
+        row = self.conn.execute("SELECT value FROM blobs WHERE name = ?", (name,)).fetchone()
         return None if row is None else bytes(row[0])
+
+
+class RowLoader:
+    """A store's rows as one read fetched them, decoded in steps: a few first, then the rest.
+
+    Rows are let go once decoded, so a blob's memory is reused for the
+    objects decoded after it (at 100k rows the fetched blobs were ~45 MB;
+    held to the end, they sat on top of every decoded row at the peak of a
+    warm start).  A row fetched without its blob that the pack cannot serve
+    (written since the pack) is read again at the end, stamp and blob
+    together: a row another process rewrote meanwhile is taken as it is now.
+    """
+
+    def __init__(self, store: VaultStore, zdict: bytes, rows: list[Row], pack: PackReader | None):
+        rows.reverse()  # popped from the end: first row first, O(1) each
+        self._store = store
+        self._zdict = zdict
+        self._rows = rows
+        self._pack = pack
+        self._missed: list[bytes] = []
+
+    def __len__(self) -> int:
+        """Rows not decoded yet."""
+        return len(self._rows) + len(self._missed)
+
+    @property
+    def packed(self) -> int:
+        """Rows the pack served so far."""
+        return 0 if self._pack is None else self._pack.served
+
+    def take(self, count: int | None = None) -> Entries:
+        """The next `count` rows as entries; None: every row left (StoreCorrupt: one is damaged)."""
+        out: Entries = {}
+        rows, pack, root, zdict = self._rows, self._pack, self._store.root, self._zdict
+        decode, pop = codec.decode_scan, rows.pop
+        for _ in range(len(rows) if count is None else min(count, len(rows))):
+            row = pop()
+            blob = row[7]
+            if blob:
+                self._add(out, row, decode(blob, root, zdict))
+                continue
+            fs = pack.take(row[0], row[5]) if pack is not None else None
+            if fs is None:
+                self._missed.append(row[0])
+            else:
+                self._add(out, row, fs)
+        if count is None:
+            if pack is not None:
+                pack.finish()
+            for row in self._store.rows_of(self._missed):
+                self._add(out, row, decode(row[7], root, zdict))
+            self._missed = []
+        return out
+
+    def _add(self, out: Entries, row: Row, fs: FileScan) -> None:
+        key, size, mtime, ctime, inode, sha, racy, _blob = row
+        rel = _rel(key)
+        if fs.memories and fs.memories[0].path == rel:
+            rel = fs.memories[0].path  # one string for the path, not two
+        if len(sha) != 32:
+            raise StoreCorrupt("a file row's sha256 is damaged")
+        hex_sha = sha.hex()
+        bodies.attach(self._store.root, rel, self._store.format_id, hex_sha, fs.memories)
+        out[rel] = (FileStamp(size, mtime, ctime, inode, hex_sha, bool(racy)), fs)
 
 
 def open_store(root: Path, format_id: str, code: str) -> Opened:
@@ -294,7 +371,7 @@ def put_blobs(root: Path, format_id: str, code: str, blobs: dict[str, bytes]) ->
     emptied takes it along.  False when there is no such store or it is busy.
     """
     if _OWN_BLOBS & blobs.keys():
-        raise ValueError("the rows' dictionary and files token are not named blobs")
+        raise ValueError("the rows' dictionary, files token and pack are not named blobs")
     try:
         with _blob_write(root, format_id, code) as conn:
             if conn is None:
@@ -319,7 +396,7 @@ def put_blob_if_files(
     not kept (no such store, busy, or other files).
     """
     if name in _OWN_BLOBS:
-        raise ValueError("the rows' dictionary and files token are not named blobs")
+        raise ValueError("the rows' dictionary, files token and pack are not named blobs")
     try:
         with _blob_write(root, format_id, code) as conn:
             if conn is None:
@@ -378,6 +455,7 @@ __all__ = [
     "FILES_TOKEN",
     "Entries",
     "Opened",
+    "RowLoader",
     "VaultStore",
     "open_store",
     "put_blob_if_files",
