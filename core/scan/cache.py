@@ -272,7 +272,10 @@ def _scan(
     )
     if store is not None and save:
         _save(store, stats, assembled.upserts + renewed, [*entries, *assembled.unstamped])
-        if stats.status != "off" and pack.wanted(len(stamps), stats.packed):
+        # At least this many files came from the pack and are current (the
+        # files gone and re-read may have been its entries).
+        current = stats.packed - stats.dropped - stats.parsed
+        if stats.status != "off" and pack.wanted(len(stamps), current):
             _save_pack(store, stats, scans, stamps)
 
 
@@ -418,8 +421,8 @@ def _save_pack(
     """Keep every stamped file's scan in the store's pack (`core.store.pack`)."""
     t = time.perf_counter()
     try:
-        store.save_pack((rel, stamp, scans[rel]) for rel, stamp in stamps.items())
-        stats.packed = len(stamps)
+        if store.save_pack((rel, stamp, scans[rel]) for rel, stamp in stamps.items()):
+            stats.packed = len(stamps)
     except sqlite3.Error as exc:  # busy beyond the timeout, disk full: only slower
         stats.reason = f"pack not saved: {exc}"
     stats.save_s += time.perf_counter() - t

@@ -28,12 +28,14 @@ The schema:
                               (9 MB of 58 at 100k files).  Two paths with the
                               same hash (odds ~1e-10 at 100k files) take
                               turns in one row: the other file is re-read,
-                              which a cache may cost
+                              which a cache may cost.  `gen`: the row's
+                              generation, higher for every save (indexed: a
+                              warm start reads the rows newer than its pack)
     blobs(name, value)        other per-vault data: `zdict`, the preset
                               dictionary rows are compressed with (`codec`);
-                              `pack`, every file's scan in one stream, what a
-                              warm start decodes instead of the rows it
-                              still matches (`pack`)
+                              `pack` and `pack-gen`, every file's stamp and
+                              scan in one stream and the generation of the
+                              rows it was made from (`pack`)
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from pathlib import Path
 #: Environment variable that moves the cache folder (tests point it at a tmp dir).
 CACHE_DIR_ENV = "MEMLENS_CACHE_DIR"
 #: Bump when the tables change.  Code changes are caught by the fingerprint.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: How long a writer waits for another process's write before giving up.
 BUSY_TIMEOUT_S = 2.0
 SUFFIX = ".sqlite3"
@@ -59,7 +61,8 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS files ("
     " id INTEGER PRIMARY KEY, rel BLOB NOT NULL, size INTEGER NOT NULL,"
     " mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL, inode INTEGER NOT NULL,"
-    " sha256 BLOB NOT NULL, racy INTEGER NOT NULL, scan BLOB NOT NULL)",
+    " sha256 BLOB NOT NULL, racy INTEGER NOT NULL, scan BLOB NOT NULL, gen INTEGER NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS files_gen ON files (gen)",
     "CREATE TABLE IF NOT EXISTS blobs (name TEXT PRIMARY KEY, value BLOB NOT NULL)",
 )
 _TABLES = ("files", "blobs", "meta")

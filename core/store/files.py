@@ -34,17 +34,18 @@ from .db import (
     untrusted,
     write,
 )
-from .pack import PACK, PackReader, pack_blob
+from .pack import PACK, PACK_GEN, Entry, PackReader, pack_blob
 from .stamps import FileStamp
 from .temps import sweep_once
 
 #: The blob every write of file rows sets to 16 new random bytes: equal tokens
 #: mean no file row was written or removed in between (`put_blob_if_files`).
 FILES_TOKEN = "files-token"
+#: The blob holding the generation of the last save of file rows (8 bytes,
+#: big-endian): each save's rows get the next one (`files.gen`).
+FILES_GEN = "files-gen"
 #: Blob names only this module writes.
-_OWN_BLOBS = frozenset({"zdict", FILES_TOKEN, PACK})
-#: Paths per `IN (...)` query when rows are read again (SQLite allows 999 parameters).
-_IN_CHUNK = 500
+_OWN_BLOBS = frozenset({"zdict", FILES_TOKEN, FILES_GEN, PACK, PACK_GEN})
 
 Entries = dict[str, tuple[FileStamp, FileScan]]
 #: A file row as fetched: rel, size, mtime_ns, ctime_ns, inode, sha256 (32 bytes), racy, blob.
@@ -133,18 +134,21 @@ class VaultStore:
     def fetch(self) -> RowLoader:
         """The rows as stored, to decode (`RowLoader.take`); StoreCorrupt if unreadable.
 
-        With a pack (`core.store.pack`) the rows come without their blobs:
-        the pack serves them, and the few it cannot are read again.
+        With a pack (`core.store.pack`), only the rows newer than it are read.
         """
         try:
             # One read transaction: the rows, their dictionary and the pack.
             self.conn.execute("BEGIN")
             try:
                 zdict = self._zdict()
-                packed = self._blob(PACK)
-                blob = "scan" if packed is None else "X''"
+                packed, gen = self._blob(PACK), self._blob(PACK_GEN)
+                if packed is None or gen is None or len(gen) != 8:
+                    packed, since = None, ""
+                else:
+                    since = f" WHERE gen > {int.from_bytes(gen, 'big')}"
                 rows: list[Row] = self.conn.execute(
-                    f"SELECT rel, size, mtime_ns, ctime_ns, inode, sha256, racy, {blob} FROM files"
+                    "SELECT rel, size, mtime_ns, ctime_ns, inode, sha256, racy, scan FROM files"
+                    + since
                 ).fetchall()
             finally:
                 self.conn.execute("COMMIT")
@@ -157,26 +161,8 @@ class VaultStore:
         # order took 1.6x as long at 100k (cache misses).  Path order again
         # (the pack's order too).
         rows.sort(key=_row_path)
-        pack = PackReader(packed, self.root) if packed is not None and rows else None
+        pack = PackReader(packed, self.root) if packed is not None else None
         return RowLoader(self, zdict or b"", rows, pack)
-
-    def rows_of(self, keys: list[bytes]) -> list[Row]:
-        """The rows of these stored paths, blobs included, as they are now (gone ones left out)."""
-        out: list[Row] = []
-        try:
-            for at in range(0, len(keys), _IN_CHUNK):
-                chunk = keys[at : at + _IN_CHUNK]
-                marks = ", ".join("?" * len(chunk))
-                found = self.conn.execute(
-                    "SELECT rel, size, mtime_ns, ctime_ns, inode, sha256, racy, scan"
-                    f" FROM files WHERE id IN ({marks})",
-                    [row_id(key) for key in chunk],
-                ).fetchall()
-                wanted = set(chunk)
-                out.extend(row for row in found if bytes(row[0]) in wanted)
-        except sqlite3.DatabaseError as exc:
-            raise StoreCorrupt(f"store unreadable: {exc}") from exc
-        return out
 
     def stamps(self) -> dict[str, FileStamp]:
         """rel -> stamp of every row (no blobs read)."""
@@ -222,8 +208,14 @@ class VaultStore:
             # In rowid order: a first save then appends to full pages (in hash
             # order, the pages of a new store were left a third empty).
             rows.sort(key=lambda row: row[0])
+            gen = self._gen() + 1
+            conn.execute(
+                "INSERT OR REPLACE INTO blobs (name, value) VALUES (?, ?)",
+                (FILES_GEN, gen.to_bytes(8, "big")),
+            )
             conn.executemany(
-                "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
+                "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(*row, gen) for row in rows],
             )
             # (Not a row of another path that shares the hash: see `db.row_id`.)
             conn.executemany("DELETE FROM files WHERE id = ? AND rel = ?", gone)
@@ -234,13 +226,38 @@ class VaultStore:
                 )
         return len(rows)
 
-    def save_pack(self, files: Iterable[tuple[str, FileStamp, FileScan]]) -> None:
-        """Keep the pack of these files' scans (`core.store.pack`), packed outside the lock."""
-        entries = [(_key(rel), bytes.fromhex(s.sha256), fs) for rel, s, fs in files]
+    def save_pack(self, files: Iterable[tuple[str, FileStamp, FileScan]]) -> bool:
+        """Keep the pack of these files (`core.store.pack`) if they are exactly the file rows.
+
+        Packed outside the write lock; compared with the rows under it (every
+        path and stamp), so the pack and the generation it notes always say
+        what the rows said.  False when they differ (another writer): not kept.
+        """
+        entries = [(_key(rel), s, fs) for rel, s, fs in files]
         blob = pack_blob(entries, self.root)
+        want = {key: _stamp_columns(s) for key, s, _fs in entries}
         del entries
         with write(self.conn) as conn:
-            conn.execute("INSERT OR REPLACE INTO blobs (name, value) VALUES (?, ?)", (PACK, blob))
+            rows = conn.execute(
+                "SELECT rel, size, mtime_ns, ctime_ns, inode, sha256, racy FROM files"
+            ).fetchall()
+            if len(rows) != len(want) or any(want.get(bytes(r[0])) != r[1:] for r in rows):
+                return False
+            gen = self._gen().to_bytes(8, "big")
+            conn.executemany(
+                "INSERT OR REPLACE INTO blobs (name, value) VALUES (?, ?)",
+                [(PACK, blob), (PACK_GEN, gen)],
+            )
+        return True
+
+    def _gen(self) -> int:
+        """The generation of the last save of rows (0: none).
+
+        A counter of its own, not the rows' greatest: that one goes down when
+        its row is removed, and a row saved next would seem older than a pack.
+        """
+        value = self._blob(FILES_GEN)
+        return int.from_bytes(value, "big") if value is not None and len(value) == 8 else 0
 
     def _zdict(self) -> bytes | None:
         """The preset dictionary the rows are packed with (None before the first row)."""
@@ -254,12 +271,10 @@ class VaultStore:
 class RowLoader:
     """A store's rows as one read fetched them, decoded in steps: a few first, then the rest.
 
-    Rows are let go once decoded, so a blob's memory is reused for the
-    objects decoded after it (at 100k rows the fetched blobs were ~45 MB;
-    held to the end, they sat on top of every decoded row at the peak of a
-    warm start).  A row fetched without its blob that the pack cannot serve
-    (written since the pack) is read again at the end, stamp and blob
-    together: a row another process rewrote meanwhile is taken as it is now.
+    Without a pack, the rows (let go once decoded, so a blob's memory is
+    reused for the objects decoded after it: at 100k rows the fetched blobs
+    were ~45 MB).  With one, its entries in path order, and then the rows
+    newer than it, which replace the entries of their paths.
     """
 
     def __init__(self, store: VaultStore, zdict: bytes, rows: list[Row], pack: PackReader | None):
@@ -268,51 +283,63 @@ class RowLoader:
         self._zdict = zdict
         self._rows = rows
         self._pack = pack
-        self._missed: list[bytes] = []
+        self._parts = pack.parts() if pack is not None else iter(())
+        self._part: list[Entry] = []
+        self._newer = {row[0] for row in rows} if pack is not None else set()
+        #: Files the pack served so far.
+        self.packed = 0
 
     def __len__(self) -> int:
-        """Rows not decoded yet."""
-        return len(self._rows) + len(self._missed)
-
-    @property
-    def packed(self) -> int:
-        """Rows the pack served so far."""
-        return 0 if self._pack is None else self._pack.served
+        """Rows and pack entries not decoded yet (pack entries of newer rows counted too)."""
+        return len(self._rows) + (self._pack.count - self.packed if self._pack is not None else 0)
 
     def take(self, count: int | None = None) -> Entries:
-        """The next `count` rows as entries; None: every row left (StoreCorrupt: one is damaged)."""
+        """The next `count` files as entries; None: all left (StoreCorrupt if one is damaged)."""
         out: Entries = {}
-        rows, pack, root, zdict = self._rows, self._pack, self._store.root, self._zdict
+        left = -1 if count is None else count
+        if self._pack is not None:
+            self._from_pack(out, left)
+            if count is not None:
+                return out
+        rows, root, zdict = self._rows, self._store.root, self._zdict
         decode, pop = codec.decode_scan, rows.pop
         for _ in range(len(rows) if count is None else min(count, len(rows))):
             row = pop()
-            blob = row[7]
-            if blob:
-                self._add(out, row, decode(blob, root, zdict))
-                continue
-            fs = pack.take(row[0], row[5]) if pack is not None else None
-            if fs is None:
-                self._missed.append(row[0])
-            else:
-                self._add(out, row, fs)
-        if count is None:
-            if pack is not None:
-                pack.finish()
-            for row in self._store.rows_of(self._missed):
-                self._add(out, row, decode(row[7], root, zdict))
-            self._missed = []
+            key, size, mtime, ctime, inode, sha, racy, blob = row
+            if len(sha) != 32:
+                raise StoreCorrupt("a file row's sha256 is damaged")
+            stamp = FileStamp(size, mtime, ctime, inode, sha.hex(), bool(racy))
+            self._add(out, key, stamp, decode(blob, root, zdict))
         return out
 
-    def _add(self, out: Entries, row: Row, fs: FileScan) -> None:
-        key, size, mtime, ctime, inode, sha, racy, _blob = row
+    def _from_pack(self, out: Entries, left: int) -> None:
+        """Up to `left` (-1: every) pack entries into `out`, those of newer rows left out."""
+        newer, add = self._newer, self._add
+        while left:
+            if not self._part:
+                part = next(self._parts, None)
+                if part is None:
+                    return
+                part.reverse()
+                self._part = part
+            key, stamp, fs = self._part.pop()
+            if key in newer:
+                continue
+            add(out, key, stamp, fs)
+            self.packed += 1
+            left -= 1
+
+    def _add(self, out: Entries, key: bytes, stamp: FileStamp, fs: FileScan) -> None:
         rel = _rel(key)
         if fs.memories and fs.memories[0].path == rel:
             rel = fs.memories[0].path  # one string for the path, not two
-        if len(sha) != 32:
-            raise StoreCorrupt("a file row's sha256 is damaged")
-        hex_sha = sha.hex()
-        bodies.attach(self._store.root, rel, self._store.format_id, hex_sha, fs.memories)
-        out[rel] = (FileStamp(size, mtime, ctime, inode, hex_sha, bool(racy)), fs)
+        bodies.attach(self._store.root, rel, self._store.format_id, stamp.sha256, fs.memories)
+        out[rel] = (stamp, fs)
+
+
+def _stamp_columns(s: FileStamp) -> tuple[int, int, int, int, bytes, int]:
+    """A stamp as the file row's columns hold it (size, mtime, ctime, inode, sha256, racy)."""
+    return (s.size, s.mtime_ns, s.ctime_ns, s.inode, bytes.fromhex(s.sha256), int(s.racy))
 
 
 def open_store(root: Path, format_id: str, code: str) -> Opened:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pickle
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from memlens.core.scan.vault import Vault, discover, scan_vault
 from memlens.core.store import pack
 from memlens.core.store.db import StoreCorrupt
 from memlens.core.store.pack import PackReader, pack_blob
+from memlens.core.store.stamps import FileStamp
 
 FORMATS = (
     "dream-cycle",
@@ -138,6 +140,60 @@ def test_no_pack_for_a_vault_under_the_minimum(
     assert warm.cache_stats.reused == len(warm.stamps)
 
 
+def test_files_removed_and_added_after_the_pack(
+    own_fixtures_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fmt = "cognitive-memory"
+    root = root_of(own_fixtures_copy, fmt)
+    first = cached(root, fmt)
+    ones = sorted(rel for rel, fs in first.scans.items() if len(fs.memories) == 1)
+    changed, template = root / ones[0], (root / ones[1]).read_bytes()
+    new = (root / ones[1]).with_name("zz-added-later.md")
+    # The newest row is the changed file's, and a new pack is made over it.
+    changed.write_bytes(changed.read_bytes() + b"\nMore.\n")
+    monkeypatch.setattr(pack, "MIN_SHARE", 1.0)
+    cached(root, fmt)
+    cached(root, fmt)
+    monkeypatch.setattr(pack, "MIN_SHARE", 0.5)
+    packed = pack_of(root)
+
+    changed.unlink()  # the newest row goes; its pack entry stays
+    removed = cached(root, fmt)
+    assert ones[0] not in removed.scans
+    assert as_data(removed.result) == as_data(removed.adapter.scan(root))
+
+    # A file saved after the newest row was removed is newer than the pack all the same.
+    new.write_bytes(template.replace(b"\nid: ", b"\nid: z", 1))
+    added = cached(root, fmt)
+    assert added.cache_stats is not None and added.cache_stats.parsed == 1
+    assert pack_of(root) == packed
+    again = cached(root, fmt)
+    stats = again.cache_stats
+    assert stats is not None and stats.status == "warm" and stats.parsed == 0
+    assert new.relative_to(root).as_posix() in again.scans
+    assert as_data(again.result) == as_data(again.adapter.scan(root))
+
+
+def test_a_pack_is_kept_only_when_it_is_every_file_row(own_fixtures_copy: Path) -> None:
+    from memlens.core.scan.stored import code_fingerprint
+    from memlens.core.store.files import open_store
+
+    fmt = "cognitive-memory"
+    root = root_of(own_fixtures_copy, fmt)
+    vault = cached(root, fmt)
+    store = open_store(root, fmt, code_fingerprint(fmt)).store
+    assert store is not None
+    try:
+        files = [(rel, stamp, vault.scans[rel]) for rel, stamp in vault.stamps.items()]
+        assert not store.save_pack(files[1:])  # one file short
+        stamp = files[0][1]
+        other = replace(stamp, size=stamp.size + 1)
+        assert not store.save_pack([(files[0][0], other, files[0][2]), *files[1:]])
+        assert store.save_pack(files)
+    finally:
+        store.close()
+
+
 def _damaged(blob: bytes) -> bytes:
     at = len(blob) // 2
     return blob[:at] + bytes([blob[at] ^ 0xFF]) + blob[at + 1 :]
@@ -148,7 +204,7 @@ def _frame(*pickles: object) -> bytes:
     return zstandard.ZstdCompressor(write_checksum=True).compress(data)
 
 
-SHA = bytes(32)
+STAMP = FileStamp(1, 2, 3, 4, "00" * 32)
 
 
 @pytest.mark.parametrize(
@@ -160,7 +216,7 @@ SHA = bytes(32)
         "more_parts_than_said",
         "fewer_parts_than_said",
         "keys_out_of_order",
-        "short_sha",
+        "no_stamp",
         "no_filescan",
     ],
 )
@@ -172,18 +228,17 @@ def test_a_damaged_pack_discards_the_store_and_the_scan_is_right(
     cached(root, fmt)
     blob = pack_of(root)
     assert blob is not None
-    header = (pack.MAGIC, pack.VERSION)
+    head = (pack.MAGIC, pack.VERSION)
+    b, a = (b"b", STAMP, FileScan("b")), (b"a", STAMP, FileScan("a"))
     replaced = {
         "damaged": _damaged(blob),
         "checksum": blob[:-1] + bytes([blob[-1] ^ 1]),
-        "not_a_pack": _frame(("another", 1, 0)),
-        "more_parts_than_said": _frame((*header, 0), []),
-        "fewer_parts_than_said": _frame((*header, 2), []),
-        "keys_out_of_order": _frame(
-            (*header, 1), [(b"b", SHA, FileScan("b")), (b"a", SHA, FileScan("a"))]
-        ),
-        "short_sha": _frame((*header, 1), [(b"a", b"x", FileScan("a"))]),
-        "no_filescan": _frame((*header, 1), [(b"a", SHA, {"rel": "a"})]),
+        "not_a_pack": _frame(("another", 1, 0, 0)),
+        "more_parts_than_said": _frame((*head, 1, 1), [a], [b]),
+        "fewer_parts_than_said": _frame((*head, 2, 1), [a]),
+        "keys_out_of_order": _frame((*head, 1, 2), [b, a]),
+        "no_stamp": _frame((*head, 1, 1), [(b"a", ("1", 2), FileScan("a"))]),
+        "no_filescan": _frame((*head, 1, 1), [(b"a", STAMP, {"rel": "a"})]),
     }[bad]
     set_pack(root, replaced)
 
@@ -195,21 +250,20 @@ def test_a_damaged_pack_discards_the_store_and_the_scan_is_right(
     assert cached(root, fmt).cache_stats.status == "warm"  # type: ignore[union-attr]
 
 
-def test_the_reader_serves_only_entries_of_the_same_bytes(tmp_path: Path) -> None:
-    scans = {key: FileScan(key.decode()) for key in (b"a", b"c", b"e", b"g", b"i")}
-    entries = [(key, bytes([n]) * 32, fs) for n, (key, fs) in enumerate(scans.items())]
-    blob = pack_blob(list(reversed(entries)), tmp_path)  # sorted by the packer
+def test_the_reader_gives_the_entries_in_path_order_and_checks_the_frame(tmp_path: Path) -> None:
+    entries = [
+        (bytes([k]), replace(STAMP, size=n), FileScan(chr(k))) for n, k in enumerate(b"eacdb")
+    ]
+    blob = pack_blob(entries, tmp_path)  # sorted by the packer
     reader = PackReader(blob, tmp_path)
-    assert reader.take(b"0", SHA) is None  # before every entry: none read for it
-    assert reader.take(b"a", bytes([0]) * 32) == scans[b"a"]
-    assert reader.take(b"b", SHA) is None  # between entries
-    assert reader.take(b"c", SHA) is None  # another file's bytes
-    assert reader.take(b"g", bytes([3]) * 32) == scans[b"g"]
-    assert reader.take(b"g", bytes([3]) * 32) is None  # taken once
-    assert reader.served == 2
-    reader.finish()
+    assert reader.count == 5
+    got = [e for part in reader.parts() for e in part]
+    assert [k for k, _st, _fs in got] == [b"a", b"b", b"c", b"d", b"e"]
+    assert {k: (st.size, fs.rel) for k, st, fs in got} == {
+        bytes([k]): (n, chr(k)) for n, k in enumerate(b"eacdb")
+    }
     with pytest.raises(StoreCorrupt):
-        PackReader(_damaged(blob), tmp_path).finish()
+        [e for part in PackReader(_damaged(blob), tmp_path).parts() for e in part]
 
 
 def test_a_pack_keeps_memories_without_bodies_and_binds_the_vault_root(tmp_path: Path) -> None:
@@ -217,10 +271,8 @@ def test_a_pack_keeps_memories_without_bodies_and_binds_the_vault_root(tmp_path:
         format="cognitive-memory", vault_root=tmp_path, id="x", kind="fact", title="X",
         body="the body", path="x.md",
     )  # fmt: skip
-    blob = pack_blob([(b"x.md", SHA, FileScan("x.md", memories=[m]))], tmp_path)
+    blob = pack_blob([(b"x.md", STAMP, FileScan("x.md", memories=[m]))], tmp_path)
     assert b"the body" not in zstandard.ZstdDecompressor().stream_reader(blob).readall()
-    reader = PackReader(blob, tmp_path)
-    got = reader.take(b"x.md", SHA)
-    reader.finish()
-    assert got is not None and got.memories[0].vault_root is tmp_path
-    assert got.memories[0].id == "x"
+    ((key, stamp, got),) = [e for part in PackReader(blob, tmp_path).parts() for e in part]
+    assert key == b"x.md" and stamp == STAMP
+    assert got.memories[0].vault_root is tmp_path and got.memories[0].id == "x"
