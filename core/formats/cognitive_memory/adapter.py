@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from ...health import STATUS_HEALTH, clamp01
 from ...identity import ByIdentity
-from ...model import DecayInfo, FileScan, Health, Memory, Problem, ScanResult
+from ...model import DecayInfo, FileScan, Health, Memory, Problem, RefIssue, ScanResult
 from ...refs import PointerField
 from ..adapter import FormatAdapter, FormatInfo, PromoteOption
 from ..files import (
@@ -199,19 +199,19 @@ class CognitiveMemoryAdapter(FormatAdapter):
         index: list[dict[str, Any]] = []
         parsed: list[Memory] = []
         raw_of: dict[int, list[_RawRelation]] = {}
-        #: How many memory files claim each id (valid, duplicate or invalid).
-        claims: Counter[str] = Counter()
+        claimed: list[str] = []  # the id of each memory file, valid or not (counted below)
         for fs in scans.values():
             kind = fs.data.get("kind", _MEMORY)
             if kind == _MEMORY:
                 for p in fs.problems:
                     result.problems.append(p)
                     if p.id is not None:
-                        claims[p.id] += 1
+                        claimed.append(p.id)
+                raws = fs.data.get("raw_relations", [])
                 for m in fs.memories:
                     parsed.append(m)
-                    claims[m.id] += 1
-                    raw_of[id(m)] = fs.data.get("raw_relations", [])
+                    claimed.append(m.id)
+                    raw_of[id(m)] = raws
             elif kind == _STATE:
                 state = fs.data.get("state", {})
                 state_problems.extend(fs.problems)
@@ -221,6 +221,10 @@ class CognitiveMemoryAdapter(FormatAdapter):
             else:
                 index = fs.data.get("index", [])
 
+        #: How many memory files claim each id (valid, duplicate or invalid).
+        #: Counted at once: `Counter[key] += 1` runs a Python `__missing__` per new id.
+        claims: Counter[str] = Counter(claimed)
+        del claimed
         valid, dup_problems = split_duplicates(parsed, FORMAT_ID, root)
         result.problems.extend(dup_problems)
         result.problems.extend(state_problems)
@@ -229,12 +233,18 @@ class CognitiveMemoryAdapter(FormatAdapter):
 
         valid_ids = {m.id for m in valid}
         refs: dict[str, dict[int, Memory]] = {}
+        issues: dict[str, RefIssue | None] = {}  # per target: many memories name the same
         for memory in valid:
             _apply_state(memory, state.get(memory.id))
             raw_relations = raw_of[id(memory)]
             for raw in raw_relations:
-                refs.setdefault(raw.target, ByIdentity())[id(memory)] = memory
-            result.ref_problems.extend(_link_relations(root, memory, raw_relations, valid_ids))
+                holders = refs.get(raw.target)
+                if holders is None:
+                    holders = refs[raw.target] = ByIdentity()
+                holders[id(memory)] = memory
+            result.ref_problems.extend(
+                _link_relations(root, memory, raw_relations, valid_ids, issues)
+            )
         result.memories = valid
 
         valid_paths = {m.path: m.id for m in valid}

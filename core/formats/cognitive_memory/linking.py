@@ -11,7 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from ...identity import ByIdentity
-from ...model import FileScan, LinkState, Memory, ReferenceProblem, Relation, ScanResult
+from ...model import (
+    FileScan,
+    LinkState,
+    Memory,
+    ReferenceProblem,
+    RefIssue,
+    Relation,
+    ScanResult,
+)
 from ...refs import reference_issue
 from ...text.dates import iso
 from ..linking import Changes, one_memory_files, relinked
@@ -101,13 +109,24 @@ def _raw_of(scans: Mapping[str, FileScan], changes: Changes, memory: Memory) -> 
 
 
 def _link_relations(
-    root: Path, memory: Memory, raw_relations: list[_RawRelation], valid: Container[str]
+    root: Path,
+    memory: Memory,
+    raw_relations: list[_RawRelation],
+    valid: Container[str],
+    issues: dict[str, RefIssue | None],
 ) -> list[ReferenceProblem]:
-    """Resolve a memory's relations in place against the valid ids; its broken ones."""
+    """Resolve a memory's relations in place against the valid ids; its broken ones.
+
+    `issues`: each target's issue as found so far against the same `valid`.
+    """
     problems: list[ReferenceProblem] = []
     resolved_all: list[str | None] = []
     for raw in raw_relations:
-        issue = reference_issue(raw.target, valid)
+        target = raw.target
+        if target in issues:
+            issue = issues[target]
+        else:
+            issue = issues[target] = reference_issue(target, valid)
         resolved = raw.target if issue is None else None
         resolved_all.append(resolved)
         if issue is not None:
@@ -207,6 +226,7 @@ def relink_files(
     for mem_id in appeared_or_gone:
         owners.update(refs.get(mem_id, {}))
     ref_problems: list[ReferenceProblem] = []
+    issues: dict[str, RefIssue | None] = {}
     fresh = {id(m) for m in new}
     for memory in sorted(owners.values(), key=order):
         raw_relations = _raw_of(scans, changes, memory)
@@ -214,7 +234,7 @@ def relink_files(
             _apply_state(memory, state.get(memory.id))
             for raw in raw_relations:
                 refs.setdefault(raw.target, ByIdentity())[id(memory)] = memory
-        ref_problems.extend(_link_relations(root, memory, raw_relations, valid))
+        ref_problems.extend(_link_relations(root, memory, raw_relations, valid, issues))
     dropped = {id(m) for m in gone}
     owner_ids = {m.id for m in owners.values()} | {m.id for m in gone}
     records = dict(previous.records)
