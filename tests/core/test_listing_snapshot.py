@@ -99,7 +99,7 @@ def test_another_date_a_damaged_blob_or_an_emptied_store_give_none(
     assert stored_rows(vault, date(2026, 11, 23)) == []
     conn = sqlite3.connect(cache_path(vault.root))
     with conn:
-        conn.execute("UPDATE blobs SET value = ? WHERE name = ?", (b"not zlib", BLOB))
+        conn.execute("UPDATE blobs SET value = ? WHERE name = ?", (b"not zstd", BLOB))
     conn.close()
     assert stored_rows(vault, AS_OF) == []
     save_rows(vault, rows_for_vault(vault, AS_OF), AS_OF)  # remade, then the store emptied
@@ -242,7 +242,7 @@ def test_a_patch_too_big_or_damaged_is_not_used(
     assert save_rows(again, linked, AS_OF)
     conn = sqlite3.connect(cache_path(vault.root))
     with conn:
-        conn.execute("UPDATE blobs SET value = ? WHERE name = ?", (b"not zlib", PATCH_BLOB))
+        conn.execute("UPDATE blobs SET value = ? WHERE name = ?", (b"not zstd", PATCH_BLOB))
     conn.close()
     held = snapshot.kept_rows(again, AS_OF)
     # The rows as kept, less the changed file's; none taken for linked rows.
