@@ -11,7 +11,8 @@ The pack is a copy beside the rows, never their replacement: rows stay
 whole because a search index reads single rows (`core.store.reader`).  The
 pack is written only when the file rows are exactly its entries, checked in
 its write transaction, and it notes the rows' generation then (`PACK_GEN`):
-every save of rows gives them a higher one (`files.gen`, indexed).  A warm
+every save of rows gives them the next one (`files.gen`, indexed; the
+counter is the store's `files-gen` blob).  A warm
 start takes the pack's entries and, over them, the rows of a newer
 generation (one changed file: the store's usual small write, never the
 pack).  A pack entry whose row was removed since (its file gone) is still
@@ -24,7 +25,7 @@ pickles: a header (`MAGIC`, version, number of parts, of entries), then the
 parts, each a list of (path key, stamp, FileScan) in path-key order,
 memories without bodies and without the vault root, as a row holds them
 (`core.store.codec`).  The checksum is checked once the last part has been
-read (`PackReader.finish`).
+read (`PackReader.parts`).
 """
 
 from __future__ import annotations
