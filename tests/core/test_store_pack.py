@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
+from memlens.core.formats import adapters
 from memlens.core.model import FileScan, Memory, ScanResult
 from memlens.core.scan import reading as scan_reading
 from memlens.core.scan.cache import cache_path
@@ -19,13 +20,8 @@ from memlens.core.store.db import StoreCorrupt
 from memlens.core.store.pack import PackReader, pack_blob
 from memlens.core.store.stamps import FileStamp
 
-FORMATS = (
-    "dream-cycle",
-    "observation-v1",
-    "experience-records",
-    "project-ocean",
-    "cognitive-memory",
-)
+#: Every registered format (a new one is covered without editing this file).
+FORMATS = tuple(adapter.format_id for adapter in adapters())
 
 #: Each test with a cache folder of its own (`private_cache` in tests/conftest.py).
 pytestmark = pytest.mark.usefixtures("private_cache")
