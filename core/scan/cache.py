@@ -40,7 +40,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -207,11 +207,8 @@ def _scan(
     #: Racy rows found unchanged by content: stored again with their fresh stamp.
     renewed: list[tuple[str, FileStamp, FileScan]] = []
     # A cold start: a few files parsed before the listing, for first rows.
-    peeked = _peek(adapter, root) if batch is not None and not entries and not early else {}
-    if peeked:
-        first = [m for fs, _stamp in peeked.values() for m in fs.memories]
-        yield ScanProgress(first, len(peeked), len(peeked), stats=stats)
-        del first
+    cold = batch is not None and not entries and not early
+    peeked = (yield from _first_rows(adapter, root, stats)) if cold else {}
     listing, slots, todo = _stat_walk(adapter, root, entries, stats, renewed, walk)
     rels = listing.names
 
@@ -255,8 +252,6 @@ def _scan(
     stats.parsed = len(todo)
 
     assembled, result = _assemble_and_link(adapter, root, listing, slots, parsed, stats)
-    scans, stamps = assembled.scans, assembled.stamps
-
     # The linked result first: a front end can list everything while the
     # store is being written (continue the iteration to save).
     yield ScanProgress(
@@ -265,18 +260,40 @@ def _scan(
         len(rels),
         done=True,
         result=result,
-        scans=scans,
-        stamps=stamps,
+        scans=assembled.scans,
+        stamps=assembled.stamps,
         stats=stats,
         listing=listing,
     )
     if store is not None and save:
-        _save(store, stats, assembled.upserts + renewed, [*entries, *assembled.unstamped])
-        # At least this many files came from the pack and are current (the
-        # files gone and re-read may have been its entries).
-        current = stats.packed - stats.dropped - stats.parsed
-        if stats.status != "off" and pack.wanted(len(stamps), current):
-            _save_pack(store, stats, scans, stamps)
+        _persist(store, stats, assembled, renewed, entries)
+
+
+def _persist(
+    store: VaultStore,
+    stats: CacheStats,
+    assembled: _Assembled,
+    renewed: list[tuple[str, FileStamp, FileScan]],
+    entries: Entries,
+) -> None:
+    """The scan's new and renewed rows saved; the pack too when it serves too few files."""
+    _save(store, stats, assembled.upserts + renewed, [*entries, *assembled.unstamped])
+    # At least this many files came from the pack and are current (the
+    # files gone and re-read may have been its entries).
+    current = stats.packed - stats.dropped - stats.parsed
+    if stats.status != "off" and pack.wanted(len(assembled.stamps), current):
+        _save_pack(store, stats, assembled.scans, assembled.stamps)
+
+
+def _first_rows(
+    adapter: FormatAdapter, root: Path, stats: CacheStats
+) -> Generator[ScanProgress, None, dict[str, tuple[FileScan, FileStamp | None]]]:
+    """`_peek`'s files, their memories yielded as a cold start's first rows."""
+    peeked = _peek(adapter, root)
+    if peeked:
+        first = [m for fs, _stamp in peeked.values() for m in fs.memories]
+        yield ScanProgress(first, len(peeked), len(peeked), stats=stats)
+    return peeked
 
 
 def _peek(adapter: FormatAdapter, root: Path) -> dict[str, tuple[FileScan, FileStamp | None]]:
