@@ -82,9 +82,15 @@ def redacted(text: str, redactions: Iterable[Redaction]) -> str:
 
 
 def walk_strings(value: Any, name: str) -> Iterator[tuple[str, str]]:
-    """Every string inside a parsed value, named `context.user`, `tags[1]`, ..."""
+    """Every string inside a parsed value, named `context.user`, `tags[1]`, ...
+
+    An integer is read as its digits: a card or phone number written as a
+    JSON or YAML number (`card_number: 4024953695187066`) is one all the same.
+    """
     if isinstance(value, str):
         yield name, value
+    elif isinstance(value, int) and not isinstance(value, bool):
+        yield name, str(value)
     elif isinstance(value, Mapping):
         for key, item in value.items():
             if str(key) in NON_TEXT_KEYS:
@@ -235,9 +241,17 @@ def redaction_summary(redactions: Sequence[Redaction]) -> str:
 
 
 def deep_redacted(value: Any, redactions: Sequence[Redaction]) -> Any:
-    """`value` with the secrets replaced in every string inside it (structure kept)."""
+    """`value` with the secrets replaced in every string inside it (structure kept).
+
+    An integer holding a secret (`walk_strings` reads its digits) becomes the
+    redacted text: a number cannot hold the marker.
+    """
     if isinstance(value, str):
         return redacted(value, redactions)
+    if isinstance(value, int) and not isinstance(value, bool):
+        text = str(value)
+        out = redacted(text, redactions)
+        return value if out == text else out
     if isinstance(value, dict):
         return {k: deep_redacted(v, redactions) for k, v in value.items()}
     if isinstance(value, list):

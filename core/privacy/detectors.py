@@ -138,22 +138,36 @@ _CREDENTIAL_NAME = (
     r"access[_ -]?key(?:[_ -]?id)?|secret[_ -]?access[_ -]?key|auth[_ -]?token|"
     r"access[_ -]?token|refresh[_ -]?token|bearer[_ -]?token|token|private[_ -]?key|"
     r"signing[_ -]?(?:key|secret)|session[_ -]?key|credentials?|app[_ -]?key|"
-    r"webhook[_ -]?secret|account[_ -]?key|master[_ -]?key|encryption[_ -]?key|_authToken)"
+    r"webhook[_ -]?secret|account[_ -]?key|master[_ -]?key|encryption[_ -]?key|_authToken|"
+    r"session[_ -]?token|security[_ -]?token|sas[_ -]?token)"
 )
+#: Where a credential name may begin: after no letter or digit, or where a
+#: camel-cased name turns to it (`SessionToken`, `githubToken`).
+_NAME_START = r"(?:(?<![A-Za-z0-9])|(?-i:(?<=[a-z0-9])(?=[A-Z])))"
 _ASSIGNMENT = re.compile(
-    r"(?i)(?<![A-Za-z0-9])"
+    r"(?i)"
+    + _NAME_START
     + _CREDENTIAL_NAME
     # what it is for, on the same line: "the auth token for the SMS relay is ..."
     + r"(?P<purpose>[ \t]+(?:"
     + FOR_WORDS
-    + r")(?:[ \t]+[\w.@-]+){1,3}?)?"
-    + r"[\"']?\s*(?:=|:|=>|\bis\b|\bwas\b)\s*"
+    + r")(?:[ \t]+[\w.@-]+){1,4}?)?"
+    # which one, and a remark: `Storage account key 2 (backup): ...`
+    + r"(?:[ \t]+\d)?(?:[ \t]+\([^()\n]{1,30}\))?"
+    + r"[\"']?\s*(?:=|:|=>|\bis\b|\bwas\b|[\u2013\u2014])\s*"
     # quoted, any printable characters (Django's `SECRET_KEY = '...&x=(b)@...'`); bare,
-    # those of tokens and base64, after Laravel's `base64:` (`APP_KEY=base64:...`)
-    r"(?:(?P<q>[\"'`])(?P<quoted>[^\s\"'`\\]{16,256})(?P=q)"
-    r"|[\"'`]?(?:base64:)?(?P<value>[A-Za-z0-9+/=_.~-]{16,256}))"
+    # those of tokens and base64, after Laravel's `base64:` (`APP_KEY=base64:...`).
+    # No upper bound: an STS session token or a SAS is 300-1,000 characters, and
+    # a redaction must take all of them.
+    r"(?:(?P<q>[\"'`])(?P<quoted>[^\s\"'`\\]{16,})(?P=q)"
+    r"|[\"'`]?(?:base64:)?(?P<value>[A-Za-z0-9+/=_.~-]{16,}))"
 )
-_BEARER = re.compile(r"(?i)\b(?:bearer|token)[ \t]+(?P<value>[A-Za-z0-9+/=_.~-]{20,256})")
+_BEARER = re.compile(r"(?i)\b(?:bearer|token)[ \t]+(?P<value>[A-Za-z0-9+/=_.~-]{20,})")
+#: A credential name and its value with nothing between: "the webhook secret Zq7L... rotated".
+#: Only a value drawn at random passes (`_random_run`): prose follows names too.
+_BARE = re.compile(
+    r"(?i)" + _NAME_START + _CREDENTIAL_NAME + r"[ \t]+(?P<value>[A-Za-z0-9+/=_~-]{20,})(?![\w.-])"
+)
 #: HTTP basic authentication: base64 of `user:password`.
 _BASIC = re.compile(r"\bBasic\s+(?P<value>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
 #: A key in a URL's query under a name APIs give it (`?appid=...`, `&key=...`,
@@ -161,7 +175,7 @@ _BASIC = re.compile(r"\bBasic\s+(?P<value>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+
 _URL_KEY = re.compile(
     r"(?i)://[^\s'\"]*?[?&;](?:appid|app_id|key|apikey|api[_-]?key|access[_-]?token|token|"
     r"auth|auth[_-]?token|client[_-]?secret|secret|x-amz-signature|signature)="
-    r"(?P<value>[A-Za-z0-9_\-.~%+/]{16,256})"
+    r"(?P<value>[A-Za-z0-9_\-.~%+/]{16,})"
 )
 #: Tokens that are positions, not credentials: a page or a sync cursor, a request's
 #: or an idempotency key's id (`page_token=CiAK...`, `nextToken`, `continuation_token`).
@@ -183,7 +197,7 @@ _AWS_SECRET_NAME = re.compile(r"(?i)secret[_ -]?access[_ -]?key")
 #: The first word of every credential name (`_CREDENTIAL_NAME`), and `_BEARER`'s.
 _CREDENTIAL_STARTS = starts(
     "api|apikey|secret|client|access|auth|refresh|bearer|token|private|signing|session|"
-    "credential|app|webhook|account|master|encryption|_authtoken"
+    "credential|app|webhook|account|master|encryption|_authtoken|security|sas"
 )
 _BEARER_STARTS = starts("bearer|token")
 
@@ -339,7 +353,21 @@ def _url_keys(text: str) -> Iterator[Hit]:
             yield Hit("generic-secret", m.start("value"), m.end("value"), value)
 
 
+def _random_run(value: str) -> bool:
+    """Upper and lower case letters and digits, spread as a random draw spreads them."""
+    cased = re.search(r"[a-z]", value) and re.search(r"[A-Z]", value)
+    return bool(cased and re.search(r"\d", value)) and shannon_entropy(value) >= 4.0
+
+
+def _bare_values(text: str) -> Iterator[Hit]:
+    for m in anchored(_BARE, _CREDENTIAL_STARTS, text):
+        value = m.group("value")
+        if _random_run(value) and credential_value_ok(value):
+            yield Hit("generic-secret", m.start("value"), m.end("value"), value)
+
+
 def _generic(text: str, field: str) -> Iterator[Hit]:
+    yield from _bare_values(text)
     basic = _BASIC.finditer(text)
     for matches in (
         anchored(_ASSIGNMENT, _CREDENTIAL_STARTS, text),
@@ -404,7 +432,7 @@ _PASSWORD_NEEDLES = (
     "wachtwoord", "lösenord", "salasana", "adgangskode", "hasło", "haslo", "heslo", "jelszó",
     "пароль", "parola", "密码", "密碼", "パスワード", "비밀번호", "암호", "curl", "mysql",
     "phrase", "mnemonic", "şifre", "wpa", "wifi key", "wi-fi key", "wlan", "login", "log-in",
-    "sign-in", "signin", "sign in", "cred",
+    "log in", "sign-in", "signin", "sign in", "cred",
 )  # fmt: skip
 _CREDENTIAL_NEEDLES = ("key", "secret", "token", "credential", "bearer", "basic")
 _PHONE_FIELD_NEEDLES = ("phone", "mobile", "cell", "tel", "fax", "whatsapp", "handy")

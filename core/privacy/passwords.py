@@ -58,8 +58,8 @@ _PASSWORD = re.compile(
     r"(?i)(?P<kw>(?<![0-9])(?:" + PASSWORD_WORDS_LONG + r")"
     r"|(?<![A-Za-z0-9])(?:" + PASSWORD_WORDS_SHORT + "|" + PASSWORD_WORD_PASS + r")(?![\w-])"
     r"|" + PASSWORD_WORDS_CJK + r")"
-    # what it is for, on the same line: `password for the NAS: x`
-    r"(?:[ \t]+(?:" + FOR_WORDS + r")(?:[ \t]+[\w.@-]+){1,3}?)?"
+    # what it is for, on the same line: `password for the NAS: x`, `... for the export GPG key: x`
+    r"(?:[ \t]+(?:" + FOR_WORDS + r")(?:[ \t]+[\w.@-]+){1,4}?)?"
     r"(?P<remark>[ \t]+\([^()\n]{1,30}\))?"  # a remark: `password (temporary): x`
     r"[\"']?"  # the closing quote of a JSON or Python key: `"password": "x"`
     + _EMPHASIS
@@ -87,6 +87,10 @@ _COMMAND_PASSWORD = re.compile(
     r"|\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm registry)\s+login\b[^\n]*?"
     r"\s(?:-p|--password)[ =]['\"]?(?P<login>[^\s'\"]+)"
     r"|(?<![\w-])--password[ =]['\"]?(?P<option>[^\s'\"]+)"
+    # a literal piped to a login reading stdin: `echo 'x' | docker login --password-stdin`
+    # (not a variable: `echo $PW | ...`)
+    r"|\becho(?:[ \t]+-[neE]+)*[ \t]+['\"]?(?P<stdin>[^\s'\"|$`]+)['\"]?[ \t]*\|[^\n]*?"
+    r"--password-stdin"
 )
 #: A passphrase or a wallet's seed phrase written as words after a colon, to the line's end.
 _PASSPHRASE = re.compile(
@@ -107,8 +111,9 @@ _SENTENCE_WORDS = frozenset(
 _LOGIN_PAIR = re.compile(
     r"(?i)\b(?:log[- ]?in|sign[- ]?in|credentials?|creds)"
     # what it is for: `login for the old Jira: mara / x`
-    r"(?:[ \t]+(?:" + FOR_WORDS + r")(?:[ \t]+[\w.@-]+){1,3}?)?"
-    r"[ \t]*(?:is|are|was|were|:|=)[ \t]*"
+    r"(?:[ \t]+(?:" + FOR_WORDS + r")(?:[ \t]+[\w.@-]+){1,4}?)?"
+    # `login: mara / x`, and `log in to the router with admin / x`
+    r"(?:[ \t]*(?:is|are|was|were|:|=)|[ \t][^\n]{0,60}?\bwith)[ \t]*"
     r"[`\"']?(?P<user>[\w.@+-]{1,64})(?:[ \t]*/[ \t]*|:)(?P<value>[^\s\"'`]{6,128})"
 )
 #: `username/password: admin/x`, `login / pw = root/x`: the value is the pair.
@@ -309,9 +314,10 @@ def _in_prose(text: str) -> Iterator[Hit]:
 
 def _on_command_lines(text: str) -> Iterator[Hit]:
     for m in _COMMAND_PASSWORD.finditer(text):
-        group = next(g for g in ("curl", "mysql", "sshpass", "login", "option") if m.group(g))
+        groups = ("curl", "mysql", "sshpass", "login", "option", "stdin")
+        group = next(g for g in groups if m.group(g))
         value = m.group(group)
-        if group == "option" and not _password_like(value):
+        if group in ("option", "stdin") and not _password_like(value):
             continue  # "the --username and --password options"
         if not placeholder_password(value) and value.lower() not in PLACEHOLDER_PASSWORDS:
             yield Hit("password", m.start(group), m.end(group), value)

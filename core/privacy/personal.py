@@ -52,6 +52,14 @@ _PHONE_WORD = re.compile(
     r"[^\n\d+]{0,12}?(?P<number>\+?\(?\d[\d ().-]{5,18}\d)(?![\w-])"
 )
 _PHONE_STARTS = starts(PHONE_WORDS)
+#: A person's number named as theirs, no phone word: `my personal number 07834 561 209`,
+#: `her direct number is 030 4417 8823` (not "order number", "the number 12").
+_PERSON_NUMBER_WORDS = "my|his|her|their|personal|private|direct"
+_PERSON_NUMBER = re.compile(
+    r"(?i)\b(?:" + _PERSON_NUMBER_WORDS + r")[ \t]+(?:(?:personal|private|direct|home|work|"
+    r"contact)[ \t]+)?number\b[^\n\d+]{0,12}?(?P<number>\+?\(?\d[\d ().-]{5,18}\d)(?![\w-])"
+)
+_PERSON_NUMBER_STARTS = starts(_PERSON_NUMBER_WORDS)
 #: Field names whose whole value is a phone number (`phone`, `mobile_number`, `tel`).
 _PHONE_FIELD = re.compile(
     r"(?i)^(?:[a-z0-9]+[_.-])*(?:phone|mobile|cell|tel|telephone|fax|whatsapp|handy|telefon)"
@@ -213,6 +221,7 @@ def phones(text: str) -> Iterator[Hit]:
         (_PHONE_IDD.finditer(text), 0),
         (_PHONE_NANP.finditer(text), 0),
         (anchored(_PHONE_WORD, _PHONE_STARTS, text), "number"),
+        (anchored(_PERSON_NUMBER, _PERSON_NUMBER_STARTS, text), "number"),
     ):
         for m in matches:
             start, end = m.start(group), m.end(group)

@@ -48,7 +48,7 @@ AWS_KEY_ID = _shape("aws-key", "AWS", r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}",
 TOKEN_SHAPES: tuple[TokenShape, ...] = (
     AWS_KEY_ID,
     _shape("github-token", "GitHub",
-           r"gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}",
+           r"gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9]{20,30}_[A-Za-z0-9]{50,70}",
            "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     _shape("slack-token", "Slack",
            r"xox[abposre]-[0-9A-Za-z-]{10,}|xoxe\.xox[bp]-[0-9A-Za-z-]{10,}"

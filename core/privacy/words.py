@@ -30,7 +30,7 @@ PASSWORD_WORDS_CJK = r"密码|密碼|パスワード|비밀번호|암호"
 COPULAS = r"is|was|are|were|has been|will be|ist|war|lautet|est|était|es|era|fue|è|é|är|jest|je"
 #: "the password for the NAS is X": the words that name what it is for.
 FOR_WORDS = (
-    r"for|of|on|to|at|für|zum|zur|vom|de|du|des|pour|do|da|del|della|per|van|voor|"
+    r"for|of|on|to|at|für|zum|zur|vom|im|beim|de|du|des|pour|dans|do|da|del|della|per|van|voor|"
     r"för|til|dla|на|для|от"
 )
 

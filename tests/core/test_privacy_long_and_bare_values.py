@@ -1,0 +1,162 @@
+"""Secrets a held-out sweep (round 6) found missed: long values, bare and camel-cased names,
+numbers stored as numbers, more phrasings; each found whole, and the decoys near them not.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+from pathlib import Path
+
+import pytest
+
+from memlens.core.actions import Action, undo
+from memlens.core.privacy import memory_findings
+from memlens.core.privacy.detectors import detect
+from memlens.core.scan.vault import open_catalog
+
+_RANDOM = random.Random(6)
+#: An STS session token is 300-1,000 base64 characters.
+_SESSION = "IQoJb3JpZ2luX2VjE" + "".join(
+    _RANDOM.choice(string.ascii_letters + string.digits + "+/") for _ in range(640)
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "secret", "kind"),
+    [
+        # Past 256 characters: the whole value, or a redaction leaves the rest.
+        (f"aws_session_token = {_SESSION}", _SESSION, "generic-secret"),
+        (f"Authorization: Bearer {_SESSION}", _SESSION, "generic-secret"),
+        # A camel-cased name (AWS STS's JSON, a JS config), a dash, a numbered key.
+        (f'"SessionToken": "{_SESSION[:317]}"', _SESSION[:317], "generic-secret"),
+        ("githubToken: 'Zq7Lm2Xv9Rt4Wp8Ks3NdQ'", "Zq7Lm2Xv9Rt4Wp8Ks3NdQ", "generic-secret"),
+        (
+            "Webhook signing secret \u2014 NeVVlF5mudKE0COwint8zIDenehh8oxU.",
+            "NeVVlF5mudKE0COwint8zIDenehh8oxU",
+            "generic-secret",
+        ),
+        (
+            "Storage account key 2 (backup): MTJyXVKxw+YWuHrTrvrKP7Gc83TCvE5X7RtSFQQk29zP9Vce"
+            "DC84qpduW81THyOqG75DSUqYGqV8BjBQP5V+vA==",
+            "MTJyXVKxw+YWuHrTrvrKP7Gc83TCvE5X7RtSFQQk29zP9VceDC84qpduW81THyOqG75DSUqYGqV8BjBQP5V+vA==",
+            "generic-secret",
+        ),
+        # Nothing between the name and a value drawn at random.
+        (
+            "the webhook secret Zq7Lm2Xv9Rt4Wp8Ks3Nd rotated",
+            "Zq7Lm2Xv9Rt4Wp8Ks3Nd",
+            "generic-secret",
+        ),
+        # Passwords: a login "with" its pair, German "im ...", four words of purpose, stdin.
+        ("Log in to the router UI with admin / S3cr3t!2024", "S3cr3t!2024", "password"),
+        ("Das WLAN-Passwort im Lager lautet Sonnenblume#2024.", "Sonnenblume#2024", "password"),
+        (
+            "Passphrase for the export GPG key: marble-otter-sunrise-77",
+            "marble-otter-sunrise-77",
+            "password",
+        ),
+        (
+            "echo 'Dk8#vLq2Pz' | docker login ghcr.io -u ci --password-stdin",
+            "Dk8#vLq2Pz",
+            "password",
+        ),
+        # A person's number named as theirs, with no phone word.
+        ("my personal number 07834 561 209, after six", "07834 561 209", "phone"),
+        ("Her direct number is 030 4417 8823.", "030 4417 8823", "phone"),
+        # A fine-grained GitHub token whose first part is a character longer than today's.
+        (
+            "github_pat_11ABCDEFG0abcdefghijklmn_" + "aB3" * 20,
+            "github_pat_11ABCDEFG0abcdefghijklmn_" + "aB3" * 20,
+            "github-token",
+        ),
+    ],
+)
+def test_found_whole_with_its_kind(text: str, secret: str, kind: str) -> None:
+    hits = detect(text)
+    assert [(h.kind, h.secret) for h in hits] == [(kind, secret)]
+    assert text[hits[0].start : hits[0].end] == secret
+
+
+@pytest.mark.parametrize(
+    "decoy",
+    [
+        '{"nextPageToken": "CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA1ZmxmbTMQAQ"}',
+        "maxTokens: 4096, inputTokens = 1234567890123456789",
+        "the api key ConfigurationManagerFactory is used at start",
+        "the secret sauce is patience",
+        "secret key 3f786850e387550fdab836ed7e6dc881de23001b",
+        "log in with SSO / LDAP; log in with Google/GitHub",
+        "Log in to the dashboard with your Google account / SSO-2FA",
+        "echo $PW | docker login --password-stdin",
+        "the password in plain text is not allowed",
+        "my order number 4417 8823 9911; his account number 12345678",
+    ],
+)
+def test_decoys_are_not_findings(decoy: str) -> None:
+    assert [(h.kind, h.secret) for h in detect(decoy)] == []
+
+
+#: Cognitive-memory ids are UUIDs.
+_STS_ID = "0a1b2c3d-0000-4000-8000-000000000001"
+_CARD_ID = "0a1b2c3d-0000-4000-8000-000000000002"
+
+
+def _cognitive(root: Path, name: str, header: str) -> Path:
+    folder = root / "graph" / "code-patterns"
+    folder.mkdir(parents=True, exist_ok=True)
+    (root / "vault").mkdir(exist_ok=True)
+    path = folder / f"{name}.md"
+    path.write_text(
+        f"---\nid: {name}\ntype: code_pattern\ntitle: A note\ntags: [ops]\nimportance: 0.6\n"
+        f"confidence: 0.8\n{header}created: 2026-07-10T12:00:00+00:00\n"
+        "updated: 2026-07-10T12:00:00+00:00\n---\nThe body stays.\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def _redact_and_undo(root: Path, memory_id: str, path: Path) -> str:
+    before = path.read_bytes()
+    memory = open_catalog(root, cache=False).get(memory_id)
+    Action("redact", memory, {}).apply()
+    after = path.read_text(encoding="utf-8")
+    again = open_catalog(root, cache=False).get(memory_id)
+    assert memory_findings(again) == []
+    undo(root)
+    assert path.read_bytes() == before
+    return after
+
+
+def test_a_long_token_is_redacted_whole_and_undone(tmp_path: Path) -> None:
+    path = _cognitive(tmp_path, _STS_ID, f"aws_session_token: {_SESSION}\n")
+    (finding,) = memory_findings(open_catalog(tmp_path, cache=False).get(_STS_ID))
+    assert finding.secret == _SESSION
+    after = _redact_and_undo(tmp_path, _STS_ID, path)
+    assert "aws_session_token: '[REDACTED:generic-secret]'\n" in after
+    assert _SESSION[-40:] not in after
+
+
+def test_a_card_written_as_a_yaml_number_is_found_redacted_and_undone(tmp_path: Path) -> None:
+    path = _cognitive(tmp_path, _CARD_ID, "card_number: 4024953695187066\n")
+    (finding,) = memory_findings(open_catalog(tmp_path, cache=False).get(_CARD_ID))
+    assert (finding.kind, finding.field) == ("card-number", "card_number")
+    after = _redact_and_undo(tmp_path, _CARD_ID, path)
+    # The marker is quoted: unquoted, YAML would read `[...]` as a list.
+    assert "card_number: '[REDACTED:card-number]'\n" in after
+
+
+def test_a_card_in_a_json_number_of_an_experience_record_is_found(tmp_path: Path) -> None:
+    record = {
+        "id": "exp_card",
+        "type": "occurrence",
+        "created_at": "2026-01-01T09:00:00Z",
+        "content": {"text": "Paid the invoice.", "structured": {"card_number": 4024953695187066}},
+        "provenance": {"source_kind": "agent", "agent_id": "a1"},
+    }
+    (tmp_path / "experiences.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    memory = open_catalog(tmp_path, cache=False).get("exp_card")
+    assert [(f.kind, f.field) for f in memory_findings(memory)] == [
+        ("card-number", "content.structured.card_number")
+    ]
