@@ -62,11 +62,9 @@ _PASSWORD = re.compile(
     r"(?:[ \t]+(?:" + FOR_WORDS + r")(?:[ \t]+[\w.@-]+){1,4}?)?"
     r"(?P<remark>[ \t]+\([^()\n]{1,30}\))?"  # a remark: `password (temporary): x`
     r"[\"']?"  # the closing quote of a JSON or Python key: `"password": "x"`
-    + _EMPHASIS
-    + _PW_SEP
-    + r"(?:\"(?P<dq>[^\"\n]{3,128})\"|'(?P<sq>[^'\n]{3,128})'|“(?P<cq>[^”\n]{3,128})”"
+     + _EMPHASIS + _PW_SEP + r"(?:\"(?P<dq>[^\"\n]{3,})\"|'(?P<sq>[^'\n]{3,})'|“(?P<cq>[^”\n]{3,})”"
     # unquoted: to the next space (or CJK script: `パスワードはx です` has none)
-    r"|‘(?P<csq>[^’\n]{3,128})’|`?(?P<value>[^\s\"'`”’\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef]{3,128}))"
+    r"|‘(?P<csq>[^’\n]{3,})’|`?(?P<value>[^\s\"'`”’\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef]{3,}))"
 )
 _PASSWORD_STARTS = starts(
     PASSWORD_WORDS_LONG, PASSWORD_WORDS_SHORT, PASSWORD_WORD_PASS, PASSWORD_WORDS_CJK
@@ -114,7 +112,7 @@ _LOGIN_PAIR = re.compile(
     r"(?:[ \t]+(?:" + FOR_WORDS + r")(?:[ \t]+[\w.@-]+){1,4}?)?"
     # `login: mara / x`, and `log in to the router with admin / x`
     r"(?:[ \t]*(?:is|are|was|were|:|=)|[ \t][^\n]{0,60}?\bwith)[ \t]*"
-    r"[`\"']?(?P<user>[\w.@+-]{1,64})(?:[ \t]*/[ \t]*|:)(?P<value>[^\s\"'`]{6,128})"
+    r"[`\"']?(?P<user>[\w.@+-]{1,64})(?:[ \t]*/[ \t]*|:)(?P<value>[^\s\"'`]{6,})"
 )
 #: `username/password: admin/x`, `login / pw = root/x`: the value is the pair.
 _USER_SLASH = re.compile(r"(?i)\b(?:user(?:name)?|login)\s*/\s*\Z")
@@ -258,7 +256,7 @@ def _phrase(text: str, start: int) -> str:
 
 def _second_value(text: str, end: int) -> Iterator[Hit]:
     """`changed from x to y`: `y` too."""
-    m = re.compile(r"[ \t]+to[ \t]+(?P<v>[^\s\"'`]{3,128})").match(text, end)
+    m = re.compile(r"[ \t]+to[ \t]+(?P<v>[^\s\"'`]{3,})").match(text, end)
     if m:
         value = m.group("v").rstrip(".,;:)]}")
         if _password_like(value) and not placeholder_password(value):

@@ -22,6 +22,8 @@ _SESSION = "IQoJb3JpZ2luX2VjE" + "".join(
     _RANDOM.choice(string.ascii_letters + string.digits + "+/") for _ in range(640)
 )
 
+_LONG_PW = "Xk29" + "aB3dE5fG7h" * 20
+
 
 @pytest.mark.parametrize(
     ("text", "secret", "kind"),
@@ -29,6 +31,9 @@ _SESSION = "IQoJb3JpZ2luX2VjE" + "".join(
         # Past 256 characters: the whole value, or a redaction leaves the rest.
         (f"aws_session_token = {_SESSION}", _SESSION, "generic-secret"),
         (f"Authorization: Bearer {_SESSION}", _SESSION, "generic-secret"),
+        # A generated password longer than 128 characters, unquoted and quoted.
+        (f"db password: {_LONG_PW}", _LONG_PW, "password"),
+        (f'the password is "{_LONG_PW}"', _LONG_PW, "password"),
         # A camel-cased name (AWS STS's JSON, a JS config), a dash, a numbered key.
         (f'"SessionToken": "{_SESSION[:317]}"', _SESSION[:317], "generic-secret"),
         ("githubToken: 'Zq7Lm2Xv9Rt4Wp8Ks3NdQ'", "Zq7Lm2Xv9Rt4Wp8Ks3NdQ", "generic-secret"),
