@@ -53,6 +53,12 @@ _PW_SEP = (
     # nothing at all: `root password hunter2` (`_bare_value_ok` decides)
     r"|(?P<bare>[ \t]+)(?=[^\s\"'`]*\d))"
 )
+#: The value, quoted or to the next space (or CJK script: `パスワードはx です` has none);
+#: no upper bound (a generated password may be long; a redaction takes all of it).
+_PW_VALUE = (
+    r"(?:\"(?P<dq>[^\"\n]{3,})\"|'(?P<sq>[^'\n]{3,})'|“(?P<cq>[^”\n]{3,})”"
+    r"|‘(?P<csq>[^’\n]{3,})’|`?(?P<value>[^\s\"'`”’\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef]{3,}))"
+)
 #: Starts at the word; the long words also end compounds (`Zugangspasswort`), not `1Password`.
 _PASSWORD = re.compile(
     r"(?i)(?P<kw>(?<![0-9])(?:" + PASSWORD_WORDS_LONG + r")"
@@ -62,9 +68,7 @@ _PASSWORD = re.compile(
     r"(?:[ \t]+(?:" + FOR_WORDS + r")(?:[ \t]+[\w.@-]+){1,4}?)?"
     r"(?P<remark>[ \t]+\([^()\n]{1,30}\))?"  # a remark: `password (temporary): x`
     r"[\"']?"  # the closing quote of a JSON or Python key: `"password": "x"`
-     + _EMPHASIS + _PW_SEP + r"(?:\"(?P<dq>[^\"\n]{3,})\"|'(?P<sq>[^'\n]{3,})'|“(?P<cq>[^”\n]{3,})”"
-    # unquoted: to the next space (or CJK script: `パスワードはx です` has none)
-    r"|‘(?P<csq>[^’\n]{3,})’|`?(?P<value>[^\s\"'`”’\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef]{3,}))"
+     + _EMPHASIS + _PW_SEP + _PW_VALUE
 )
 _PASSWORD_STARTS = starts(
     PASSWORD_WORDS_LONG, PASSWORD_WORDS_SHORT, PASSWORD_WORD_PASS, PASSWORD_WORDS_CJK
