@@ -66,9 +66,9 @@ _PASSWORD = re.compile(
     r"|" + PASSWORD_WORDS_CJK + r")"
     # what it is for, on the same line: `password for the NAS: x`, `... for the export GPG key: x`
     r"(?:[ \t]+(?:" + FOR_WORDS + r")(?:[ \t]+[\w.@-]+){1,4}?)?"
-    r"(?P<remark>[ \t]+\([^()\n]{1,30}\))?"  # a remark: `password (temporary): x`
-    r"[\"']?"  # the closing quote of a JSON or Python key: `"password": "x"`
-     + _EMPHASIS + _PW_SEP + _PW_VALUE
+    # a remark (`password (temporary): x`), then the closing quote of a JSON or Python
+    # key (`"password": "x"`)
+    r"(?P<remark>[ \t]+\([^()\n]{1,30}\))?[\"']?" + _EMPHASIS + _PW_SEP + _PW_VALUE
 )
 _PASSWORD_STARTS = starts(
     PASSWORD_WORDS_LONG, PASSWORD_WORDS_SHORT, PASSWORD_WORD_PASS, PASSWORD_WORDS_CJK
