@@ -342,6 +342,17 @@ class FormatAdapter(ABC):
         """
         return default_text_fields(memory)
 
+    def side_files(self, root: Path) -> list[str]:
+        """Vault files an agent writes text into that hold no memory, for the privacy scan.
+
+        Session logs, derived summaries, view and stance stores: a secret
+        there is loaded into prompts as one in a memory is.  Vault-relative,
+        each a regular file inside the vault.  Their findings are listed and
+        never redacted (memlens edits memories, not these files).  The
+        default: none.
+        """
+        return []
+
     def problem_texts(self, problem: Problem, raw: str) -> list[TextField]:
         """The text an invalid item holds, for the privacy scan, with its file lines.
 

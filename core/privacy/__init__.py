@@ -21,7 +21,7 @@ from datetime import date
 from pathlib import Path
 
 from ..formats import adapter_for
-from ..formats.privacy_model import Redaction
+from ..formats.privacy_model import Redaction, TextField
 from ..model import Memory, Problem
 from ..safe_io import read_regular
 from ..scan.vault import Catalog, Vault
@@ -118,6 +118,65 @@ def scan_problem(
     ]
 
 
+#: The health shown for a finding in a file that holds no memory.
+SIDE_HEALTH = "no memory"
+
+
+def side_texts(rel: str, raw: str) -> list[TextField]:
+    """A side file's text: each line of a JSON Lines file, else the whole file."""
+    if rel.endswith(".jsonl"):
+        return [
+            TextField("line", line.removesuffix("\r"), number)
+            for number, line in enumerate(raw.split("\n"), 1)
+            if line.strip()
+        ]
+    return [TextField("file", raw, 1, multiline=True)]
+
+
+def scan_side_file(
+    vault: Vault,
+    rel: str,
+    raw: str,
+    detector: Callable[[str, str], Sequence[Hit]] = detect,
+) -> list[Finding]:
+    """Every finding in one of the vault's side files (`FormatAdapter.side_files`).
+
+    Its id and path are the file; listed, never redacted (memlens edits
+    memories, not the logs and views around them).
+    """
+    hits = [(tf, hit) for tf in side_texts(rel, raw) for hit in detector(tf.text, tf.name)]
+    secrets = [hit.secret for _tf, hit in hits]
+    shown = hide_in_name(rel, secrets) if secrets else rel
+    return [
+        Finding(
+            vault_root=vault.root,
+            vault=vault.rel,
+            format=vault.format,
+            id=rel,
+            path=rel,
+            field=tf.name,
+            line=tf.line_of(hit.start),
+            kind=hit.kind,
+            secret=hit.secret,
+            health=SIDE_HEALTH,
+            shown_id=shown,
+            shown_path=shown,
+            side=True,
+        )
+        for tf, hit in hits
+    ]
+
+
+def side_findings(vault: Vault) -> list[Finding]:
+    """`scan_side_file` of each side file of the vault (unreadable ones skipped)."""
+    out: list[Finding] = []
+    for rel in vault.adapter.side_files(vault.root):
+        raw = _read_text(vault.root / rel)
+        if raw is not None:
+            out.extend(scan_side_file(vault, rel, raw))
+    return out
+
+
 def scanned_problems(vault: Vault) -> list[Problem]:
     """The vault's invalid items whose text no memory's scan covers, once each.
 
@@ -167,6 +226,7 @@ def scan_vault(vault: Vault, as_of: date | None = None) -> list[Finding]:
         health = adapter.decay(m, as_of, explain=False).health.value if as_of else ""
         out.extend(scan_memory(m, vault.rel, raws[m.path], health))
     out.extend(problem_findings(vault))
+    out.extend(side_findings(vault))
     return out
 
 
@@ -209,6 +269,7 @@ def redactions_for(
 __all__ = [
     "KINDS",
     "PERSONAL_KINDS",
+    "SIDE_HEALTH",
     "Finding",
     "detect",
     "git_history_note",
@@ -221,8 +282,11 @@ __all__ = [
     "scan_catalog",
     "scan_memory",
     "scan_problem",
+    "scan_side_file",
     "scan_vault",
     "scanned_problems",
     "scrub",
+    "side_findings",
+    "side_texts",
     "sort_findings",
 ]

@@ -74,6 +74,14 @@ class Finding:
     #: Found in an invalid item (a file, section or line memlens could not read as
     #: a memory): listed so nothing is missed, never redacted (never rewritten).
     invalid: bool = False
+    #: Found in a file that holds no memory (an episode log, CORE.md, a view or
+    #: stance store: `FormatAdapter.side_files`): listed, never redacted.
+    side: bool = False
+
+    @property
+    def memoryless(self) -> bool:
+        """Not in a memory (an invalid item, a side file): listed, never redacted."""
+        return self.invalid or self.side
 
     @property
     def masked(self) -> str:
@@ -111,6 +119,8 @@ class Finding:
             out["index"] = self.index
         if self.invalid:
             out["invalid"] = True
+        if self.side:
+            out["side_file"] = True
         return out
 
     def __str__(self) -> str:
@@ -119,11 +129,12 @@ class Finding:
         return f"{where} {id_} {self.field} {self.kind} {self.masked}"
 
 
-def places(findings: Sequence[Finding]) -> tuple[int, int]:
-    """How many memories, and how many invalid items, the findings are in (for the counts)."""
-    memories = {f.memory_key for f in findings if not f.invalid}
+def places(findings: Sequence[Finding]) -> tuple[int, int, int]:
+    """How many memories, invalid items and side files the findings are in (for the counts)."""
+    memories = {f.memory_key for f in findings if not f.memoryless}
     invalid = {(f.memory_key, f.record_line, f.index) for f in findings if f.invalid}
-    return len(memories), len(invalid)
+    side = {f.memory_key for f in findings if f.side}
+    return len(memories), len(invalid), len(side)
 
 
 __all__ = ["Finding", "hide_in_name", "mask", "places", "scrub"]

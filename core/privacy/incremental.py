@@ -43,8 +43,16 @@ from pathlib import Path
 from types import MappingProxyType
 
 from ..model import Memory
+from ..safe_io import read_regular
 from ..scan.vault import Catalog, Vault
-from . import _read_text, scan_memory, scan_problem, scanned_problems, sort_findings
+from . import (
+    _read_text,
+    scan_memory,
+    scan_problem,
+    scan_side_file,
+    scanned_problems,
+    sort_findings,
+)
 from .clean_files import Clean, CleanFiles, Context, privacy_code
 from .detectors import Hit, detect
 from .findings import Finding
@@ -147,6 +155,8 @@ class FindingsCache:
         #: Per vault, the findings of each invalid item, with the sha256 and
         #: vault name they were found for (few: scanned again when either changes).
         self._problems: dict[Path, dict[_ProblemKey, tuple[str, str, tuple[Finding, ...]]]] = {}
+        #: Per vault, each side file's findings with the sha256 and vault name they came from.
+        self._side: dict[Path, dict[str, tuple[str, str, tuple[Finding, ...]]]] = {}
         #: Files scanned (not reused) by the last `scan_vault` call: what a change cost.
         self.rescanned = 0
         #: Files scanned by every call so far.
@@ -203,7 +213,30 @@ class FindingsCache:
                 self._keep_clean(vault, context, entries, whole=False)
         self._vaults[vault.root] = entries
         self._keep_clean(vault, context, entries, whole=True)
-        return _assemble(vault, per_file, as_of) + self._problem_findings(vault)
+        found_here = _assemble(vault, per_file, as_of) + self._problem_findings(vault)
+        return found_here + self._side_findings(vault)
+
+    def _side_findings(self, vault: Vault) -> list[Finding]:
+        """`privacy.side_findings(vault)`, reusing those of side files whose bytes are the same."""
+        kept = self._side.get(vault.root, {})
+        now: dict[str, tuple[str, str, tuple[Finding, ...]]] = {}
+        out: list[Finding] = []
+        for rel in vault.adapter.side_files(vault.root):
+            try:
+                data = read_regular(vault.root / rel)
+            except OSError:
+                continue
+            digest = hashlib.sha256(data).hexdigest()
+            old = kept.get(rel)
+            if old is not None and old[:2] == (digest, vault.rel):
+                found = old[2]
+            else:
+                raw = data.decode("utf-8", "replace")
+                found = tuple(scan_side_file(vault, rel, raw))
+            now[rel] = (digest, vault.rel, found)
+            out.extend(found)
+        self._side[vault.root] = now
+        return out
 
     def _problem_findings(self, vault: Vault) -> list[Finding]:
         """`privacy.problem_findings(vault)`, reusing those of unchanged files."""
@@ -276,6 +309,7 @@ class FindingsCache:
         self._vaults = {root: v for root, v in self._vaults.items() if root in keep}
         self._clean = {root: v for root, v in self._clean.items() if root in keep}
         self._problems = {root: v for root, v in self._problems.items() if root in keep}
+        self._side = {root: v for root, v in self._side.items() if root in keep}
 
 
 def _assemble(

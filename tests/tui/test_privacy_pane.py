@@ -344,3 +344,34 @@ async def test_a_finding_in_an_invalid_item_opens_its_file_and_is_never_redacted
         await settle(pilot)
         assert isinstance(app.screen, RawScreen)
         assert app.screen.line == finding.line
+
+
+async def test_a_finding_in_a_file_holding_no_memory_opens_it_and_is_never_redacted(
+    tmp_path: Path,
+) -> None:
+    from privacy_side import SLACK, plant_side
+
+    from memlens.tui.screens.raw import RawScreen
+
+    plant_side(tmp_path)
+    episode = tmp_path / "cognitive" / "episodes" / "2026-11-20.md"
+    before = episode.read_bytes()
+    app = _app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = await _privacy(pilot)
+        table = screen.query_one(FindingTable)
+        finding = next(f for f in table.findings if f.kind == "slack-token")
+        assert finding.side and finding.path == "episodes/2026-11-20.md"
+        index = table.findings.index(finding)
+        assert table.render_row(index, 120).plain.endswith("(no memory)")
+        assert SLACK not in app.export_screenshot()
+        table.move_to(index)
+        for key in ("r", "R"):
+            await press(pilot, key)
+            await settle(pilot)
+            assert isinstance(app.screen, PrivacyScreen)  # no confirmation: nothing to do
+        assert episode.read_bytes() == before
+        await press(pilot, "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, RawScreen)

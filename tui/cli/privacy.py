@@ -55,6 +55,11 @@ _INVALID_NOTE = (
     " memories (`memlens validate` says why); memlens never rewrites those: edit the"
     " file by hand to remove the secret"
 )
+_SIDE_NOTE = (
+    "findings marked side_file are in files that hold no memory (episode logs, CORE.md,"
+    " view and stance stores); memlens redacts memories only: edit the file by hand, or"
+    " let the agent that writes it regenerate it"
+)
 
 
 def _check_kinds(kinds: tuple[str, ...]) -> list[str] | None:
@@ -125,7 +130,10 @@ def secrets(path: Path, as_of: date | None, as_json: bool, kinds: tuple[str, ...
     headings, comments and bodies, and the raw lines of erased experience
     records (which stay in the file).  Invalid items (a file, section or
     line that is not a memory) are read too: their findings say invalid and
-    are never redacted; edit such a file by hand.  Placeholders, documentation domains
+    are never redacted; edit such a file by hand.  So are the files that
+    hold text but no memory (episode logs, CORE.md, experience views,
+    stances and WAL): their findings say side_file (health "no memory") and
+    are never redacted either.  Placeholders, documentation domains
     and numbers, hashes, UUIDs, versions, dates and ISBNs are not findings.
     --as-of dates each memory's health column.
 
@@ -141,11 +149,13 @@ def secrets(path: Path, as_of: date | None, as_json: bool, kinds: tuple[str, ...
         _print_findings(findings)
     from memlens.core.privacy.findings import places
 
-    memories, invalid = places(findings)
+    memories, invalid, side = places(findings)
     personal = sum(1 for f in findings if f.category == "personal")
     where = f"{memories} memor{'y' if memories == 1 else 'ies'}"
     if invalid:
         where += f" and {invalid} invalid item{'s' if invalid != 1 else ''}"
+    if side:
+        where += f" and {side} file{'s' if side != 1 else ''} holding no memory"
     echo(
         f"{len(findings)} finding{'s' if len(findings) != 1 else ''} in {where}"
         f" ({len(findings) - personal} credentials, {personal} personal data)",
@@ -153,6 +163,8 @@ def secrets(path: Path, as_of: date | None, as_json: bool, kinds: tuple[str, ...
     )
     if invalid:
         echo(f"note: {_INVALID_NOTE}", err=True)
+    if side:
+        echo(f"note: {_SIDE_NOTE}", err=True)
     if findings:
         for note in _git_notes({f.vault_root for f in findings}):
             echo(f"note: {note}", err=True)
@@ -205,7 +217,10 @@ def _targets(catalog: Catalog, ids: tuple[str, ...], all_of_kind: str | None) ->
         left = sum(1 for f in listed if f.invalid)
         if left:
             echo(f"note: {left} {all_of_kind} finding(s) left alone: {_INVALID_NOTE}", err=True)
-        keys = {f.memory_key for f in listed if not f.invalid}
+        aside = sum(1 for f in listed if f.side)
+        if aside:
+            echo(f"note: {aside} {all_of_kind} finding(s) left alone: {_SIDE_NOTE}", err=True)
+        keys = {f.memory_key for f in listed if not f.memoryless}
         for m in catalog.memories():
             if m.key in keys:
                 out.setdefault(m.key, m)

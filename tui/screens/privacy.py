@@ -105,6 +105,8 @@ class FindingTable(LineList):
         text.append_text(safe_rich(f.shown_id))
         if f.invalid:
             text.append(" (invalid)", self._style("findings--dim"))
+        elif f.side:
+            text.append(" (no memory)", self._style("findings--dim"))
         return text
 
     def on_highlight(self, index: int) -> None:
@@ -155,12 +157,13 @@ class PrivacyScreen(MemlensScreen):
         app = self.memlens
         findings = list(app.findings)
         self.query_one(FindingTable).set_findings(findings)
-        memories, invalid = places(findings)
+        memories, invalid, side = places(findings)
         personal = sum(1 for f in findings if f.category == "personal")
         parts: list[Content | str | tuple[str, str]] = [
             ("Privacy", "bold $accent"),
             f"  {len(findings)} findings in {memories} memories"
             + (f" and {invalid} invalid items" if invalid else "")
+            + (f" and {side} files holding no memory" if side else "")
             + f" · {len(findings) - personal} credentials · {personal} personal data",
         ]
         if app.loading or app.privacy_scanning:
@@ -197,7 +200,7 @@ class PrivacyScreen(MemlensScreen):
     @on(FindingTable.Selected)
     def _selected(self, event: FindingTable.Selected) -> None:
         f = event.finding
-        if f.invalid:  # not a memory: its file, at the finding's line
+        if f.memoryless:  # not a memory: its file, at the finding's line
             self.post_message(OpenRaw(f.vault_root / f.path, f.line, f"{f.vault}/{f.shown_path}"))
             return
         self.post_message(OpenMemory(f.vault_root, f.id))
@@ -209,6 +212,15 @@ class PrivacyScreen(MemlensScreen):
                 self.memlens,
                 f"{finding.shown_id} is invalid, not a memory: memlens never rewrites what it"
                 " could not read; edit the file by hand (enter opens it).",
+                "warning",
+            )
+            return None
+        if finding.side:
+            tell(
+                self.memlens,
+                f"{finding.shown_path} holds no memory (an episode log, CORE.md, a view or"
+                " stance store): memlens redacts memories only; edit the file by hand (enter"
+                " opens it).",
                 "warning",
             )
             return None
@@ -243,9 +255,9 @@ class PrivacyScreen(MemlensScreen):
         f = self.query_one(FindingTable).current()
         if f is None:
             return
-        same = [x for x in self.memlens.findings if x.kind == f.kind and not x.invalid]
+        same = [x for x in self.memlens.findings if x.kind == f.kind and not x.memoryless]
         if not same:
-            self._memory(f)  # says why: every one is in an invalid item
+            self._memory(f)  # says why: every one is in an invalid item or a side file
             return
         memories: dict[tuple[str, str], Memory] = {}
         for x in same:

@@ -64,6 +64,7 @@ from .memories import _RawRelation, _read_memory
 from .preview import core_preview
 from .schema import (
     ARCHIVE_DIR,
+    CORE_FILE,
     EPISODES_DIR,
     FORMAT_ID,
     GRAPH_DIR,
@@ -147,6 +148,12 @@ class CognitiveMemoryAdapter(FormatAdapter):
 
     def scan_file(self, root: Path, path: Path, data: bytes | None = None) -> FileScan:
         return self.scan_rel(root, rel_posix(root, path), data, path)
+
+    def side_files(self, root: Path) -> list[str]:
+        """The daily episode logs, and CORE.md (made from memories' titles and lines)."""
+        episodes = list_md(root, EPISODES_DIR)
+        logs = [f"{EPISODES_DIR}/{n}" for n in episodes.names if _EPISODE_NAME_RE.match(n)]
+        return logs + list_files(root, (CORE_FILE,)).names
 
     def scan_rel(
         self, root: Path, rel: str, data: bytes | None = None, path: Path | None = None

@@ -174,6 +174,10 @@ class ExperienceRecordAdapter(FormatAdapter):
     def owns(self, root: Path, rel: str) -> bool:
         return rel in _FILE_ORDER
 
+    def side_files(self, root: Path) -> list[str]:
+        """The WAL, the views and the stances: records that hold text but are no experience."""
+        return list_files(root, (WAL, VIEWS, STANCES)).names
+
     def bodies_of(
         self, root: Path, rel: str, data: bytes, memories: Sequence[Memory]
     ) -> dict[str, str] | None:
