@@ -8,6 +8,7 @@ and machines' addresses, fictional phone ranges, dates, versions and ranges.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 
@@ -47,6 +48,13 @@ _PHONE_IDD = re.compile(
     r"(?<![\w+.-])(?<![A-Za-z0-9][ .-])00[1-9]\d{0,2} \(?\d{1,5}\)?(?:[ .-]?\d{2,5}){1,5}(?!\w)"
 )
 _PHONE_NANP = re.compile(r"(?<![\w+-])(?:\(\d{3}\) ?|\d{3}[-. ])\d{3}[-. ]\d{4}(?![\w-])")
+#: National numbers in the grouping only phones are written in, with no phone word:
+#: a UK mobile (`07911 654321`, `07834 561 209`), a UK number in London or a
+#: city (`020 7183 4402`, `0161 496 0123`), a French one (`06 47 82 19 53`).
+_PHONE_NATIONAL = re.compile(
+    r"(?<![\w+.-])(?<!\d[ .])(?:07\d{3} \d{6}|07\d{3} \d{3} \d{3}|02\d \d{4} \d{4}"
+    r"|01\d{2,3} \d{3} \d{4}|0[1-9](?:[ .]\d\d){4})(?![\w-]|[ .]\d)"
+)
 _PHONE_WORD = re.compile(
     r"(?i)\b(?:" + PHONE_WORDS + r")\b"
     r"[^\n\d+]{0,12}?(?P<number>\+?\(?\d[\d ().-]{5,18}\d)(?![\w-])"
@@ -213,13 +221,22 @@ def _phone_ok(raw: str, cued: bool = False) -> bool:
     return not ("." in raw and "-" in raw and "+" not in raw)
 
 
+def _counted(raw: str) -> bool:
+    """Groups of two digits that step evenly (`01 02 03 04 05`, `10 20 30 40 50`)."""
+    pairs = [int(p) for p in re.findall(r"\d\d", raw)]
+    steps = {b - a for a, b in itertools.pairwise(pairs)}
+    return len(pairs) >= 4 and len(steps) == 1
+
+
 def phones(text: str) -> Iterator[Hit]:
     """International (`+...`) and North American numbers, and any number after a phone word."""
     seen: list[tuple[int, int]] = []
+    national = _PHONE_NATIONAL.finditer(text)
     for matches, group in (
         (_PHONE_INTL.finditer(text), 0),
         (_PHONE_IDD.finditer(text), 0),
         (_PHONE_NANP.finditer(text), 0),
+        (national, 0),
         (anchored(_PHONE_WORD, _PHONE_STARTS, text), "number"),
         (anchored(_PERSON_NUMBER, _PERSON_NUMBER_STARTS, text), "number"),
     ):
@@ -232,6 +249,8 @@ def phones(text: str) -> Iterator[Hit]:
             seen_here = any(s < end and start < e for s, e in seen)
             if seen_here or not _phone_ok(raw, cued=group == "number"):
                 continue
+            if matches is national and _counted(raw):
+                continue  # `01 02 03 04 05`: a count, not a number anyone dials
             seen.append((start, end))
             yield Hit("phone", start, end, raw)
 

@@ -70,6 +70,10 @@ _LONG_PW = "Xk29" + "aB3dE5fG7h" * 20
         # A person's number named as theirs, with no phone word.
         ("my personal number 07834 561 209, after six", "07834 561 209", "phone"),
         ("Her direct number is 030 4417 8823.", "030 4417 8823", "phone"),
+        # National numbers in a grouping only phones have, with no phone word.
+        ("UK freelancer Tom Reyes on 07911 654321, fine.", "07911 654321", "phone"),
+        ("Paris printer 06 47 82 19 53.", "06 47 82 19 53", "phone"),
+        ("(ask Amira, 020 7183 4402)", "020 7183 4402", "phone"),
         # A fine-grained GitHub token whose first part is a character longer than today's.
         (
             "github_pat_11ABCDEFG0abcdefghijklmn_" + "aB3" * 20,
@@ -97,6 +101,9 @@ def test_found_whole_with_its_kind(text: str, secret: str, kind: str) -> None:
         "echo $PW | docker login --password-stdin",
         "the password in plain text is not allowed",
         "my order number 4417 8823 9911; his account number 12345678",
+        "scores 01 02 03 04 05 06; tables 10 20 30 40 50; version 06.47.82.19.53.1",
+        "build 07911 654321 7 and Ofcom's drama number 020 7946 0123",
+        "- [Where the backup encryption passphrase lives](vault/where-the-backup-8b6276.md)",
     ],
 )
 def test_decoys_are_not_findings(decoy: str) -> None:
