@@ -1,9 +1,10 @@
-"""Vaults whose files that hold no memory hold secrets: an episode log, CORE.md, a view.
+"""Vaults whose files that hold no memory hold secrets: an episode log, CORE.md,
+REFLECTION.md, a view.
 
 Shared by the core and app tests of side files (tests/core/test_privacy_side_files.py):
 the demo's cognitive-memory and experience vaults, copied, with a Slack token in
-an episode's summary, a Hugging Face token in CORE.md and an Anthropic key in a
-view's `delta_from_raw.added`.
+an episode's summary, a Hugging Face token in CORE.md, a person's address in
+REFLECTION.md and an Anthropic key in a view's `delta_from_raw.added`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import memlens.core
 
 SLACK = "xoxb-30897571994-8317365137718-AKYt1lnXhrwLF5SCjUZiYOQk"
 HUGGING = "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"
+PERSON = "mara.lind@fernmail.hr"
 ANTHROPIC = "sk-ant-api03-3QHDvRpeFoyVdKqqVO6cIR05fPzJscb67MF9LuY-z2ddhpyDiJxCOcpfWUY5AutTW"
 
 _DEMO = Path(memlens.core.__file__).parent / "demo_vaults"
@@ -28,6 +30,9 @@ def plant_side(root: Path) -> None:
         "# 2026-11-20\n\n## 09:00 - Deploy bot\n- **Type:** ops\n"
         f"- **Summary:** posted with the bot token {SLACK} to #ops\n",
         encoding="utf-8",
+    )
+    (cognitive / "REFLECTION.md").write_text(
+        f"# Reflection\n\nAsk {PERSON} before changing the rota.\n", encoding="utf-8"
     )
     (cognitive / "CORE.md").write_text(
         f"# Core\n\n## Settings\n- HF upload token: {HUGGING}\n", encoding="utf-8"

@@ -30,6 +30,9 @@ from ..model import Memory
 #: Native fields that identify or link a record rather than hold its text
 #: (their values are ids, hashes, signatures and vector pointers).
 NON_TEXT_KEYS = frozenset({"id", "sign", "embeddings", "key_id", "purge_key"})
+#: The text such a field may still hold: an experience's symbolic triples
+#: (`embeddings.symbolic[].object` can name a person) beside its vector pointers.
+TEXT_INSIDE = {"embeddings": "symbolic"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,9 +96,13 @@ def walk_strings(value: Any, name: str) -> Iterator[tuple[str, str]]:
         yield name, str(value)
     elif isinstance(value, Mapping):
         for key, item in value.items():
+            here = f"{name}.{key}" if name else str(key)
+            inside = TEXT_INSIDE.get(str(key))
+            if inside is not None and isinstance(item, Mapping) and inside in item:
+                yield from walk_strings(item[inside], f"{here}.{inside}")
             if str(key) in NON_TEXT_KEYS:
                 continue
-            yield from walk_strings(item, f"{name}.{key}" if name else str(key))
+            yield from walk_strings(item, here)
     elif isinstance(value, list | tuple):
         for i, item in enumerate(value):
             yield from walk_strings(item, f"{name}[{i}]")
@@ -150,7 +157,8 @@ def frontmatter_lines(raw: str) -> tuple[dict[str, int], int | None]:
         line = lines[i]
         if line.strip() in _FENCES:
             return keys, i + 2
-        m = re.match(r"""^(['"]?)([^\s:#'"][^:#]*?)\1\s*:(?:\s|$)""", line)
+        # (Not a list item holding a colon: `- "Run: doppler ..."` is no key.)
+        m = re.match(r"""^(?!-(?:\s|$))(['"]?)([^\s:#'"][^:#]*?)\1\s*:(?:\s|$)""", line)
         if m and m.group(2) not in keys:
             keys[m.group(2)] = i + 1
     return keys, None

@@ -139,7 +139,7 @@ _CREDENTIAL_NAME = (
     r"access[_ -]?token|refresh[_ -]?token|bearer[_ -]?token|token|private[_ -]?key|"
     r"signing[_ -]?(?:key|secret)|session[_ -]?key|credentials?|app[_ -]?key|"
     r"webhook[_ -]?secret|account[_ -]?key|master[_ -]?key|encryption[_ -]?key|_authToken|"
-    r"session[_ -]?token|security[_ -]?token|sas[_ -]?token)"
+    r"session[_ -]?token|security[_ -]?token|sas[_ -]?token|auth[_ -]?key)"
 )
 #: Where a credential name may begin: after no letter or digit, or where a
 #: camel-cased name turns to it (`SessionToken`, `githubToken`).
@@ -162,7 +162,7 @@ _ASSIGNMENT = re.compile(
     r"(?:(?P<q>[\"'`])(?P<quoted>[^\s\"'`\\]{16,})(?P=q)"
     r"|[\"'`]?(?:base64:)?(?P<value>[A-Za-z0-9+/=_.~-]{16,}))"
 )
-_BEARER = re.compile(r"(?i)\b(?:bearer|token)[ \t]+(?P<value>[A-Za-z0-9+/=_.~-]{20,})")
+_BEARER = re.compile(r"(?i)\b(?:bearer|token|ssws)[ \t]+(?P<value>[A-Za-z0-9+/=_.~-]{20,})")
 #: A credential name and its value with nothing between: "the webhook secret Zq7L... rotated".
 #: Only a value drawn at random passes (`_random_run`): prose follows names too.
 _BARE = re.compile(
@@ -199,7 +199,7 @@ _CREDENTIAL_STARTS = starts(
     "api|apikey|secret|client|access|auth|refresh|bearer|token|private|signing|session|"
     "credential|app|webhook|account|master|encryption|_authtoken|security|sas"
 )
-_BEARER_STARTS = starts("bearer|token")
+_BEARER_STARTS = starts("bearer|token|ssws")
 
 
 #: A run of 20 or more characters a token is written in: every vendor's token is one.
@@ -423,7 +423,7 @@ _DETECTORS: tuple[tuple[Callable[[str], Iterator[Hit]], tuple[str, ...] | None],
     (phone_tables, ("---",)),
     (cards, None),
     (ibans, None),
-    (emails, ("@", "at]", "at)", "at}", "at ]", "at )")),
+    (emails, ("@", "at]", "at)", "at}", "at ]", "at )", " dot ")),
     (phones, None),
 )
 #: Substrings a text (or its field's name) holds for the password rules to run.
@@ -434,7 +434,7 @@ _PASSWORD_NEEDLES = (
     "phrase", "mnemonic", "şifre", "wpa", "wifi key", "wi-fi key", "wlan", "login", "log-in",
     "log in", "sign-in", "signin", "sign in", "cred",
 )  # fmt: skip
-_CREDENTIAL_NEEDLES = ("key", "secret", "token", "credential", "bearer", "basic")
+_CREDENTIAL_NEEDLES = ("key", "secret", "token", "credential", "bearer", "basic", "ssws")
 _PHONE_FIELD_NEEDLES = ("phone", "mobile", "cell", "tel", "fax", "whatsapp", "handy")
 
 

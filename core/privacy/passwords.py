@@ -11,6 +11,7 @@ name, shared with the generic detector.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 
@@ -49,7 +50,7 @@ _PW_SEP = (
     # CJK: `密码是x`, `パスワードはx`, without spaces
     r"|\s*(?:是|为|為|は)\s*"
     # a quoted value right after the word: `passphrase 'correct horse battery staple'`
-    r"|[ \t]+(?=[\"'“‘`])"
+    r"|[ \t]+(?=[\"'“‘`«「])"
     # nothing at all: `root password hunter2` (`_bare_value_ok` decides)
     r"|(?P<bare>[ \t]+)(?=[^\s\"'`]*\d))"
 )
@@ -57,6 +58,8 @@ _PW_SEP = (
 #: no upper bound (a generated password may be long; a redaction takes all of it).
 _PW_VALUE = (
     r"(?:\"(?P<dq>[^\"\n]{3,})\"|'(?P<sq>[^'\n]{3,})'|“(?P<cq>[^”\n]{3,})”"
+    # French guillemets and Japanese corner brackets: `« Calanque_73! »`, `「Momiji_2026」`
+    r"|«[ \t\u00a0]?(?P<gq>[^»\n]{3,}?)[ \t\u00a0]?»|「(?P<jq>[^」\n]{3,})」"
     r"|‘(?P<csq>[^’\n]{3,})’|`?(?P<value>[^\s\"'`”’\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef]{3,}))"
 )
 #: Starts at the word; the long words also end compounds (`Zugangspasswort`), not `1Password`.
@@ -79,7 +82,9 @@ _PASSWORD_FIELD = re.compile(
     r"contrasena|pwd|pw|pass|mdp)$"
 )
 #: A PIN: 4-8 digits after `PIN is`, `pin:`, `PIN code =` (not a version: `pin: 1.2.3`).
-_PIN = re.compile(r"(?i)\bPIN(?: code)?\s*(?:\bis\b|:|=)\s*(?P<value>\d{4,8})\b(?![.,]\d)")
+_PIN = re.compile(
+    r"(?:(?i:\bPIN(?: code)?)\s*(?:\bis\b|:|=)|\bPIN(?: code)?)[ \t]*(?P<value>\d{4,8})\b(?![.,]\d)"
+)
 #: Commands given a password: `curl -u user:x`, `mysql -px`, `sshpass -p x`.
 _COMMAND_PASSWORD = re.compile(
     r"\bcurl\b[^\n]*?\s(?:-u|--user)[ =]?['\"]?[^\s:'\"]+:(?P<curl>[^\s'\"]+)"
@@ -117,6 +122,11 @@ _LOGIN_PAIR = re.compile(
     # `login: mara / x`, and `log in to the router with admin / x`
     r"(?:[ \t]*(?:is|are|was|were|:|=)|[ \t][^\n]{0,60}?\bwith)[ \t]*"
     r"[`\"']?(?P<user>[\w.@+-]{1,64})(?:[ \t]*/[ \t]*|:)(?P<value>[^\s\"'`]{6,})"
+)
+#: `user svc_export pass Ex9-Port-44qZ`: a user and a password each after its word.
+_USER_PASS = re.compile(
+    r"(?i)\buser(?:name)?[ \t]*[:=]?[ \t]*[`\"']?[\w.@+-]{1,64}[`\"']?[,;]?[ \t]+"
+    r"(?:pass(?:word)?|pwd|pw)[ \t]*[:=]?[ \t]*(?P<value>[^\s\"'`]{6,})"
 )
 #: `username/password: admin/x`, `login / pw = root/x`: the value is the pair.
 _USER_SLASH = re.compile(r"(?i)\b(?:user(?:name)?|login)\s*/\s*\Z")
@@ -277,7 +287,7 @@ def _in_prose(text: str) -> Iterator[Hit]:
             sep = (groups.get("sep") or "").strip(" \t\n*_")
             if kw in ("pw", "pwd") and groups.get("sep") == ":":
                 continue  # `pw:api` is a log prefix (Playwright); `pw: x` is a password
-            group = next(g for g in ("dq", "sq", "cq", "csq", "value") if groups.get(g))
+            group = next(g for g in ("dq", "sq", "cq", "csq", "gq", "jq", "value") if groups.get(g))
             value = m.group(group)
             # Sentence punctuation is not part of the password; `!` and `?` often are.
             trimmed = value if group != "value" else value.rstrip(".,;:)]}")
@@ -361,7 +371,10 @@ def _login_pair_ok(value: str) -> bool:
 
 
 def _login_pairs(text: str) -> Iterator[Hit]:
-    for m in _LOGIN_PAIR.finditer(text):
+    low = text.lower()
+    pairs = _USER_PASS.finditer(text) if "user" in low else iter(())
+    logins = _LOGIN_PAIR.finditer(text) if any(w in low for w in _LOGIN_WORDS) else iter(())
+    for m in itertools.chain(logins, pairs):
         value = m.group("value").rstrip(".,;:)]}")
         if value.startswith("/"):
             continue  # a URL (`login: https://sso.corp.io/`), a path (`creds: s3:/bucket`)
@@ -373,9 +386,7 @@ def passwords(text: str, field: str) -> Iterator[Hit]:
     """Passwords in prose, on command lines, and as a password field's value."""
     yield from _passphrases(text)  # first: the whole phrase, where prose would take a word
     yield from _in_prose(text)
-    low = text.lower()
-    if any(word in low for word in _LOGIN_WORDS):
-        yield from _login_pairs(text)
+    yield from _login_pairs(text)
     if any(c in text for c in ("curl", "mysql", "sshpass", "login", "--password")):
         yield from _on_command_lines(text)
     yield from _in_field(text, field)

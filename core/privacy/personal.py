@@ -41,6 +41,12 @@ _EMAIL_SPELLED = re.compile(
     r"(?i)(?<![\w.+-])[a-z0-9][a-z0-9._%+-]{0,63}\s*[\[({]\s*at\s*[\])}]\s*"
     r"(?P<domain>[a-z0-9-]+(?:\s*(?:[\[({]\s*dot\s*[\])}]|\.)\s*[a-z0-9-]+)+)"
 )
+#: The same without brackets, every dot spelled: `lucas.moreau at navettes-azur dot fr`,
+#: `agnieszka dot wrobel at gmail dot com` (an address, not "look at it dot by dot").
+_EMAIL_WORDS = re.compile(
+    r"(?i)(?<![\w.+-])(?P<local>[a-z0-9][a-z0-9._%+-]{0,63}(?:[ \t]+dot[ \t]+[a-z0-9_%+-]+)*)"
+    r"[ \t]+at[ \t]+(?P<domain>[a-z0-9-]{2,63}(?:[ \t]+dot[ \t]+[a-z0-9-]{2,63})+)(?![\w-])"
+)
 _PHONE_INTL = re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,5}\)?){2,6}(?![\w])")
 #: `0049 151 23948172`: the international prefix dialled as `00`, a space after the
 #: country code (a zero-padded id `00123456789` and an ISSN `0020-0190` are none).
@@ -62,10 +68,11 @@ _PHONE_WORD = re.compile(
 _PHONE_STARTS = starts(PHONE_WORDS)
 #: A person's number named as theirs, no phone word: `my personal number 07834 561 209`,
 #: `her direct number is 030 4417 8823` (not "order number", "the number 12").
-_PERSON_NUMBER_WORDS = "my|his|her|their|personal|private|direct"
+_PERSON_NUMBER_WORDS = "my|his|her|their|personal|private|direct|'s|’s"
 _PERSON_NUMBER = re.compile(
-    r"(?i)\b(?:" + _PERSON_NUMBER_WORDS + r")[ \t]+(?:(?:personal|private|direct|home|work|"
-    r"contact)[ \t]+)?number\b[^\n\d+]{0,12}?(?P<number>\+?\(?\d[\d ().-]{5,18}\d)(?![\w-])"
+    r"(?i)(?:\b(?:my|his|her|their|personal|private|direct)|(?<=\w)['’]s)[ \t]+"
+    r"(?:(?:personal|private|direct|home|work|contact|new|mobile|cell)[ \t]+)?"
+    r"number\b[^\n\d+]{0,20}?(?P<number>\+?\(?\d[\d ().-]{5,18}\d)(?![\w-])"
 )
 _PERSON_NUMBER_STARTS = starts(_PERSON_NUMBER_WORDS)
 #: Field names whose whole value is a phone number (`phone`, `mobile_number`, `tel`).
@@ -196,6 +203,36 @@ def emails(text: str) -> Iterator[Hit]:
         domain = re.sub(r"\s*(?:[\[({]\s*dot\s*[\])}]|\.)\s*", ".", m.group("domain").lower())
         if re.search(r"\.[a-z]{2,24}$", domain) and not _documentation_domain(domain):
             yield Hit("email", m.start(), m.end(), m.group(0))
+    if " dot " in text.lower():
+        yield from _emails_in_words(text)
+
+
+#: Mailbox providers: `anna at gmail dot com` is an address whatever its local part.
+_MAIL_PROVIDERS = frozenset(
+    (
+        "gmail", "googlemail", "outlook", "hotmail", "live", "yahoo", "icloud", "me", "aol",
+        "proton", "protonmail", "gmx", "web", "yandex", "mail", "zoho", "fastmail", "tutanota",
+        "wp", "onet", "interia", "orange", "free", "laposte", "libero", "virgilio", "t-online",
+    )
+)  # fmt: skip
+
+
+def _emails_in_words(text: str) -> Iterator[Hit]:
+    """`_EMAIL_WORDS`: the address as its dotted form says, judged as a written one is."""
+    for m in _EMAIL_WORDS.finditer(text):
+        dots = r"[ \t]+dot[ \t]+"
+        local = re.sub(dots, ".", m.group("local"), flags=re.I)
+        domain = re.sub(dots, ".", m.group("domain"), flags=re.I).lower()
+        if not re.search(r"\.[a-z]{2,24}$", domain) or _documentation_domain(domain):
+            continue
+        if _SERVICE_LOCAL.match(local) or _ROLE_LOCAL.match(local):
+            continue
+        # Prose has "meet at home dot com": a person's local part is a name with a
+        # dot, a digit or a dash in it, or the provider is a mailbox provider.
+        provider = domain.split(".")[-2]
+        if not re.search(r"[._\d-]", local) and provider not in _MAIL_PROVIDERS:
+            continue
+        yield Hit("email", m.start(), m.end(), m.group(0))
 
 
 def _phone_digits_ok(digits: str) -> bool:
@@ -215,6 +252,8 @@ def _phone_ok(raw: str, cued: bool = False) -> bool:
         return True
     if re.search(r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}", raw) or re.fullmatch(r"[\d.]+", raw.strip()):
         return False  # a date or a version / IP address
+    if re.fullmatch(r"(?:19|20)\d\d[ ./-]\d\d[ ./-]\d\d", raw.strip()):
+        return False  # a date written with spaces or slashes: `2026 07 01`
     if re.fullmatch(r"\+\d{1,3}\.\d+", raw):
         return False  # a signed decimal (`+52.520008`, a latitude): one dot, no groups
     # A range of times or figures (`10.30-11.45`), not a dialled number.

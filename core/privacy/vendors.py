@@ -126,7 +126,9 @@ TOKEN_SHAPES: tuple[TokenShape, ...] = (
     _shape("api-token", "Mapbox", r"sk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}", "sk.eyJ"),
     _shape("api-token", "New Relic", r"NRAK-[A-Z0-9]{27}", "NRAK-"),
     _shape("api-token", "Dynatrace", r"dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}", "dt0c01."),
-    _shape("api-token", "Doppler", r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}", "dp."),
+    # A service token may name its config: `dp.st.prd.<40>`.
+    _shape("api-token", "Doppler",
+           r"dp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_-]{1,40}\.)?[A-Za-z0-9]{40,44}", "dp."),
     _shape("api-token", "1Password", r"ops_eyJ[A-Za-z0-9+/=_-]{100,}", "ops_eyJ"),
     _shape("api-token", "Fly.io", r"fo1_[A-Za-z0-9_-]{43}", "fo1_"),
     _shape("api-token", "Netlify", r"nfp_[A-Za-z0-9]{36}", "nfp_"),

@@ -73,7 +73,8 @@ PHONE_WORDS = (
     r"phone|tel|telephone|mobile|cell|cellphone|mob|whatsapp|signal|fax|call|ring|sms|text|"
     r"landline|handy|handynummer|telefon|telefonnummer|mobil|mobilnummer|rufnummer|"
     r"festnetz|tél|téléphone|portable|mobile|numéro|teléfono|telefono|móvil|movil|celular|"
-    r"cellulare|telemóvel|gsm|telefoon|mobiel|телефон|тел"
+    r"cellulare|telemóvel|gsm|telefoon|mobiel|телефон|тел|携帯|電話|電話番号|手机|电话|"
+    r"backup line|direct line|phone line"
 )
 
 #: Words that make the lowercase words after "the password is" a sentence

@@ -74,6 +74,36 @@ _LONG_PW = "Xk29" + "aB3dE5fG7h" * 20
         ("UK freelancer Tom Reyes on 07911 654321, fine.", "07911 654321", "phone"),
         ("Paris printer 06 47 82 19 53.", "06 47 82 19 53", "phone"),
         ("(ask Amira, 020 7183 4402)", "020 7183 4402", "phone"),
+        # Round 7: quotes of French and Japanese, a PIN without a separator, a user and its
+        # password each after its word, an auth key header, Okta's scheme, a Doppler
+        # token naming its config, phone words in Japanese, a possessive's new number,
+        # an address with every dot spelled.
+        ("le mot de passe est « Calanque_73! »", "Calanque_73!", "password"),
+        ("パスワードは「Momiji_2026kyo」です", "Momiji_2026kyo", "password"),
+        ("caduca 03/28, PIN 8830.", "8830", "password"),
+        ("login details: user svc_export pass Ex9-Port-44qZ", "Ex9-Port-44qZ", "password"),
+        (
+            "X-Auth-Key: 8cbac1a0f9e2d3c4b5a6978877665544332211aa",
+            "8cbac1a0f9e2d3c4b5a6978877665544332211aa",
+            "generic-secret",
+        ),
+        (
+            "Authorization: SSWS 00xTQgAbCdEf1234567890GhIjKlMnOpQrStUv",
+            "00xTQgAbCdEf1234567890GhIjKlMnOpQrStUv",
+            "generic-secret",
+        ),
+        (
+            "dp.st.prd.hwnZpdqlpMn6Oo8FHzdMoL7yLZ1o8piG6zxvRtUI",
+            "dp.st.prd.hwnZpdqlpMn6Oo8FHzdMoL7yLZ1o8piG6zxvRtUI",
+            "api-token",
+        ),
+        ("携帯: 090-4821-7735", "090-4821-7735", "phone"),
+        ("Mum's new number in Sydney is 0412 845 093", "0412 845 093", "phone"),
+        (
+            "write to agnieszka dot wrobel at gmail dot com",
+            "agnieszka dot wrobel at gmail dot com",
+            "email",
+        ),
         # A fine-grained GitHub token whose first part is a character longer than today's.
         (
             "github_pat_11ABCDEFG0abcdefghijklmn_" + "aB3" * 20,
@@ -104,6 +134,9 @@ def test_found_whole_with_its_kind(text: str, secret: str, kind: str) -> None:
         "scores 01 02 03 04 05 06; tables 10 20 30 40 50; version 06.47.82.19.53.1",
         "build 07911 654321 7 and Ofcom's drama number 020 7946 0123",
         "- [Where the backup encryption passphrase lives](vault/where-the-backup-8b6276.md)",
+        "look at it dot by dot; meet at home dot com; arrived at 10 dot 30",
+        "the team's number one priority 2026 07 01; pin 1234 on the board",
+        "user guide: pass --verbose to see more; user admin pass the test",
     ],
 )
 def test_decoys_are_not_findings(decoy: str) -> None:
@@ -159,8 +192,19 @@ def test_a_card_written_as_a_yaml_number_is_found_redacted_and_undone(tmp_path: 
     assert "card_number: '[REDACTED:card-number]'\n" in after
 
 
+def test_a_list_item_holding_a_colon_is_no_key_for_the_finding_s_line(tmp_path: Path) -> None:
+    token = "dp.st.prd.hwnZpdqlpMn6Oo8FHzdMoL7yLZ1o8piG6zxvRtUI"
+    _cognitive(
+        tmp_path,
+        _STS_ID,
+        f'steps:\n- "Run: doppler setup"\n- "Revoke the old token {token} later"\n',
+    )
+    (finding,) = memory_findings(open_catalog(tmp_path, cache=False).get(_STS_ID))
+    assert (finding.field, finding.line) == ("steps[1]", 10)
+
+
 def test_a_card_in_a_json_number_of_an_experience_record_is_found(tmp_path: Path) -> None:
-    record = {
+    record: dict[str, object] = {
         "id": "exp_card",
         "type": "occurrence",
         "created_at": "2026-01-01T09:00:00Z",
@@ -171,4 +215,27 @@ def test_a_card_in_a_json_number_of_an_experience_record_is_found(tmp_path: Path
     memory = open_catalog(tmp_path, cache=False).get("exp_card")
     assert [(f.kind, f.field) for f in memory_findings(memory)] == [
         ("card-number", "content.structured.card_number")
+    ]
+
+
+def test_an_experience_s_symbolic_triple_is_read_beside_its_vector_pointers(
+    tmp_path: Path,
+) -> None:
+    record = {
+        "id": "exp_triple",
+        "type": "occurrence",
+        "created_at": "2026-01-01T09:00:00Z",
+        "content": {"text": "Met the examiner."},
+        "embeddings": {
+            "semantic": "vec://sem/8f14e45fceea167a5a36dedd4bea2543",
+            "symbolic": [
+                {"subject": "agent", "rel": "emailed", "object": "ana.ferreira@ulisboa.pt"}
+            ],
+        },
+        "provenance": {"source_kind": "agent", "agent_id": "a1"},
+    }
+    (tmp_path / "experiences.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    memory = open_catalog(tmp_path, cache=False).get("exp_triple")
+    assert [(f.kind, f.field) for f in memory_findings(memory)] == [
+        ("email", "embeddings.symbolic[0].object")
     ]

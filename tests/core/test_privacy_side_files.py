@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from privacy_side import ANTHROPIC, HUGGING, SLACK, plant_side
+from privacy_side import ANTHROPIC, HUGGING, PERSON, SLACK, plant_side
 
 from memlens.core.privacy import SIDE_HEALTH, scan_catalog, scan_vault
 from memlens.core.privacy.incremental import FindingsCache
@@ -54,8 +54,18 @@ def test_each_side_file_s_secret_is_found_and_marked(catalog: Catalog) -> None:
             SIDE_HEALTH,
             True,
         ),
+        (
+            "cognitive-memory",
+            "REFLECTION.md",
+            "REFLECTION.md",
+            "file",
+            3,
+            "email",
+            SIDE_HEALTH,
+            True,
+        ),
     }
-    assert {f.secret for f in found} == {SLACK, HUGGING, ANTHROPIC}
+    assert {f.secret for f in found} == {SLACK, HUGGING, ANTHROPIC, PERSON}
     assert all(f.memoryless and not f.invalid for f in found)
     for f in found:
         record = f.to_dict()
@@ -77,7 +87,7 @@ def test_the_app_s_incremental_scan_finds_the_same(catalog: Catalog, tmp_path: P
     cognitive = next(v for v in catalog.vaults if v.format == "cognitive-memory")
     got = cache.scan_vault(cognitive, AS_OF)
     assert got is not None
-    assert [(f.id, f.kind) for f in got] == [("CORE.md", "api-token")]
+    assert [(f.id, f.kind) for f in got] == [("CORE.md", "api-token"), ("REFLECTION.md", "email")]
 
 
 def test_the_cli_lists_them_and_redacts_none(tmp_path: Path) -> None:
@@ -88,11 +98,12 @@ def test_the_cli_lists_them_and_redacts_none(tmp_path: Path) -> None:
     records = json.loads(res.stdout)
     assert sorted(r["path"] for r in records if r.get("side_file")) == [
         "CORE.md",
+        "REFLECTION.md",
         "episodes/2026-11-20.md",
         "views.jsonl",
     ]
     assert "holding no memory" in res.stderr
-    for secret in (SLACK, HUGGING, ANTHROPIC):
+    for secret in (SLACK, HUGGING, ANTHROPIC, PERSON):
         assert secret[6:] not in res.stdout + res.stderr
     res = CliRunner().invoke(
         cli,

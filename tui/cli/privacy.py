@@ -131,7 +131,7 @@ def secrets(path: Path, as_of: date | None, as_json: bool, kinds: tuple[str, ...
     records (which stay in the file).  Invalid items (a file, section or
     line that is not a memory) are read too: their findings say invalid and
     are never redacted; edit such a file by hand.  So are the files that
-    hold text but no memory (episode logs, CORE.md, experience views,
+    hold text but no memory (episode logs, CORE.md, REFLECTION.md, experience views,
     stances and WAL): their findings say side_file (health "no memory") and
     are never redacted either.  Placeholders, documentation domains
     and numbers, hashes, UUIDs, versions, dates and ISBNs are not findings.

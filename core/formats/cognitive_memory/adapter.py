@@ -70,6 +70,7 @@ from .schema import (
     GRAPH_DIR,
     INDEX_FILE,
     POINTER_FIELDS,
+    REFLECTION_FILE,
     STATE_FILE,
     TYPE_DIRS,
     VAULT_DIR,
@@ -150,10 +151,11 @@ class CognitiveMemoryAdapter(FormatAdapter):
         return self.scan_rel(root, rel_posix(root, path), data, path)
 
     def side_files(self, root: Path) -> list[str]:
-        """The daily episode logs, and CORE.md (made from memories' titles and lines)."""
+        """The daily episode logs, CORE.md (made from memories' titles and lines) and
+        REFLECTION.md (the agent's reflections): git-tracked markdown beside the memories."""
         episodes = list_md(root, EPISODES_DIR)
         logs = [f"{EPISODES_DIR}/{n}" for n in episodes.names if _EPISODE_NAME_RE.match(n)]
-        return logs + list_files(root, (CORE_FILE,)).names
+        return logs + list_files(root, (CORE_FILE, REFLECTION_FILE)).names
 
     def scan_rel(
         self, root: Path, rel: str, data: bytes | None = None, path: Path | None = None
