@@ -37,6 +37,53 @@ def _read_text(path: Path) -> str | None:
         return None
 
 
+def _hits(
+    fields: Iterable[TextField], detector: Callable[[str, str], Sequence[Hit]]
+) -> list[tuple[TextField, Hit]]:
+    return [(tf, hit) for tf in fields for hit in detector(tf.text, tf.name)]
+
+
+def _findings(
+    hits: Sequence[tuple[TextField, Hit]],
+    *,
+    vault_root: Path,
+    vault: str,
+    format_id: str,
+    ident: str,
+    path: str,
+    health: str,
+    record_line: int | None = None,
+    index: int | None = None,
+    invalid: bool = False,
+    side: bool = False,
+) -> list[Finding]:
+    """One finding per hit in one place; its id and path shown with the secrets masked."""
+    secrets = [hit.secret for _tf, hit in hits]
+    shown_id = hide_in_name(ident, secrets) if secrets else ident
+    shown_path = hide_in_name(path, secrets) if secrets else path
+    return [
+        Finding(
+            vault_root=vault_root,
+            vault=vault,
+            format=format_id,
+            id=ident,
+            path=path,
+            field=tf.name,
+            line=tf.line_of(hit.start),
+            kind=hit.kind,
+            secret=hit.secret,
+            health=health,
+            record_line=record_line,
+            index=index,
+            shown_id=shown_id,
+            shown_path=shown_path,
+            invalid=invalid,
+            side=side,
+        )
+        for tf, hit in hits
+    ]
+
+
 def scan_memory(
     memory: Memory,
     vault: str = ".",
@@ -50,32 +97,18 @@ def scan_memory(
     pure over the text and the field's name; the incremental scan reuses
     them for the unchanged sections and records of a changed shared file).
     """
-    adapter = adapter_for(memory.format)
-    hits = [
-        (tf, hit) for tf in adapter.text_fields(memory, raw) for hit in detector(tf.text, tf.name)
-    ]
-    secrets = [hit.secret for _tf, hit in hits]
-    shown_id = hide_in_name(memory.id, secrets) if secrets else memory.id
-    shown_path = hide_in_name(memory.path, secrets) if secrets else memory.path
-    return [
-        Finding(
-            vault_root=memory.vault_root,
-            vault=vault,
-            format=memory.format,
-            id=memory.id,
-            path=memory.path,
-            field=tf.name,
-            line=tf.line_of(hit.start),
-            kind=hit.kind,
-            secret=hit.secret,
-            health=health,
-            record_line=memory.line,
-            index=memory.index,
-            shown_id=shown_id,
-            shown_path=shown_path,
-        )
-        for tf, hit in hits
-    ]
+    fields = adapter_for(memory.format).text_fields(memory, raw)
+    return _findings(
+        _hits(fields, detector),
+        vault_root=memory.vault_root,
+        vault=vault,
+        format_id=memory.format,
+        ident=memory.id,
+        path=memory.path,
+        health=health,
+        record_line=memory.line,
+        index=memory.index,
+    )
 
 
 def scan_problem(
@@ -93,29 +126,18 @@ def scan_problem(
     if raw is None:
         return []
     fields = adapter_for(problem.format).problem_texts(problem, raw)
-    hits = [(tf, hit) for tf in fields for hit in detector(tf.text, tf.name)]
-    secrets = [hit.secret for _tf, hit in hits]
-    ident = problem.id or problem.path
-    return [
-        Finding(
-            vault_root=problem.vault_root,
-            vault=vault,
-            format=problem.format,
-            id=ident,
-            path=problem.path,
-            field=tf.name,
-            line=tf.line_of(hit.start),
-            kind=hit.kind,
-            secret=hit.secret,
-            health="invalid",
-            record_line=problem.line,
-            index=problem.index,
-            shown_id=hide_in_name(ident, secrets),
-            shown_path=hide_in_name(problem.path, secrets),
-            invalid=True,
-        )
-        for tf, hit in hits
-    ]
+    return _findings(
+        _hits(fields, detector),
+        vault_root=problem.vault_root,
+        vault=vault,
+        format_id=problem.format,
+        ident=problem.id or problem.path,
+        path=problem.path,
+        health="invalid",
+        record_line=problem.line,
+        index=problem.index,
+        invalid=True,
+    )
 
 
 #: The health shown for a finding in a file that holds no memory.
@@ -144,27 +166,16 @@ def scan_side_file(
     Its id and path are the file; listed, never redacted (memlens edits
     memories, not the logs and views around them).
     """
-    hits = [(tf, hit) for tf in side_texts(rel, raw) for hit in detector(tf.text, tf.name)]
-    secrets = [hit.secret for _tf, hit in hits]
-    shown = hide_in_name(rel, secrets) if secrets else rel
-    return [
-        Finding(
-            vault_root=vault.root,
-            vault=vault.rel,
-            format=vault.format,
-            id=rel,
-            path=rel,
-            field=tf.name,
-            line=tf.line_of(hit.start),
-            kind=hit.kind,
-            secret=hit.secret,
-            health=SIDE_HEALTH,
-            shown_id=shown,
-            shown_path=shown,
-            side=True,
-        )
-        for tf, hit in hits
-    ]
+    return _findings(
+        _hits(side_texts(rel, raw), detector),
+        vault_root=vault.root,
+        vault=vault.rel,
+        format_id=vault.format,
+        ident=rel,
+        path=rel,
+        health=SIDE_HEALTH,
+        side=True,
+    )
 
 
 def side_findings(vault: Vault) -> list[Finding]:
