@@ -138,7 +138,7 @@ _CREDENTIAL_NAME = (
     r"access[_ -]?key(?:[_ -]?id)?|secret[_ -]?access[_ -]?key|auth[_ -]?token|"
     r"access[_ -]?token|refresh[_ -]?token|bearer[_ -]?token|token|private[_ -]?key|"
     r"signing[_ -]?(?:key|secret)|session[_ -]?key|credentials?|app[_ -]?key|"
-    r"webhook[_ -]?secret|account[_ -]?key|master[_ -]?key|encryption[_ -]?key|_authToken|"
+    r"webhook[_ -]?secret|account[_ -]?key|master[_ -]?key|encryption[_ -]?key|_auth(?:Token)?|"
     r"session[_ -]?token|security[_ -]?token|sas[_ -]?token|auth[_ -]?key)"
 )
 #: Where a credential name may begin: after no letter or digit, or where a
@@ -154,7 +154,9 @@ _ASSIGNMENT = re.compile(
     + r")(?:[ \t]+[\w.@-]+){1,4}?)?"
     # which one, and a remark: `Storage account key 2 (backup): ...`
     + r"(?:[ \t]+\d)?(?:[ \t]+\([^()\n]{1,30}\))?"
-    + r"[\"']?\s*(?:=|:|=>|\bis\b|\bwas\b|[\u2013\u2014])\s*"
+    # (after it, a line break only before an indented value: `NAME=` with nothing,
+    # then the next `OTHER=...` line, is no value)
+    + r"[\"']?\s*(?:=|:|=>|\bis\b|\bwas\b|[\u2013\u2014])[ \t]*(?:\r?\n[ \t]+)?"
     # quoted, any printable characters (Django's `SECRET_KEY = '...&x=(b)@...'`); bare,
     # those of tokens and base64, after Laravel's `base64:` (`APP_KEY=base64:...`).
     # No upper bound: an STS session token or a SAS is 300-1,000 characters, and
@@ -166,7 +168,9 @@ _BEARER = re.compile(r"(?i)\b(?:bearer|token|ssws)[ \t]+(?P<value>[A-Za-z0-9+/=_
 #: A credential name and its value with nothing between: "the webhook secret Zq7L... rotated".
 #: Only a value drawn at random passes (`_random_run`): prose follows names too.
 _BARE = re.compile(
-    r"(?i)" + _NAME_START + _CREDENTIAL_NAME + r"[ \t]+(?P<value>[A-Za-z0-9+/=_~-]{20,})(?![\w.-])"
+    r"(?i)" + _NAME_START + _CREDENTIAL_NAME + r"[ \t]+(?P<value>[A-Za-z0-9+/=_~-]{20,})"
+    # its end: not inside a longer token (a dot ending the sentence is fine)
+    r"(?![\w-]|\.\w)"
 )
 #: HTTP basic authentication: base64 of `user:password`.
 _BASIC = re.compile(r"\bBasic\s+(?P<value>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
@@ -197,7 +201,7 @@ _AWS_SECRET_NAME = re.compile(r"(?i)secret[_ -]?access[_ -]?key")
 #: The first word of every credential name (`_CREDENTIAL_NAME`), and `_BEARER`'s.
 _CREDENTIAL_STARTS = starts(
     "api|apikey|secret|client|access|auth|refresh|bearer|token|private|signing|session|"
-    "credential|app|webhook|account|master|encryption|_authtoken|security|sas"
+    "credential|app|webhook|account|master|encryption|_authtoken|_auth|security|sas"
 )
 _BEARER_STARTS = starts("bearer|token|ssws")
 
@@ -354,15 +358,27 @@ def _url_keys(text: str) -> Iterator[Hit]:
 
 
 def _random_run(value: str) -> bool:
-    """Upper and lower case letters and digits, spread as a random draw spreads them."""
+    """Drawn at random: upper and lower case letters and digits at 4 bits a character,
+    or one case with digits as API secrets are issued (32 hex characters: Mixpanel,
+    Amplitude, Algolia; 30 lowercase: Twitch).  Not a SHA-1 or SHA-256 (40, 64 hex)."""
+    digits = re.search(r"\d", value) is not None
     cased = re.search(r"[a-z]", value) and re.search(r"[A-Z]", value)
-    return bool(cased and re.search(r"\d", value)) and shannon_entropy(value) >= 4.0
+    if cased:
+        return digits and shannon_entropy(value) >= 4.0
+    if re.fullmatch(r"[0-9a-f]+", value):
+        return len(value) == 32 and shannon_entropy(value) >= 3.5
+    return digits and value.islower() and len(value) >= 24 and shannon_entropy(value) >= 4.0
+
+
+#: A key said to be public: "the search-only API key ... is public", a publishable key.
+_PUBLIC_KEY = re.compile(r"(?i)\b(?:public|publishable|search-only)\b")
 
 
 def _bare_values(text: str) -> Iterator[Hit]:
     for m in anchored(_BARE, _CREDENTIAL_STARTS, text):
         value = m.group("value")
-        if _random_run(value) and credential_value_ok(value):
+        around = text[max(0, m.start() - 24) : m.start()] + text[m.end() : m.end() + 16]
+        if _random_run(value) and credential_value_ok(value) and not _PUBLIC_KEY.search(around):
             yield Hit("generic-secret", m.start("value"), m.end("value"), value)
 
 
@@ -434,7 +450,7 @@ _PASSWORD_NEEDLES = (
     "phrase", "mnemonic", "şifre", "wpa", "wifi key", "wi-fi key", "wlan", "login", "log-in",
     "log in", "sign-in", "signin", "sign in", "cred",
 )  # fmt: skip
-_CREDENTIAL_NEEDLES = ("key", "secret", "token", "credential", "bearer", "basic", "ssws")
+_CREDENTIAL_NEEDLES = ("key", "secret", "token", "credential", "bearer", "basic", "ssws", "_auth")
 _PHONE_FIELD_NEEDLES = ("phone", "mobile", "cell", "tel", "fax", "whatsapp", "handy")
 
 

@@ -101,7 +101,9 @@ _COMMAND_PASSWORD = re.compile(
 )
 #: A passphrase or a wallet's seed phrase written as words after a colon, to the line's end.
 _PASSPHRASE = re.compile(
-    r"(?im)\b(?:pass ?phrase|seed phrase|recovery phrase|mnemonic)[ \t]*[:=][ \t]*"
+    # (a remark, and the words on the next line: `recovery phrase (24 words):\n...`)
+    r"(?im)\b(?:pass ?phrase|seed phrase|recovery phrase|mnemonic)(?:[ \t]+\([^()\n]{1,30}\))?"
+    r"[ \t]*[:=][ \t]*(?:\r?\n[ \t]*)?"
     r"(?P<value>[a-z]+(?:[ \t]+[a-z]+){2,23})[ \t]*(?=$|[.,;)|*`])"
 )
 #: Words that make the words after `passphrase:` a sentence, not the phrase.

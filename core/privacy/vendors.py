@@ -79,7 +79,10 @@ TOKEN_SHAPES: tuple[TokenShape, ...] = (
            r"|ya29\.[0-9A-Za-z_-]{30,}", "AIza", "GOCSPX-", "ya29."),
     _shape("api-token", "SendGrid", r"SG\.[0-9A-Za-z_-]{22}\.[0-9A-Za-z_-]{43}", "SG."),
     # API key SIDs (SK...) and account SIDs (AC...): 32 lowercase hex digits.
-    _shape("api-token", "Twilio", r"(?:SK|AC)[0-9a-f]{32}", "SK", "AC"),
+    # An API key's id (SK...); an Account SID (AC...) names the account and opens nothing.
+    _shape("api-token", "Twilio", r"SK[0-9a-f]{32}", "SK"),
+    # Fly.io's macaroon tokens, written with their scheme: `FlyV1 fm2_...`.
+    _shape("api-token", "Fly.io", r"FlyV1 fm[12][a-z]?_[A-Za-z0-9+/=,_-]{40,}", "fm1", "fm2"),
     _shape("api-token", "npm", r"npm_[A-Za-z0-9]{36}", "npm_"),
     # PyPI and TestPyPI upload tokens: a macaroon whose header names the index.
     _shape("api-token", "PyPI", r"pypi-Ag(?:EIcHlwaS5vcmc|ENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{40,}",

@@ -23,6 +23,7 @@ _SESSION = "IQoJb3JpZ2luX2VjE" + "".join(
 )
 
 _LONG_PW = "Xk29" + "aB3dE5fG7h" * 20
+_FLY = 'FLY_API_TOKEN="FlyV1 fm2_lJPECAAAAAAAAMz9xBBbWz0vc2VfGgAAAEDbj9H0kZQ1m4mCrIuS2SLnHu"'
 
 
 @pytest.mark.parametrize(
@@ -104,6 +105,31 @@ _LONG_PW = "Xk29" + "aB3dE5fG7h" * 20
             "agnieszka dot wrobel at gmail dot com",
             "email",
         ),
+        # Round 8: values after a name as API secrets are issued (32 hex, 30 lowercase),
+        # before a sentence's full stop; npm's `_auth`; Fly.io's `FlyV1` tokens; a
+        # recovery phrase with a remark, its words on the next line.
+        (
+            "Mixpanel API secret 2a5c3d18931b7cb424f2fe45d70e5326.",
+            "2a5c3d18931b7cb424f2fe45d70e5326",
+            "generic-secret",
+        ),
+        (
+            "client secret q4623xkoc79dz4zckrhyimu84w2wip",
+            "q4623xkoc79dz4zckrhyimu84w2wip",
+            "generic-secret",
+        ),
+        (
+            "_auth=ZGVwbG95OmM5T1N5eGp0V2V0WEN6cFM=",
+            "ZGVwbG95OmM5T1N5eGp0V2V0WEN6cFM=",
+            "generic-secret",
+        ),
+        (_FLY, _FLY.split('"')[1], "api-token"),
+        (
+            "recovery phrase (12 words):\nabandon ability able about above absent absorb"
+            " abstract absurd abuse access accident",
+            "abandon ability able about above absent absorb abstract absurd abuse access accident",
+            "password",
+        ),
         # A fine-grained GitHub token whose first part is a character longer than today's.
         (
             "github_pat_11ABCDEFG0abcdefghijklmn_" + "aB3" * 20,
@@ -137,6 +163,10 @@ def test_found_whole_with_its_kind(text: str, secret: str, kind: str) -> None:
         "look at it dot by dot; meet at home dot com; arrived at 10 dot 30",
         "the team's number one priority 2026 07 01; pin 1234 on the board",
         "user guide: pass --verbose to see more; user admin pass the test",
+        # A SHA-1 after "secret key"; a key said to be public; an account's SID.
+        "secret key 3f786850e387550fdab836ed7e6dc881de23001b",
+        "The search-only API key c5188569c27ad0a9c49cc88783fb112d is public.",
+        "Twilio account SID ACb2d94d0e85a3ea9e75f3604b8ada6e74",
     ],
 )
 def test_decoys_are_not_findings(decoy: str) -> None:
@@ -172,6 +202,13 @@ def _redact_and_undo(root: Path, memory_id: str, path: Path) -> str:
     undo(root)
     assert path.read_bytes() == before
     return after
+
+
+def test_an_empty_assignment_does_not_take_the_next_line() -> None:
+    """`env` output: `NAME=` with nothing, then `OTHER=value`: only the value, never the name
+    (a redaction would replace it too)."""
+    text = "ANTHROPIC_API_KEY=\nASSEMBLYAI_API_KEY=1cf06c1101b78ec5619cec308983951d\n"
+    assert [h.secret for h in detect(text)] == ["1cf06c1101b78ec5619cec308983951d"]
 
 
 def test_a_long_token_is_redacted_whole_and_undone(tmp_path: Path) -> None:
