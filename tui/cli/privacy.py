@@ -57,8 +57,8 @@ _INVALID_NOTE = (
 )
 _SIDE_NOTE = (
     "findings marked side_file are in files that hold no memory (episode logs, CORE.md,"
-    " view and stance stores); memlens redacts memories only: edit the file by hand, or"
-    " let the agent that writes it regenerate it"
+    " REFLECTION.md, experience views, stances and WAL); memlens redacts memories only:"
+    " edit the file by hand, or let the agent that writes it regenerate it"
 )
 
 

@@ -218,9 +218,9 @@ class PrivacyScreen(MemlensScreen):
         if finding.side:
             tell(
                 self.memlens,
-                f"{finding.shown_path} holds no memory (an episode log, CORE.md, a view or"
-                " stance store): memlens redacts memories only; edit the file by hand (enter"
-                " opens it).",
+                f"{finding.shown_path} holds no memory (an episode log, CORE.md, REFLECTION.md,"
+                " a view, stance or WAL store): memlens redacts memories only; edit the file"
+                " by hand (enter opens it).",
                 "warning",
             )
             return None
